@@ -1,0 +1,1 @@
+"""Structured track: PostgreSQL engine, models, migrations, repositories, PII vault."""

@@ -1,0 +1,1 @@
+"""Unstructured track: summaries, embeddings, fragment ledger and search indexes."""

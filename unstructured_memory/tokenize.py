@@ -1,0 +1,96 @@
+"""Word segmentation shared by the summariser, the embedders and the indexes.
+
+jieba segments Chinese; Latin text is split on word boundaries and
+lower-cased. A product/brand user dictionary ships with the package
+(``data/userdict.txt``) and more can be loaded from configuration. One
+process-wide tokenizer is built lazily under a lock (jieba's own global
+initialisation is not thread-safe), its prefix cache kept under the system
+temp dir by jieba itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import jieba
+
+__all__ = ["index_text", "load_user_dict", "segment", "tokens"]
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_tokenizer: jieba.Tokenizer | None = None
+_extra_dicts: list[Path] = []
+
+_WORD_RE = re.compile(r"\w", re.UNICODE)
+
+
+def _build() -> jieba.Tokenizer:
+    jieba.setLogLevel(logging.WARNING)
+    tk = jieba.Tokenizer()
+    tk.initialize()
+    shipped = resources.files("unstructured_memory").joinpath("data/userdict.txt")
+    with resources.as_file(shipped) as path:
+        if path.exists():
+            tk.load_userdict(str(path))
+    for extra in _extra_dicts:
+        tk.load_userdict(str(extra))
+    return tk
+
+
+def _get() -> jieba.Tokenizer:
+    global _tokenizer
+    if _tokenizer is None:
+        with _lock:
+            if _tokenizer is None:
+                _tokenizer = _build()
+    return _tokenizer
+
+
+def load_user_dict(path: Path) -> None:
+    """Add a jieba user dictionary (``word [freq] [tag]`` per line) to the tokenizer."""
+    if not path.is_file():
+        from policies.errors import ConfigurationError
+
+        raise ConfigurationError(f"jieba user dictionary not found: {path}")
+    with _lock:
+        _extra_dicts.append(path)
+        if _tokenizer is not None:
+            _tokenizer.load_userdict(str(path))
+    _cached_tokens.cache_clear()
+
+
+def segment(text: str) -> list[str]:
+    """jieba's segmentation of ``text``, whitespace tokens dropped, case kept."""
+    return [t for t in _get().lcut(text) if t.strip()]
+
+
+@cache
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for tok in _get().lcut(unicodedata.normalize("NFKC", text)):
+        tok = tok.strip().lower()
+        if tok and _WORD_RE.search(tok):
+            out.append(tok)
+    return tuple(out)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased, NFKC-normalised word tokens of ``text``; punctuation dropped.
+
+    This is the one tokenisation used for keyword indexing and for queries, so
+    that both sides of a keyword match agree.
+    """
+    if len(text) > 4096:
+        return list(_cached_tokens.__wrapped__(text))
+    return list(_cached_tokens(text))
+
+
+def index_text(text: str) -> str:
+    """``tokens(text)`` joined by single spaces: what keyword indexes store."""
+    return " ".join(tokens(text))
