@@ -56,7 +56,9 @@ def check_text(
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidText(f"{field} is not valid UTF-8 (byte {exc.start})", field=field) from None
+            raise InvalidText(
+                f"{field} is not valid UTF-8 (byte {exc.start})", field=field
+            ) from None
     if not isinstance(text, str):
         raise InvalidText(f"{field} must be a string, got {type(text).__name__}", field=field)
     try:

@@ -24,7 +24,7 @@ __all__ = ["index_text", "load_user_dict", "segment", "tokens"]
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
-_tokenizer: jieba.Tokenizer | None = None
+_state: dict[str, jieba.Tokenizer] = {}
 _extra_dicts: list[Path] = []
 
 _WORD_RE = re.compile(r"\w", re.UNICODE)
@@ -44,12 +44,13 @@ def _build() -> jieba.Tokenizer:
 
 
 def _get() -> jieba.Tokenizer:
-    global _tokenizer
-    if _tokenizer is None:
+    tk = _state.get("tokenizer")
+    if tk is None:
         with _lock:
-            if _tokenizer is None:
-                _tokenizer = _build()
-    return _tokenizer
+            tk = _state.get("tokenizer")
+            if tk is None:
+                tk = _state["tokenizer"] = _build()
+    return tk
 
 
 def load_user_dict(path: Path) -> None:
@@ -60,8 +61,8 @@ def load_user_dict(path: Path) -> None:
         raise ConfigurationError(f"jieba user dictionary not found: {path}")
     with _lock:
         _extra_dicts.append(path)
-        if _tokenizer is not None:
-            _tokenizer.load_userdict(str(path))
+        if "tokenizer" in _state:
+            _state["tokenizer"].load_userdict(str(path))
     _cached_tokens.cache_clear()
 
 
@@ -73,8 +74,8 @@ def segment(text: str) -> list[str]:
 @cache
 def _cached_tokens(text: str) -> tuple[str, ...]:
     out: list[str] = []
-    for tok in _get().lcut(unicodedata.normalize("NFKC", text)):
-        tok = tok.strip().lower()
+    for raw in _get().lcut(unicodedata.normalize("NFKC", text)):
+        tok = raw.strip().lower()
         if tok and _WORD_RE.search(tok):
             out.append(tok)
     return tuple(out)

@@ -1,0 +1,213 @@
+"""``MemoryClient``: the one facade agents call.
+
+Constructing a client does no I/O. The first use (or ``start()`` / ``with``)
+starts the embedded PostgreSQL server when no DSN is set, builds the engine,
+runs pending migrations when ``auto_migrate`` is on, and loads the PII key
+ring. ``close()`` (or leaving the ``with`` block) releases the engine; the
+embedded server stops when the last process using its data dir exits.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from policies.errors import DatabaseUnavailable
+from policies.scope import UserScope
+from sdk.settings import Settings
+from sdk.structured import Devices, Facts, Links, Pii, Profiles
+from structured_memory import migrate
+from structured_memory.cross_user import pending_rotation
+from structured_memory.database import Database
+from structured_memory.embedded import start_embedded_server
+from structured_memory.pii.cipher import PiiCipher
+from structured_memory.pii.keyring import KeyRing
+from structured_memory.pii.vault import PiiVault
+from structured_memory.repositories.business_link import BusinessLinkRepository
+from structured_memory.repositories.device import DeviceRepository
+from structured_memory.repositories.facts import FactRepository
+from structured_memory.repositories.profile import ProfileRepository
+
+__all__ = ["Health", "MemoryClient"]
+
+
+@dataclass(frozen=True)
+class Health:
+    """What ``MemoryClient.health()`` reports."""
+
+    database: bool
+    schema_revision: str | None
+    schema_head: str
+    active_key_id: str
+    active_key_age_days: int
+    active_key_stale: bool
+    entries_pending_rotation: int
+
+    @property
+    def ok(self) -> bool:
+        """Database up, schema current, active key within its rotation period."""
+        return (
+            self.database and self.schema_revision == self.schema_head and not self.active_key_stale
+        )
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    db: Database
+    cipher: PiiCipher
+    profiles: ProfileRepository
+    devices: DeviceRepository
+    links: BusinessLinkRepository
+    facts: FactRepository
+    vault: PiiVault
+
+
+class MemoryClient:
+    """Entry point of the SDK; a context manager owning its engine."""
+
+    def __init__(self, settings: Settings, *, agent_id: str | None = None) -> None:
+        self.settings = settings
+        self.agent_id = agent_id
+        self._runtime: _Runtime | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_env(cls, *, agent_id: str | None = None, **overrides: Any) -> MemoryClient:
+        """A client configured from ``DUALTRACK_*`` variables (plus ``overrides``).
+
+        With no settings at all it uses the embedded PostgreSQL under
+        ``.dualtrack/`` and a generated development PII key.
+        """
+        return cls(Settings.from_env(**overrides), agent_id=agent_id)
+
+    def start(self) -> MemoryClient:
+        """Connect (starting the embedded server if needed) and migrate; idempotent."""
+        self._rt()
+        return self
+
+    def _rt(self) -> _Runtime:
+        if self._runtime is None:
+            with self._lock:
+                if self._runtime is None:
+                    self._runtime = self._build_runtime()
+        return self._runtime
+
+    def _build_runtime(self) -> _Runtime:
+        s = self.settings
+        data_dir = s.resolved_data_dir()
+        ring = self._key_ring()
+        dsn = s.dsn() or start_embedded_server(data_dir)
+        db = Database.from_dsn(
+            dsn, pool_size=s.pool_size, statement_timeout_ms=s.statement_timeout_ms
+        )
+        try:
+            if s.auto_migrate and not migrate.is_current(db):
+                migrate.upgrade(db)
+        except DatabaseUnavailable:
+            db.dispose()
+            raise
+        cipher = PiiCipher(ring)
+        return _Runtime(
+            db=db,
+            cipher=cipher,
+            profiles=ProfileRepository(db),
+            devices=DeviceRepository(db),
+            links=BusinessLinkRepository(db),
+            facts=FactRepository(db),
+            vault=PiiVault(db, cipher),
+        )
+
+    def _key_ring(self) -> KeyRing:
+        s = self.settings
+        if s.pii_keys is not None:
+            return KeyRing.parse(s.pii_keys.get_secret_value())
+        path = s.pii_key_file or s.resolved_data_dir() / "pii.keys"
+        return KeyRing.load_or_create(path)
+
+    def scope(self, user_id: str) -> UserScope:
+        """The validated scope for ``user_id``, carrying this client's agent id."""
+        return UserScope(user_id, self.agent_id)
+
+    @property
+    def database(self) -> Database:
+        """The structured-track database (started on first use)."""
+        return self._rt().db
+
+    @property
+    def cipher(self) -> PiiCipher:
+        """The PII cipher over the configured key ring."""
+        return self._rt().cipher
+
+    @property
+    def profiles(self) -> Profiles:
+        """Profiles with optimistic locking."""
+        return Profiles(self._rt().profiles, self.scope)
+
+    @property
+    def devices(self) -> Devices:
+        """Devices and their trust."""
+        return Devices(self._rt().devices, self.scope)
+
+    @property
+    def links(self) -> Links:
+        """Business links."""
+        return Links(self._rt().links, self.scope)
+
+    @property
+    def facts(self) -> Facts:
+        """Structured facts with lifecycle policies."""
+        return Facts(self._rt().facts, self.scope)
+
+    @property
+    def pii(self) -> Pii:
+        """The encrypted PII vault."""
+        return Pii(self._rt().vault, self.scope)
+
+    def forget_user(self, user_id: str) -> bool:
+        """Erase everything stored about the user, in one transaction."""
+        return self._rt().profiles.delete_user(self.scope(user_id))
+
+    def health(self) -> Health:
+        """Database reachability, schema revision and key-rotation state."""
+        rt = self._rt()
+        ring = rt.cipher.ring
+        today = datetime.now(UTC).date()
+        try:
+            rt.db.ping()
+            revision, pending, up = (
+                migrate.current_revision(rt.db),
+                pending_rotation(rt.db, rt.cipher),
+                True,
+            )
+        except DatabaseUnavailable:
+            revision, pending, up = None, -1, False
+        return Health(
+            database=up,
+            schema_revision=revision,
+            schema_head=migrate.head_revision(),
+            active_key_id=ring.active.key_id,
+            active_key_age_days=ring.active.age_days(today),
+            active_key_stale=ring.active_is_stale(today),
+            entries_pending_rotation=pending,
+        )
+
+    def close(self) -> None:
+        """Release the engine's connections."""
+        with self._lock:
+            if self._runtime is not None:
+                self._runtime.db.dispose()
+                self._runtime = None
+
+    def __enter__(self) -> MemoryClient:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

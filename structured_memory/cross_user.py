@@ -1,0 +1,104 @@
+"""Operations that span users, on purpose: PII lookup and key rotation.
+
+Everything else in dualtrack is confined to one :class:`UserScope`; the
+functions here are for operators and identity resolution, and their callers
+(the CLI, the ops API) check the ops role before calling them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+
+from structured_memory.database import Database
+from structured_memory.models import PiiVaultEntry, table_of
+from structured_memory.pii.cipher import PiiCipher, Sealed
+from structured_memory.pii.vault import aad_for, vault_kind
+
+__all__ = ["RotationReport", "find_user_ids_by_pii", "pending_rotation", "rotate_keys"]
+
+_T = table_of(PiiVaultEntry)
+
+
+def find_user_ids_by_pii(db: Database, cipher: PiiCipher, kind: str, value: str) -> list[str]:
+    """Ids of the users holding ``value`` (e.g. a phone number), by blind index only."""
+    kind = vault_kind(kind)
+    with db.transaction() as conn:
+        rows = conn.execute(
+            select(_T.c.user_id)
+            .where(_T.c.kind == kind, _T.c.blind_index.in_(cipher.blind_indexes(kind, value)))
+            .distinct()
+            .order_by(_T.c.user_id)
+        ).all()
+    return [r.user_id for r in rows]
+
+
+def pending_rotation(db: Database, cipher: PiiCipher) -> int:
+    """How many vault entries are sealed with a key other than the active one."""
+    with db.transaction() as conn:
+        return int(
+            conn.execute(
+                select(func.count()).where(_T.c.key_id != cipher.ring.active.key_id)
+            ).scalar_one()
+        )
+
+
+@dataclass(frozen=True)
+class RotationReport:
+    """What a rotation run did."""
+
+    reencrypted: int
+    remaining: int
+
+
+def rotate_keys(
+    db: Database,
+    cipher: PiiCipher,
+    *,
+    batch_size: int = 500,
+    progress: Callable[[int], None] | None = None,
+) -> RotationReport:
+    """Re-encrypt every entry not sealed with the active key, in batches.
+
+    Each batch is one transaction that locks its rows (``FOR UPDATE SKIP
+    LOCKED``), so rotation can run beside live traffic and be interrupted and
+    resumed. The blind index is recomputed under the active key. A row that
+    fails to decrypt raises :class:`DecryptionError` and its batch rolls back.
+    ``progress`` is called with the number of rows done in each batch.
+    """
+    active = cipher.ring.active.key_id
+    done = 0
+    while True:
+        with db.transaction() as conn:
+            rows = conn.execute(
+                select(_T)
+                .where(_T.c.key_id != active)
+                .order_by(_T.c.id)
+                .limit(batch_size)
+                .with_for_update(skip_locked=True)
+            ).all()
+            for row in rows:
+                aad = aad_for(row.id, row.user_id, row.kind)
+                clear = cipher.open(
+                    Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)), aad=aad
+                )
+                sealed = cipher.seal(clear, aad=aad)
+                conn.execute(
+                    update(_T)
+                    .where(_T.c.id == row.id)
+                    .values(
+                        key_id=sealed.key_id,
+                        nonce=sealed.nonce,
+                        ciphertext=sealed.ciphertext,
+                        blind_index=cipher.blind_index(row.kind, clear),
+                        updated_at=func.now(),
+                    )
+                )
+        if not rows:
+            break
+        done += len(rows)
+        if progress is not None:
+            progress(len(rows))
+    return RotationReport(reencrypted=done, remaining=pending_rotation(db, cipher))

@@ -1,0 +1,112 @@
+"""The SQLAlchemy engine over psycopg 3, and the one place driver errors are translated.
+
+``Database`` owns an engine; ``transaction()`` yields a connection inside a
+transaction and turns connection-level failures into
+:class:`DatabaseUnavailable`. Timestamps at the open end of a validity range
+are stored as PostgreSQL ``infinity`` and read back as :data:`INFINITY`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg.adapt import Buffer
+from psycopg.types.datetime import DatetimeDumper, TimestamptzLoader
+from sqlalchemy import Connection, Engine, create_engine, event, exc
+
+from policies.errors import DatabaseUnavailable
+
+__all__ = ["INFINITY", "Database"]
+
+INFINITY = datetime.max.replace(tzinfo=UTC)
+"""How PostgreSQL's timestamptz ``infinity`` reads in Python."""
+
+
+class _InfinityDumper(DatetimeDumper):
+    def dump(self, obj: datetime) -> Buffer | None:
+        if obj == INFINITY:
+            return b"infinity"
+        return super().dump(obj)
+
+
+class _InfinityLoader(TimestamptzLoader):
+    def load(self, data: Buffer) -> datetime:
+        if bytes(data) == b"infinity":
+            return INFINITY
+        return super().load(data)
+
+
+def _register_adapters(dbapi_conn: Any, _record: Any) -> None:
+    conn: psycopg.Connection[Any] = dbapi_conn
+    conn.adapters.register_dumper(datetime, _InfinityDumper)
+    conn.adapters.register_loader("timestamptz", _InfinityLoader)
+
+
+def _is_connection_failure(orig: BaseException | None) -> bool:
+    """A failure to reach the server, as opposed to an error of the statement."""
+    if not isinstance(orig, psycopg.OperationalError):
+        return False
+    state = orig.sqlstate
+    # No SQLSTATE: the client could not connect. 08: connection exception.
+    # 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+    return state is None or state.startswith("08") or state in {"57P01", "57P02", "57P03"}
+
+
+class Database:
+    """An engine plus the transaction boundary that translates driver errors."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def from_dsn(
+        cls, dsn: str, *, pool_size: int = 5, statement_timeout_ms: int = 30_000
+    ) -> Database:
+        """Build (without connecting) a database for a ``postgresql+psycopg://`` DSN.
+
+        A plain ``postgresql://`` DSN is switched to the psycopg 3 driver.
+        """
+        if dsn.startswith("postgresql://") or dsn.startswith("postgres://"):
+            dsn = "postgresql+psycopg://" + dsn.split("://", 1)[1]
+        options = f"-c statement_timeout={statement_timeout_ms} -c timezone=UTC"
+        engine = create_engine(
+            dsn,
+            pool_size=pool_size,
+            max_overflow=pool_size * 2,
+            pool_pre_ping=True,
+            connect_args={"options": options, "connect_timeout": 10},
+        )
+        event.listen(engine, "connect", _register_adapters)
+        return cls(engine)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A connection in a transaction: committed on success, rolled back on error.
+
+        Raises :class:`DatabaseUnavailable` when the server cannot be reached or
+        drops the connection; other errors propagate unchanged after rollback.
+        """
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except exc.DBAPIError as err:
+            if err.connection_invalidated or _is_connection_failure(err.orig):
+                raise DatabaseUnavailable(
+                    "PostgreSQL is unreachable or dropped the connection"
+                ) from err
+            raise
+
+    def ping(self) -> None:
+        """Run ``SELECT 1``; raise :class:`DatabaseUnavailable` if it fails."""
+        from sqlalchemy import text
+
+        with self.transaction() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()

@@ -1,0 +1,254 @@
+"""Tables of the structured track (SQLAlchemy 2 declarative models).
+
+The schema itself is created by Alembic migrations; these models are the
+source those migrations are checked against (``tests/test_migrations.py``).
+Every user-owned table references ``user_profile`` with ``ON DELETE CASCADE``
+so that erasing a user is one statement in one transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from policies.lifecycle import LifecyclePolicy
+
+__all__ = [
+    "Base",
+    "BusinessEntityType",
+    "FactStatus",
+    "LinkRole",
+    "MemoryFact",
+    "PiiVaultEntry",
+    "UserBusinessLink",
+    "UserDevice",
+    "UserProfile",
+    "VaultKind",
+    "table_of",
+]
+
+
+class BusinessEntityType(StrEnum):
+    """What a business link points at."""
+
+    SUPPLIER = "supplier"
+    WAREHOUSE = "warehouse"
+    CONTRACT = "contract"
+    ORDER = "order"
+    REFUND = "refund"
+    TICKET = "ticket"
+
+
+class LinkRole(StrEnum):
+    """The user's role on a linked business entity."""
+
+    ADMIN = "admin"
+    VIEWER = "viewer"
+    APPROVER = "approver"
+    OWNER = "owner"
+
+
+class FactStatus(StrEnum):
+    """Lifecycle status of a structured fact."""
+
+    ACTIVE = "active"
+    PENDING_CONFIRMATION = "pending_confirmation"
+    NEEDS_REVIEW = "needs_review"
+
+
+class VaultKind(StrEnum):
+    """Kinds of PII held in the vault."""
+
+    PHONE = "phone"
+    EMAIL = "email"
+    ID_CARD = "id_card"
+    BANK_CARD = "bank_card"
+    ADDRESS = "address"
+
+
+def _in(column: str, values: type[StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
+
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+DEFAULT_NOTIFICATION_PREFERENCE = '{"email": true, "wechat": false, "sms": false}'
+
+_NOW = text("now()")
+
+
+class Base(DeclarativeBase):
+    """Declarative base with a stable constraint naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core ``Table`` of a model, typed as such for statement builders."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
+
+
+def _user_fk() -> Mapped[str]:
+    return mapped_column(
+        String(128), ForeignKey("user_profile.user_id", ondelete="CASCADE"), nullable=False
+    )
+
+
+class UserProfile(Base):
+    """One row per user: preferences, free-form attributes, optimistic-lock version."""
+
+    __tablename__ = "user_profile"
+
+    user_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    timezone: Mapped[str] = mapped_column(String(64), server_default="Asia/Shanghai")
+    language: Mapped[str] = mapped_column(String(16), server_default="zh-CN")
+    notification_preference: Mapped[dict[str, Any]] = mapped_column(
+        JSONB, server_default=text(f"'{DEFAULT_NOTIFICATION_PREFERENCE}'::jsonb")
+    )
+    attributes: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    profile_summary: Mapped[str] = mapped_column(Text, server_default="")
+    version: Mapped[int] = mapped_column(Integer, server_default="1")
+
+    __table_args__ = (
+        CheckConstraint("version >= 1", name="version_positive"),
+        CheckConstraint("jsonb_typeof(attributes) = 'object'", name="attributes_object"),
+        CheckConstraint(
+            "jsonb_typeof(notification_preference) = 'object'", name="notification_object"
+        ),
+    )
+
+
+class UserDevice(Base):
+    """A device seen for a user, identified by a SHA-256 fingerprint."""
+
+    __tablename__ = "user_device"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+    user_id: Mapped[str] = _user_fk()
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    os: Mapped[str] = mapped_column(String(64))
+    browser: Mapped[str] = mapped_column(String(64))
+    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    last_active: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    verified_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    is_trusted: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "fingerprint"),
+        CheckConstraint("fingerprint ~ '^[0-9a-f]{64}$'", name="fingerprint_sha256"),
+        CheckConstraint("verified_count >= 0", name="verified_count_nonnegative"),
+    )
+
+
+class UserBusinessLink(Base):
+    """A user's role on a business entity, valid in ``[effective_from, effective_to)``."""
+
+    __tablename__ = "user_business_link"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+    user_id: Mapped[str] = _user_fk()
+    entity_type: Mapped[str] = mapped_column(String(16))
+    entity_id: Mapped[str] = mapped_column(String(128))
+    role: Mapped[str] = mapped_column(String(16))
+    effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    effective_to: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=text("'infinity'")
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (
+        CheckConstraint(_in("entity_type", BusinessEntityType), name="entity_type_known"),
+        CheckConstraint(_in("role", LinkRole), name="role_known"),
+        CheckConstraint("effective_to > effective_from", name="range_nonempty"),
+        Index(None, "user_id", "entity_type", "entity_id"),
+    )
+
+
+class MemoryFact(Base):
+    """An explicit or implicit structured memory: one key, one JSON value."""
+
+    __tablename__ = "memory_fact"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+    user_id: Mapped[str] = _user_fk()
+    key: Mapped[str] = mapped_column(String(128))
+    value: Mapped[Any] = mapped_column(JSONB)
+    policy: Mapped[str] = mapped_column(String(16))
+    confidence: Mapped[float] = mapped_column(Float, server_default="1.0")
+    status: Mapped[str] = mapped_column(String(24), server_default=FactStatus.ACTIVE.value)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    source: Mapped[str] = mapped_column(String(64), server_default="")
+    agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    version: Mapped[int] = mapped_column(Integer, server_default="1")
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "key"),
+        CheckConstraint(_in("policy", LifecyclePolicy), name="policy_known"),
+        CheckConstraint(_in("status", FactStatus), name="status_known"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_unit"),
+        Index(None, "expires_at", postgresql_where=text("expires_at IS NOT NULL")),
+    )
+
+
+class PiiVaultEntry(Base):
+    """One encrypted PII value: AES-256-GCM ciphertext, key id, HMAC blind index."""
+
+    __tablename__ = "pii_vault"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    user_id: Mapped[str] = _user_fk()
+    kind: Mapped[str] = mapped_column(String(16))
+    key_id: Mapped[str] = mapped_column(String(64))
+    nonce: Mapped[bytes] = mapped_column(LargeBinary)
+    ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
+    blind_index: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (
+        CheckConstraint(_in("kind", VaultKind), name="kind_known"),
+        CheckConstraint("octet_length(nonce) = 12", name="nonce_96bit"),
+        Index(None, "kind", "blind_index"),
+        Index(None, "key_id"),
+        Index(None, "user_id"),
+    )

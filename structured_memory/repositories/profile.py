@@ -1,0 +1,230 @@
+"""User profiles with optimistic locking.
+
+``update`` changes a profile only if its ``version`` is still the one the
+caller read, in a single ``UPDATE ... WHERE version = :expected`` statement:
+no row lock is held between the read and the write. ``update_with_retry``
+re-reads and re-applies a change function on conflict, with exponential
+backoff and full jitter.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
+from policies.scope import UserScope
+from policies.validation import check_field_length, check_text
+from structured_memory.database import Database
+from structured_memory.models import UserProfile, table_of
+from structured_memory.records import Profile
+
+__all__ = [
+    "MAX_ATTRIBUTES_BYTES",
+    "NOTIFICATION_CHANNELS",
+    "ProfileRepository",
+    "RetryResult",
+    "validate_changes",
+]
+
+NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push"})
+MAX_ATTRIBUTES_BYTES = 64 * 1024
+MAX_SUMMARY_CHARS = 4000
+
+_T = table_of(UserProfile)
+
+
+def _check_timezone(value: object) -> str:
+    name = check_field_length("timezone", value if isinstance(value, str) else "", 64)
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidField(f"unknown timezone {name!r}", field="timezone") from None
+    return name
+
+
+def _check_language(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidField("language must be a string such as 'zh-CN'", field="language")
+    return check_field_length("language", value, 16)
+
+
+def _check_notifications(value: object) -> dict[str, bool]:
+    if not isinstance(value, Mapping) or not all(isinstance(v, bool) for v in value.values()):
+        raise InvalidField(
+            "notification_preference must map channels to true/false",
+            field="notification_preference",
+        )
+    unknown = set(value) - NOTIFICATION_CHANNELS
+    if unknown:
+        raise InvalidField(
+            f"unknown notification channels {sorted(unknown)}; known: "
+            f"{sorted(NOTIFICATION_CHANNELS)}",
+            field="notification_preference",
+        )
+    return dict(value)
+
+
+def _check_attributes(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidField("attributes must be a JSON object", field="attributes")
+    try:
+        encoded = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidField(f"attributes are not JSON: {exc}", field="attributes") from None
+    check_text(encoded, field="attributes", max_bytes=MAX_ATTRIBUTES_BYTES)
+    return dict(value)
+
+
+def _check_summary(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidField("profile_summary must be a string", field="profile_summary")
+    return check_field_length("profile_summary", value, MAX_SUMMARY_CHARS)
+
+
+_VALIDATORS: dict[str, Callable[[object], Any]] = {
+    "timezone": _check_timezone,
+    "language": _check_language,
+    "notification_preference": _check_notifications,
+    "attributes": _check_attributes,
+    "profile_summary": _check_summary,
+}
+
+
+def validate_changes(changes: Mapping[str, object]) -> dict[str, Any]:
+    """Check profile changes; raise :class:`InvalidField` for an unknown or bad field.
+
+    ``notification_preference`` changes are partial: the given channels are
+    merged into the stored preference by :meth:`ProfileRepository.update`.
+    """
+    unknown = set(changes) - set(_VALIDATORS)
+    if unknown:
+        raise InvalidField(
+            f"unknown profile fields {sorted(unknown)}; known: {sorted(_VALIDATORS)}",
+            fields=sorted(unknown),
+        )
+    return {name: _VALIDATORS[name](value) for name, value in changes.items()}
+
+
+@dataclass(frozen=True)
+class RetryResult:
+    """The profile after a retried update and how many attempts it took."""
+
+    profile: Profile
+    attempts: int
+
+
+class ProfileRepository:
+    """Reads and writes ``user_profile`` rows, always for one user scope."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, scope: UserScope) -> Profile:
+        """The user's profile; raise :class:`UserNotFound` if there is none."""
+        with self._db.transaction() as conn:
+            row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
+        if row is None:
+            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+        return Profile.model_validate(row._mapping)
+
+    def ensure(self, scope: UserScope) -> Profile:
+        """The user's profile, created with defaults if it does not exist yet."""
+        with self._db.transaction() as conn:
+            conn.execute(pg_insert(_T).values(user_id=scope.user_id).on_conflict_do_nothing())
+            row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one()
+        return Profile.model_validate(row._mapping)
+
+    def create(self, scope: UserScope, **fields: object) -> Profile:
+        """Create the profile with the given fields; raise if it exists or a field is bad."""
+        values = validate_changes(fields)
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                pg_insert(_T)
+                .values(user_id=scope.user_id, **values)
+                .on_conflict_do_nothing()
+                .returning(_T)
+            ).one_or_none()
+        if row is None:
+            raise ConcurrentModificationError("a profile for this user already exists")
+        return Profile.model_validate(row._mapping)
+
+    def update(self, scope: UserScope, *, expected_version: int, **changes: object) -> Profile:
+        """Apply ``changes`` if the stored version is ``expected_version``.
+
+        Returns the new profile (version incremented). Raises
+        :class:`ConcurrentModificationError` on a stale version,
+        :class:`UserNotFound` for an unknown user and :class:`InvalidField` for
+        a bad change; in every error case nothing is written.
+        """
+        values = validate_changes(changes)
+        if "notification_preference" in values:
+            values["notification_preference"] = _T.c.notification_preference.op("||")(
+                values["notification_preference"]
+            )
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                update(_T)
+                .where(_T.c.user_id == scope.user_id, _T.c.version == expected_version)
+                .values(**values, version=_T.c.version + 1, updated_at=func.now())
+                .returning(_T)
+            ).one_or_none()
+            if row is None:
+                current = conn.execute(
+                    select(_T.c.version).where(_T.c.user_id == scope.user_id)
+                ).scalar_one_or_none()
+        if row is not None:
+            return Profile.model_validate(row._mapping)
+        if current is None:
+            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+        raise ConcurrentModificationError(
+            f"profile version is {current}, not the expected {expected_version}",
+            expected_version=expected_version,
+            current_version=current,
+        )
+
+    def update_with_retry(
+        self,
+        scope: UserScope,
+        change: Callable[[Profile], Mapping[str, object]],
+        *,
+        max_attempts: int = 50,
+        base_delay_s: float = 0.001,
+        max_delay_s: float = 0.05,
+    ) -> RetryResult:
+        """Read, compute ``change(profile)``, write; on a version conflict, repeat.
+
+        ``change`` must be a pure function of the profile it is given: it may
+        run several times. Backoff is exponential with full jitter. After
+        ``max_attempts`` conflicts the last :class:`ConcurrentModificationError`
+        is raised.
+        """
+        for attempt in range(1, max_attempts + 1):
+            current = self.get(scope)
+            try:
+                profile = self.update(scope, expected_version=current.version, **change(current))
+            except ConcurrentModificationError:
+                if attempt == max_attempts:
+                    raise
+                time.sleep(random.uniform(0, min(max_delay_s, base_delay_s * 2**attempt)))
+                continue
+            return RetryResult(profile, attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def delete_user(self, scope: UserScope) -> bool:
+        """Erase the user: profile, devices, links, facts and vault entries, in one transaction.
+
+        Returns whether a profile existed. The other tables cascade from
+        ``user_profile`` inside the same statement.
+        """
+        with self._db.transaction() as conn:
+            deleted = conn.execute(delete(_T).where(_T.c.user_id == scope.user_id)).rowcount
+        return bool(deleted)

@@ -1,0 +1,38 @@
+"""A database that is down gives a typed error, not a driver traceback."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from policies.errors import DatabaseUnavailable
+from sdk.client import MemoryClient
+from sdk.settings import Settings
+from tests.conftest import key_line
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_server_is_database_unavailable(tmp_path: Path) -> None:
+    settings = Settings(
+        postgres_dsn=f"postgresql://postgres@127.0.0.1:{_free_port()}/dualtrack",  # type: ignore[arg-type]
+        data_dir=tmp_path,
+        pii_keys=key_line("k", 1),  # type: ignore[arg-type]
+    )
+    client = MemoryClient(settings)
+    with pytest.raises(DatabaseUnavailable) as err:
+        client.profiles.get("buyer-001")
+    assert err.value.http_status == 503
+    assert err.value.code == "database_unavailable"
+
+
+def test_client_reconnects_after_its_pool_is_reset(mem: MemoryClient) -> None:
+    assert mem.health().database
+    mem.database.dispose()
+    assert mem.health().ok
