@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -26,7 +27,7 @@ def _client(auto_migrate: bool = True) -> MemoryClient:
 
 
 def _fail(exc: DualtrackError) -> None:
-    err_console.print(f"[red]error[/red] [{exc.code}] {exc.message}")
+    err_console.print(f"[red]error[/red] {escape(f'[{exc.code}] {exc.message}')}")
     raise typer.Exit(code=1)
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import text
 
-from policies.errors import ConcurrentModificationError
+from policies.errors import ConcurrentModificationError, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from structured_memory.cross_user import find_user_ids_by_pii
@@ -46,7 +47,7 @@ def run(console: Console) -> None:
             mem.profiles.update(USER, expected_version=1, profile_summary="stale write")
         except ConcurrentModificationError as exc:
             console.print(
-                f"[yellow]另一个坐席用旧版本写入被拒绝[/yellow]: [{exc.code}] {exc.message}"
+                f"[yellow]另一个坐席用旧版本写入被拒绝[/yellow]: {escape(f'[{exc.code}]')} {exc.message}"
             )
         result = mem.profiles.update_with_retry(
             USER,
@@ -110,5 +111,7 @@ def run(console: Console) -> None:
         h = mem.health()
         console.print(f"health ok={h.ok} schema={h.schema_revision} key={h.active_key_id}")
         mem.forget_user(USER)
-        console.print(f"forget_user → profile gone: {not mem.profiles.ensure(USER).attributes}")
-        mem.forget_user(USER)
+        try:
+            mem.profiles.get(USER)
+        except UserNotFound as exc:
+            console.print(f"forget_user: 画像、设备、关联、事实和密文在一个事务中删除 ({exc.code})")
