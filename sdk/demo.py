@@ -47,7 +47,8 @@ def run(console: Console) -> None:
             mem.profiles.update(USER, expected_version=1, profile_summary="stale write")
         except ConcurrentModificationError as exc:
             console.print(
-                f"[yellow]另一个坐席用旧版本写入被拒绝[/yellow]: {escape(f'[{exc.code}]')} {exc.message}"
+                "[yellow]另一个坐席用旧版本写入被拒绝[/yellow]: "
+                + escape(f"[{exc.code}] {exc.message}")
             )
         result = mem.profiles.update_with_retry(
             USER,
