@@ -1,0 +1,309 @@
+"""Offline retrieval evaluation on LoCoMo: keyword, vector and hybrid search.
+
+One user per conversation and one memory per turn (``speaker: text`` plus the
+image caption where present, ``occurred_at`` from the session date, the
+``dia_id`` in metadata); every question of categories 1-4 is a query whose
+relevant memories are its evidence turns. Everything runs in memory: BM25 from
+:mod:`unstructured_memory.search.bm25`, brute-force cosine with numpy, and
+:func:`~unstructured_memory.search.fusion.relative_score_fusion` (or ranked
+fusion, per preset) over the top ``candidates`` of each list.
+
+Reported per category and overall: evidence recall@5/@10/@25 (share of a
+question's evidence turns in the top k, averaged over questions), hit@10 (at
+least one evidence turn in the top 10) and MRR (reciprocal rank of the first
+evidence turn within the first 100 results, else 0). Parameters are tuned on
+the tuning split only; the held-out split is reported separately.
+
+    python -m benchmarks.locomo_offline [--preset hybrid] [--tune]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from unstructured_memory.embedders.hashing import HashingEmbedder, HashingEmbedderConfig
+from unstructured_memory.search.bm25 import BM25Index
+from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
+from unstructured_memory.search.presets import PRESETS, Fusion, SearchConfig
+from unstructured_memory.tokenize import tokens
+
+DATASET = Path("/work/shared/datasets/locomo/locomo10.json")
+RESULTS = Path(__file__).parent / "results" / "locomo_offline.json"
+TUNING = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+METRICS = ("recall@5", "recall@10", "recall@25", "hit@10", "mrr")
+METHODS = ("keyword", "vector", "hybrid")
+MRR_DEPTH = 100
+
+Vectors = npt.NDArray[np.float32]
+Ranking = list[int]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One turn as the memory the issue asks for."""
+
+    text: str
+    occurred_at: datetime
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question of categories 1-4 with its (cleaned) evidence turn positions."""
+
+    text: str
+    category: int
+    evidence: frozenset[int]
+
+
+@dataclass
+class Conversation:
+    """A LoCoMo sample: one user's memories and the questions asked about them."""
+
+    sample_id: str
+    memories: list[Memory]
+    queries: list[Query]
+    doc_tokens: list[list[str]] = field(default_factory=list)
+    query_tokens: list[list[str]] = field(default_factory=list)
+
+
+_DIA = re.compile(r"D:?(\d+):0*(\d+)")
+
+
+def _evidence_ids(raw: Sequence[str]) -> set[str]:
+    """``dia_id``s in an evidence list, repairing "D8:6; D9:17", "D30:05", "D:11:26"."""
+    return {f"D{s}:{t}" for item in raw for s, t in _DIA.findall(item)}
+
+
+def load(
+    path: Path = DATASET, *, context_turns: int = 0, date_prefix: bool = False
+) -> list[Conversation]:
+    """Conversations of the dataset; questions left without valid evidence are dropped.
+
+    ``context_turns`` and ``date_prefix`` select the non-default "contextual"
+    variant: each memory's text is preceded by the session date and by up to
+    that many previous turns of its session (the retrieval unit is still the turn).
+    """
+    out = []
+    for sample in json.loads(path.read_text(encoding="utf-8")):
+        conv = sample["conversation"]
+        memories: list[Memory] = []
+        position: dict[str, int] = {}
+        n = 1
+        while f"session_{n}" in conv:
+            when = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+            turns: list[str] = []
+            for turn in conv[f"session_{n}"]:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [image: {turn['blip_caption']}]"
+                turns.append(text)
+                context = turns[max(0, len(turns) - 1 - context_turns) : -1]
+                if context:
+                    text = " ".join([*context, text])
+                if date_prefix:
+                    text = f"{when:%d %B %Y}: {text}"
+                position[turn["dia_id"]] = len(memories)
+                memories.append(Memory(text, when, {"dia_id": turn["dia_id"]}))
+            n += 1
+        queries = []
+        for qa in sample["qa"]:
+            if qa["category"] not in CATEGORIES:
+                continue
+            evidence = frozenset(
+                position[d] for d in _evidence_ids(qa["evidence"]) if d in position
+            )
+            if evidence:
+                queries.append(Query(qa["question"], qa["category"], evidence))
+        out.append(Conversation(sample["sample_id"], memories, queries))
+    for c in out:
+        c.doc_tokens = [tokens(m.text) for m in c.memories]
+        c.query_tokens = [tokens(q.text) for q in c.queries]
+    return out
+
+
+def embed(embedder: HashingEmbedder, texts: Sequence[str]) -> Vectors:
+    """Row-stacked vectors of ``texts``."""
+    return np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+
+
+def top(scores: npt.NDArray[Any], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(position, score)`` pairs, ties by position."""
+    idx = np.arange(len(scores))
+    order = np.lexsort((idx, -scores))[:k]
+    return [(int(i), float(scores[i])) for i in order]
+
+
+def rankings(
+    conv: Conversation,
+    doc_vecs: Vectors,
+    query_vecs: Vectors,
+    config: SearchConfig,
+    depth: int = MRR_DEPTH,
+) -> dict[str, list[Ranking]]:
+    """Per method, the ranked memory positions of each query of ``conv``."""
+    bm25 = BM25Index(conv.doc_tokens, k1=config.bm25_k1, b=config.bm25_b)
+    fuse = relative_score_fusion if config.fusion is Fusion.RELATIVE_SCORE else ranked_fusion
+    n = max(config.candidates, depth)
+    out: dict[str, list[Ranking]] = {m: [] for m in METHODS}
+    sims = query_vecs @ doc_vecs.T
+    for qi, q_tokens in enumerate(conv.query_tokens):
+        kw = bm25.top_k(q_tokens, n)
+        vec = top(sims[qi], n)
+        out["keyword"].append([i for i, _ in kw])
+        out["vector"].append([i for i, _ in vec])
+        hybrid = fuse(
+            vec[: config.candidates], kw[: config.candidates], alpha=config.alpha, limit=n
+        )
+        out["hybrid"].append([i for i, _ in hybrid])
+    return out
+
+
+def _metrics(ranking: Ranking, evidence: frozenset[int]) -> dict[str, float]:
+    def recall(k: int) -> float:
+        return len(evidence.intersection(ranking[:k])) / len(evidence)
+
+    first = next((r for r, i in enumerate(ranking[:MRR_DEPTH]) if i in evidence), None)
+    return {
+        "recall@5": recall(5),
+        "recall@10": recall(10),
+        "recall@25": recall(25),
+        "hit@10": float(recall(10) > 0.0),
+        "mrr": 0.0 if first is None else 1.0 / (first + 1),
+    }
+
+
+def evaluate(
+    convs: Sequence[Conversation],
+    config: SearchConfig,
+    embedder: HashingEmbedder,
+    vectors: Callable[[Conversation], tuple[Vectors, Vectors]] | None = None,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``{method: {category or "overall": {metric: value, "n": count}}}`` in percent."""
+    sums: dict[str, dict[str, dict[str, float]]] = {m: {} for m in METHODS}
+    for conv in convs:
+        if vectors is None:
+            doc_vecs = embed(embedder, [m.text for m in conv.memories])
+            query_vecs = embed(embedder, [q.text for q in conv.queries])
+        else:
+            doc_vecs, query_vecs = vectors(conv)
+        for method, ranked in rankings(conv, doc_vecs, query_vecs, config).items():
+            for query, ranking in zip(conv.queries, ranked, strict=True):
+                for bucket in (CATEGORIES[query.category], "overall"):
+                    acc = sums[method].setdefault(bucket, dict.fromkeys((*METRICS, "n"), 0.0))
+                    for name, value in _metrics(ranking, query.evidence).items():
+                        acc[name] += value
+                    acc["n"] += 1
+    return {
+        method: {
+            bucket: {k: (v if k == "n" else round(100.0 * v / acc["n"], 1)) for k, v in acc.items()}
+            for bucket, acc in sorted(buckets.items(), key=lambda kv: _bucket_order(kv[0]))
+        }
+        for method, buckets in sums.items()
+    }
+
+
+def _bucket_order(bucket: str) -> int:
+    names = [*CATEGORIES.values(), "overall"]
+    return names.index(bucket)
+
+
+def tune(
+    convs: Sequence[Conversation], embedder: HashingEmbedder, start: SearchConfig
+) -> SearchConfig:
+    """Grid-search k1 and b (keyword recall@10), then alpha (hybrid recall@10)."""
+    cache = {
+        c.sample_id: (
+            embed(embedder, [m.text for m in c.memories]),
+            embed(embedder, [q.text for q in c.queries]),
+        )
+        for c in convs
+    }
+
+    def score(cfg: SearchConfig, method: str) -> float:
+        res = evaluate(convs, cfg, embedder, lambda c: cache[c.sample_id])
+        return res[method]["overall"]["recall@10"]
+
+    best = start
+    grid_kb = [
+        (k1, b) for k1 in (0.3, 0.45, 0.6, 0.9, 1.2, 1.5) for b in (0.1, 0.2, 0.3, 0.5, 0.75)
+    ]
+    k1, b = max(
+        grid_kb,
+        key=lambda kb: score(
+            best.model_copy(update={"bm25_k1": kb[0], "bm25_b": kb[1]}), "keyword"
+        ),
+    )
+    best = best.model_copy(update={"bm25_k1": k1, "bm25_b": b})
+    alphas = [round(0.05 * i, 2) for i in range(21)]
+    alpha = max(alphas, key=lambda a: score(best.model_copy(update={"alpha": a}), "hybrid"))
+    return best.model_copy(update={"alpha": alpha})
+
+
+def print_table(title: str, result: dict[str, dict[str, dict[str, float]]]) -> None:
+    """A plain-text table of one split's results."""
+    print(f"\n{title}")
+    header = f"{'method':<8} {'category':<12} {'n':>5} " + " ".join(f"{m:>9}" for m in METRICS)
+    print(header)
+    print("-" * len(header))
+    for method, buckets in result.items():
+        for bucket, values in buckets.items():
+            cells = " ".join(f"{values[m]:>9.1f}" for m in METRICS)
+            print(f"{method:<8} {bucket:<12} {int(values['n']):>5} {cells}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Evaluate a preset (or tune one on the tuning split) and write the JSON results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--preset", default="hybrid", choices=sorted(PRESETS))
+    parser.add_argument("--embedder", default="{}", help="HashingEmbedderConfig as JSON")
+    parser.add_argument("--tune", action="store_true", help="grid-search k1, b, alpha first")
+    parser.add_argument("--context-turns", type=int, default=0, help="contextual variant")
+    parser.add_argument("--date-prefix", action="store_true", help="contextual variant")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+
+    embedder = HashingEmbedder(HashingEmbedderConfig.model_validate_json(args.embedder))
+    convs = load(context_turns=args.context_turns, date_prefix=args.date_prefix)
+    tuning = [c for c in convs if c.sample_id in TUNING]
+    held_out = [c for c in convs if c.sample_id not in TUNING]
+
+    texts = [m.text for c in convs for m in c.memories]
+    started = time.perf_counter()
+    embedder.embed_documents(texts)
+    docs_per_s = len(texts) / (time.perf_counter() - started)
+
+    preset = PRESETS[args.preset]
+    config = tune(tuning, embedder, preset) if args.tune else preset
+    report: dict[str, Any] = {
+        "embedder": embedder.name,
+        "embedder_config": embedder.config.model_dump(),
+        "search_config": config.model_dump(mode="json"),
+        "embed_docs_per_s": round(docs_per_s),
+        "context_turns": args.context_turns,
+        "date_prefix": args.date_prefix,
+        "splits": {},
+    }
+    for split, group in (("tuning", tuning), ("held_out", held_out)):
+        result = evaluate(group, config, embedder)
+        report["splits"][split] = {"conversations": [c.sample_id for c in group], **result}
+        print_table(f"{split} ({', '.join(c.sample_id for c in group)})", result)
+    print(f"\nembedder {embedder.name}: {docs_per_s:.0f} docs/s; search config {config}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
