@@ -165,6 +165,23 @@ class ProfileRepository:
         :class:`UserNotFound` for an unknown user and :class:`InvalidField` for
         a bad change; in every error case nothing is written.
         """
+        updated, profile = self._compare_and_set(scope, expected_version, changes)
+        if not updated:
+            raise ConcurrentModificationError(
+                f"profile version is {profile.version}, not the expected {expected_version}",
+                expected_version=expected_version,
+                current_version=profile.version,
+            )
+        return profile
+
+    def _compare_and_set(
+        self, scope: UserScope, expected_version: int, changes: Mapping[str, object]
+    ) -> tuple[bool, Profile]:
+        """``(True, new profile)`` if the version matched, else ``(False, current profile)``.
+
+        One transaction: the conditional UPDATE, and on a mismatch the read of
+        the current row, so a retry needs no separate read.
+        """
         values = validate_changes(changes)
         if "notification_preference" in values:
             values["notification_preference"] = _T.c.notification_preference.op("||")(
@@ -177,19 +194,12 @@ class ProfileRepository:
                 .values(**values, version=_T.c.version + 1, updated_at=func.now())
                 .returning(_T)
             ).one_or_none()
+            updated = row is not None
             if row is None:
-                current = conn.execute(
-                    select(_T.c.version).where(_T.c.user_id == scope.user_id)
-                ).scalar_one_or_none()
-        if row is not None:
-            return Profile.model_validate(row._mapping)
-        if current is None:
+                row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
+        if row is None:
             raise UserNotFound("no profile for this user", user_id=scope.user_id)
-        raise ConcurrentModificationError(
-            f"profile version is {current}, not the expected {expected_version}",
-            expected_version=expected_version,
-            current_version=current,
-        )
+        return updated, Profile.model_validate(row._mapping)
 
     def update_with_retry(
         self,
@@ -203,21 +213,30 @@ class ProfileRepository:
         """Read, compute ``change(profile)``, write; on a version conflict, repeat.
 
         ``change`` must be a pure function of the profile it is given: it may
-        run several times. Backoff is exponential with full jitter. After
-        ``max_attempts`` conflicts the last :class:`ConcurrentModificationError`
-        is raised.
+        run several times. The first conflict is retried at once from the
+        current row that the failed write returned; later ones back off
+        (exponential, full jitter) and then re-read, so an attempt never
+        starts from a row that went stale during the sleep. After
+        ``max_attempts`` conflicts :class:`ConcurrentModificationError` is raised.
         """
+        current = self.get(scope)
         for attempt in range(1, max_attempts + 1):
-            current = self.get(scope)
-            try:
-                profile = self.update(scope, expected_version=current.version, **change(current))
-            except ConcurrentModificationError:
-                if attempt == max_attempts:
-                    raise
+            updated, profile = self._compare_and_set(scope, current.version, change(current))
+            if updated:
+                return RetryResult(profile, attempt)
+            if attempt == max_attempts:
+                current = profile
+                break
+            if attempt == 1:
+                current = profile
+            else:
                 time.sleep(random.uniform(0, min(max_delay_s, base_delay_s * 2**attempt)))
-                continue
-            return RetryResult(profile, attempt)
-        raise AssertionError("unreachable")  # pragma: no cover
+                current = self.get(scope)
+        raise ConcurrentModificationError(
+            f"profile update still conflicted after {max_attempts} attempts",
+            attempts=max_attempts,
+            current_version=current.version,
+        )
 
     def delete_user(self, scope: UserScope) -> bool:
         """Erase the user: profile, devices, links, facts and vault entries, in one transaction.
