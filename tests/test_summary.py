@@ -1,0 +1,183 @@
+"""Session summaries and single-text analysis (unstructured_memory/summariser/summary.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from policies.errors import InvalidField, InvalidText, InvalidUserId
+from policies.pii import PiiKind
+from unstructured_memory.summariser import Intent, Turn, analyse_text, summarise
+
+_T0 = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
+
+_REFUND_ZH = [
+    Turn("user", "你好，我订单88231买的比特S10 Pro扫地机，1999元，现在无法回充了，我要退款", _T0),
+    Turn(
+        "assistant",
+        "非常抱歉，已为您提交退款申请，退款编号RF20260629001",
+        _T0 + timedelta(minutes=1),
+    ),
+    Turn("user", "好的，多久能到账？有问题打我手机13812345678", _T0 + timedelta(minutes=2)),
+    Turn("assistant", "预计1-3个工作日到账", _T0 + timedelta(minutes=3)),
+    Turn("user", "谢谢"),
+    Turn("assistant", "不客气，祝您生活愉快"),
+]
+
+
+def test_chinese_refund_record() -> None:
+    s = summarise("u-1", "s-1", _REFUND_ZH)
+    assert s.summary_text == (
+        "用户因订单 88231 的比特 S10 Pro 扫地机（1999 元）无法回充申请退款，"
+        "退款编号 RF20260629001，预计 1-3 个工作日到账"
+    )
+    assert s.intent is Intent.RETURN_REQUEST
+    assert 0.5 < s.intent_confidence <= 1.0
+    assert s.language == "zh"
+    assert s.occurred_at == _T0 + timedelta(minutes=3)
+    assert (s.user_id, s.session_id) == ("u-1", "s-1")
+
+
+def test_pii_is_masked_everywhere_but_returned_for_the_vault() -> None:
+    s = summarise("u-1", "s-1", _REFUND_ZH)
+    assert [(p.kind, p.value) for p in s.pii] == [(PiiKind.PHONE, "13812345678")]
+    transcript = "\n".join(t.text for t in _REFUND_ZH)
+    assert transcript[s.pii[0].start : s.pii[0].end] == "13812345678"
+    assert "13812345678" not in s.summary_text
+    assert all("13812345678" not in e.text for e in s.entities)
+    assert ("PHONE", "138****5678") in [(e.type, e.text) for e in s.entities]
+
+
+def test_entities_are_deduplicated() -> None:
+    turns = [Turn("user", "订单88231没到"), Turn("assistant", "订单88231已发出，运单号SF123456789")]
+    s = summarise("u-1", "s-1", turns)
+    assert [(e.type, e.text) for e in s.entities] == [
+        ("ORDER_ID", "88231"),
+        ("TRACKING_NO", "SF123456789"),
+    ]
+
+
+def test_english_record() -> None:
+    turns = [
+        Turn(
+            "user",
+            "Hi, my order #88231, a Dyson V15 vacuum for $499.99, won't charge anymore. "
+            "I want a refund.",
+        ),
+        Turn(
+            "assistant",
+            "Sorry! Refund RF20260629001 is submitted; it should arrive in 3-5 business days.",
+        ),
+    ]
+    s = summarise("u-2", "s-9", turns)
+    assert s.language == "en"
+    assert s.intent is Intent.RETURN_REQUEST
+    assert s.summary_text == (
+        "The user requested a refund for order 88231 (Dyson V15 vacuum, $499.99) because it "
+        "won't charge anymore; refund RF20260629001; expected within 3-5 business days."
+    )
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        (
+            [
+                Turn("user", "我的快递到哪了？订单号2024061800123"),
+                Turn("assistant", "运单号SF123456789，预计明天送达"),
+            ],
+            "用户查询订单 2024061800123 的物流进度，运单号 SF123456789，预计明天送达",
+        ),
+        ([Turn("user", "这款扫地机器人能扫地毯吗")], "用户咨询扫地机器人：能扫地毯吗"),
+        (
+            [Turn("user", "你们客服态度太差了，耳机坏了三次，我要投诉")],
+            "用户因耳机坏了三次进行投诉",
+        ),
+        ([Turn("user", "订单88231能开发票吗")], "用户申请为订单 88231 开具发票"),
+        ([Turn("user", "退款怎么还没到账，订单88231")], "用户查询订单 88231 的退款进度"),
+        (
+            [Turn("user", "Where is my package? order 88231")],
+            "The user asked about the delivery of order 88231.",
+        ),
+    ],
+)
+def test_templates_omit_missing_slots(turns: list[Turn], expected: str) -> None:
+    assert summarise("u-1", "s-1", turns).summary_text == expected
+
+
+def test_address_and_email_never_reach_the_summary() -> None:
+    turns = [
+        Turn("user", "耳机坏了要退货，寄到北京市朝阳区建国路88号，邮箱zhang@qq.com"),
+        Turn("user", "'; DROP TABLE memories; -- 😡"),
+    ]
+    s = summarise("u-1", "s-1", turns)
+    assert {p.kind for p in s.pii} == {PiiKind.ADDRESS, PiiKind.EMAIL}
+    for secret in ("建国路88号", "zhang@qq.com"):
+        assert secret not in s.summary_text
+        assert all(secret not in e.text for e in s.entities)
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [],
+        [Turn("user", "   "), Turn("assistant", "\n\t")],
+        [Turn("assistant", "您好，请问有什么可以帮您")],
+    ],
+)
+def test_transcript_without_user_text_is_refused(turns: list[Turn]) -> None:
+    with pytest.raises(InvalidText):
+        summarise("u-1", "s-1", turns)
+
+
+def test_oversized_turn_is_refused() -> None:
+    with pytest.raises(InvalidText):
+        summarise("u-1", "s-1", [Turn("user", "退" * 30_000)])
+
+
+def test_megabyte_transcript_is_cut_to_its_ends() -> None:
+    filler = [Turn("user" if i % 2 else "assistant", "请稍等，" * 250) for i in range(350)]
+    turns = [
+        Turn("user", "订单88231的耳机坏了，我要退货"),
+        *filler,
+        Turn("assistant", "已为您办理，退款编号RF20260629001"),
+    ]
+    assert sum(len(t.text.encode()) for t in turns) > 1_000_000
+    s = summarise("u-1", "s-1", turns)
+    assert "88231" in s.summary_text
+    assert "RF20260629001" in s.summary_text
+
+
+def test_naive_and_missing_times() -> None:
+    naive = datetime(2026, 6, 29, 8, 30)
+    assert summarise("u", "s", [Turn("user", "在吗", naive)]).occurred_at == naive.replace(
+        tzinfo=UTC
+    )
+    east8 = datetime(2026, 6, 29, 8, 30, tzinfo=timezone(timedelta(hours=8)))
+    assert summarise("u", "s", [Turn("user", "在吗", east8)]).occurred_at == east8
+    before = datetime.now(UTC)
+    assert summarise("u", "s", [Turn("user", "在吗")]).occurred_at >= before
+
+
+def test_bad_ids_and_roles() -> None:
+    with pytest.raises(InvalidUserId):
+        summarise("", "s", [Turn("user", "在吗")])
+    with pytest.raises(InvalidText):
+        summarise("u", " ", [Turn("user", "在吗")])
+    with pytest.raises(InvalidField):
+        Turn("customer", "hi")  # type: ignore[arg-type]
+
+
+def test_analyse_text() -> None:
+    a = analyse_text("我的iPhone 15 Pro屏幕碎了，要退货，电话13812345678")
+    assert a.masked_text == "我的iPhone 15 Pro屏幕碎了，要退货，电话138****5678"
+    assert a.intent is Intent.RETURN_REQUEST
+    assert a.language == "zh"
+    assert [(p.kind, p.value) for p in a.pii] == [(PiiKind.PHONE, "13812345678")]
+    assert [(e.type, e.text) for e in a.entities] == [
+        ("MODEL", "iPhone 15 Pro"),
+        ("PHONE", "138****5678"),
+    ]
+    with pytest.raises(InvalidText):
+        analyse_text("  ")

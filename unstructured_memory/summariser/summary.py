@@ -1,0 +1,441 @@
+"""Session summaries and single-text analysis, built by rules: no LLM.
+
+:func:`summarise` turns a transcript into a :class:`SessionSummary`: the intent
+of the user's turns, the entities of the whole transcript, and a one-sentence
+interaction record filled from intent-specific templates (Chinese or English,
+after the user's language), e.g.::
+
+    用户因订单 88231 的比特 S10 Pro 扫地机（1999 元）无法回充申请退款，
+    退款编号 RF20260629001，预计 1-3 个工作日到账
+
+Slots: the first order id, refund id and tracking number anywhere; brand, model
+and product (the user's first mention); an amount (the user's, else any); the
+expected date or duration (the last one the assistant gave); and a short reason
+or question clause from the user's turns. Missing slots are left out.
+
+PII: ``summary_text`` and every entity hold masked values only
+(:mod:`policies.pii`); the clear PII of the *user's* turns is returned in
+``pii`` for the caller's encrypted vault. Entity and PII offsets refer to the
+transcript text: the kept non-empty turn texts joined by ``"\\n"``.
+
+Bounds: each turn is checked with :func:`policies.validation.check_text`
+(over 64 KiB raises :class:`~policies.errors.InvalidText`). A transcript over
+:data:`MAX_TRANSCRIPT_BYTES` in total is cut, not refused: the earliest turns
+within half the budget and the latest within the rest are kept, the middle
+dropped, since openings state the problem and endings its resolution.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final
+
+from policies.errors import InvalidText
+from policies.pii import PiiMatch, find_pii, mask_pii
+from policies.validation import (
+    MAX_ID_CHARS,
+    MAX_TEXT_BYTES,
+    check_field_length,
+    check_text,
+    check_user_id,
+)
+from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
+from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
+from unstructured_memory.summariser.transcript import Turn
+
+__all__ = ["MAX_TRANSCRIPT_BYTES", "SessionSummary", "TextAnalysis", "analyse_text", "summarise"]
+
+MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
+"""Largest transcript summarised in full (UTF-8 bytes of the joined turns); longer ones are cut."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """The record of one session; everything but ``pii`` is masked.
+
+    ``entities`` are deduplicated by (type, text), first occurrence kept.
+    ``occurred_at`` is the time of the last timed turn, else the time of the call (UTC).
+    """
+
+    user_id: str
+    session_id: str
+    intent: Intent
+    intent_confidence: float
+    entities: list[Entity]
+    occurred_at: datetime
+    summary_text: str
+    language: Lang
+    pii: list[PiiMatch]
+
+
+@dataclass(frozen=True, slots=True)
+class TextAnalysis:
+    """Analysis of one free text: ``masked_text`` and ``entities`` hold no clear PII."""
+
+    masked_text: str
+    entities: list[Entity]
+    intent: Intent
+    intent_confidence: float
+    language: Lang
+    pii: list[PiiMatch]
+
+
+def analyse_text(text: str) -> TextAnalysis:
+    """Mask, tag and classify one text (an ad-hoc memory write).
+
+    Raises :class:`~policies.errors.InvalidText` for empty, oversized or invalid text.
+    """
+    text = check_text(text)
+    masked, pii = mask_pii(text)
+    result = classify_intent(text)
+    return TextAnalysis(
+        masked_text=masked,
+        entities=extract_entities(text),
+        intent=result.label,
+        intent_confidence=result.confidence,
+        language=detect_language(text),
+        pii=pii,
+    )
+
+
+# --------------------------------------------------------------------------- transcript
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    role: str
+    start: int
+    end: int
+
+
+def _keep_within_budget(turns: list[Turn]) -> list[Turn]:
+    sizes = [len(t.text.encode("utf-8")) + 1 for t in turns]
+    if sum(sizes) <= MAX_TRANSCRIPT_BYTES:
+        return turns
+    head: list[int] = []
+    used = 0
+    for i, size in enumerate(sizes):
+        if used + size > MAX_TRANSCRIPT_BYTES // 2:
+            break
+        head.append(i)
+        used += size
+    tail: list[int] = []
+    for i in range(len(turns) - 1, head[-1] if head else -1, -1):
+        if used + sizes[i] > MAX_TRANSCRIPT_BYTES:
+            break
+        tail.append(i)
+        used += sizes[i]
+    return [turns[i] for i in head + tail[::-1]]
+
+
+def _prepare(turns: Sequence[Turn]) -> tuple[str, list[_Span]]:
+    if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
+        raise InvalidText("turns must be a sequence of Turn", field="turns")
+    kept: list[Turn] = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, Turn):
+            raise InvalidText(f"turns[{i}] is not a Turn", field="turns")
+        text = check_text(turn.text, field=f"turns[{i}].text", allow_empty=True)
+        if text.strip():
+            kept.append(turn)
+    if not any(t.role == "user" for t in kept):
+        raise InvalidText("transcript has no non-empty user turn", field="turns")
+    kept = _keep_within_budget(kept)
+    spans: list[_Span] = []
+    pos = 0
+    for turn in kept:
+        spans.append(_Span(turn.role, pos, pos + len(turn.text)))
+        pos += len(turn.text) + 1
+    return "\n".join(t.text for t in kept), spans
+
+
+def _role_at(spans: list[_Span], offset: int) -> str:
+    for s in spans:
+        if s.start <= offset < s.end:
+            return s.role
+    return "system"
+
+
+def _occurred_at(turns: Sequence[Turn]) -> datetime:
+    for turn in reversed(turns):
+        if turn.time is not None:
+            t = turn.time
+            return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+    return datetime.now(UTC)
+
+
+# --------------------------------------------------------------------------- slots
+
+_PROBLEM_ZH = re.compile(
+    r"无法|不能|不了|坏了|坏掉|损坏|破损|破了|碎了|裂了|没收到|没有收到|收不到|没声音|不工作|不亮|不转|"
+    r"漏水|漏电|异响|发错|少发|漏发|错发|质量问题|有问题|瑕疵|划痕|不充电|充不进|失败|过敏|不合适|"
+    r"太小|太大|偏小|偏大|鼓包|生锈|异味|不一致|掉色|开胶|连不上|不想要|不要了|拍错|买错"
+)
+_PROBLEM_EN = re.compile(
+    r"(?i)\b(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|not working|stopped|broken|"
+    r"broke|damaged|cracked|defective|missing|never arrived|wrong|leaks?|leaking|dead|faulty|"
+    r"too (?:small|big|large)|rude|late|fake|counterfeit)\b"
+)
+_QUESTION_ZH = re.compile(
+    r"吗|呢|怎么|如何|能否|是否|多少|多久|哪|什么|有没有|能不能|可不可以|[?？]"
+)
+_QUESTION_EN = re.compile(r"(?i)\?|\b(?:how|what|which|when|does|do|is|can|could|will)\b")
+_CLAUSE_ZH = re.compile(r"[^，。！？!?；;,\n]+")
+_CLAUSE_EN = re.compile(r"(?:[^.,!?;\n]|[.,](?=\d))+")
+_SUBJECTLESS_EN = re.compile(
+    r"(?i)^(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is|was|stopped|keeps|"
+    r"never|arrived|came|broke|leaks?)\b"
+)
+_LEAD_ZH = re.compile(
+    r"^(?:您好|你好|亲|请问|麻烦|就是|但是|可是|然后|而且|现在|已经|还|我的|我|这个|那个|这台|那台|它|"
+    r"这款|这|那|你们的|你们|的|了|是|，|\s)+"
+)
+_TRAIL_ZH = re.compile(r"[了啊呀呢吧哦嘛的～~\s]+$")
+_LEAD_EN = re.compile(r"(?i)^(?:hi|hello|hey|so|and|but|well|um|ok|okay|please|,|\s)+")
+_PRONOUNS_EN = (
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"(?i)\bmy\b"), "their"),
+    (re.compile(r"(?i)\bme\b"), "them"),
+)
+_PRODUCTISH: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "ORDER_ID", "AMOUNT"})
+_MAX_CLAUSE: Final = 40
+
+
+def _clause(
+    text: str, spans: list[_Span], entities: list[Entity], cue: re.Pattern[str], lang: Lang
+) -> str:
+    """The first user clause holding ``cue``, trimmed to what follows its last product entity."""
+    clause_re = _CLAUSE_ZH if lang == "zh" else _CLAUSE_EN
+    for span in spans:
+        if span.role != "user":
+            continue
+        for m in clause_re.finditer(text, span.start, span.end):
+            hit = cue.search(m.group())
+            if hit is None:
+                continue
+            start = m.start()
+            if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
+                cue_at = m.start() + hit.start()
+                for e in entities:
+                    if e.type in _PRODUCTISH and m.start() <= e.start and e.end <= cue_at:
+                        start = max(start, e.end)
+            piece = text[start : m.end()]
+            if lang == "zh":
+                piece = _TRAIL_ZH.sub("", _LEAD_ZH.sub("", piece))
+            else:
+                piece = _LEAD_EN.sub("", piece).strip()
+                for rx, repl in _PRONOUNS_EN:
+                    piece = rx.sub(repl, piece)
+                if _SUBJECTLESS_EN.match(piece):
+                    piece = "it " + piece
+            piece = mask_pii(piece)[0].strip()
+            if piece:
+                return piece[: _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE]
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Slots:
+    order: str = ""
+    refund: str = ""
+    tracking: str = ""
+    product: str = ""
+    amount: str = ""
+    eta: str = ""
+    reason: str = ""
+    question: str = ""
+
+
+def _first(entities: list[Entity], label: str, spans: list[_Span], role: str | None = None) -> str:
+    for e in entities:
+        if e.type == label and (role is None or _role_at(spans, e.start) == role):
+            return e.text
+    return ""
+
+
+def _product(entities: list[Entity], spans: list[_Span]) -> str:
+    parts: list[str] = []
+    for label in ("BRAND", "MODEL", "PRODUCT"):
+        value = _first(entities, label, spans, "user") or _first(entities, label, spans)
+        if value and not any(value.lower() in p.lower() for p in parts):
+            parts = [p for p in parts if p.lower() not in value.lower()]
+            parts.append(value)
+    return " ".join(parts)
+
+
+def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> _Slots:
+    etas = [
+        e.text for e in entities if e.type == "DATE" and _role_at(spans, e.start) == "assistant"
+    ]
+    return _Slots(
+        order=_first(entities, "ORDER_ID", spans),
+        refund=_first(entities, "REFUND_ID", spans),
+        tracking=_first(entities, "TRACKING_NO", spans),
+        product=_product(entities, spans),
+        amount=_first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans),
+        eta=etas[-1] if etas else "",
+        reason=_clause(text, spans, entities, _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN, lang),
+        question=_clause(
+            text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- sentences
+
+_EXCHANGE = re.compile(r"(?i)换货|换一|换个|换成|调换|exchange|replace|swap")
+_RETURN = re.compile(r"(?i)退货|退掉|退回|寄回|退了|\breturn")
+_REFUND = re.compile(r"(?i)退款|退钱|refund|money back")
+_CANCEL = re.compile(r"(?i)取消|撤销|\bcancel")
+
+
+def _return_action(user_text: str, lang: Lang) -> str:
+    for rx, zh, en in (
+        (_REFUND, "申请退款", "a refund"),
+        (_RETURN, "申请退货", "a return"),
+        (_EXCHANGE, "申请换货", "an exchange"),
+        (_CANCEL, "申请取消订单", "a cancellation"),
+    ):
+        if rx.search(user_text):
+            return zh if lang == "zh" else en
+    return "申请退货" if lang == "zh" else "a return"
+
+
+_PANGU_AFTER = re.compile(r"([\u4e00-\u9fff])([A-Za-z0-9\[¥$])")
+_PANGU_BEFORE = re.compile(r"([A-Za-z0-9\]])([\u4e00-\u9fff])")
+
+
+def _pangu(s: str) -> str:
+    """Space between CJK and Latin/digits, except inside dates (6月29日, 2026年)."""
+    s = _PANGU_AFTER.sub(
+        lambda m: m[0] if m[1] in "年月" and m[2].isdigit() else f"{m[1]} {m[2]}", s
+    )
+    return _PANGU_BEFORE.sub(
+        lambda m: m[0] if m[1].isdigit() and m[2] in "年月日号" else f"{m[1]} {m[2]}", s
+    )
+
+
+def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
+    if s.order and s.product:
+        subject = f"订单 {s.order} 的{s.product}"
+    else:
+        subject = f"订单 {s.order}" if s.order else s.product
+    if subject and s.amount:
+        subject += f"（{s.amount}）"
+    of = f"{subject}的" if subject else ""
+    about = f"就{subject}" if subject else ""
+    detail = s.question or s.reason
+    heads = {
+        Intent.RETURN_REQUEST: _return_action(user_text, "zh"),
+        Intent.REFUND_STATUS: f"查询{of}退款进度",
+        Intent.TRACKING_INQUIRY: f"查询{of}物流进度",
+        Intent.COMPLAINT: "进行投诉",
+        Intent.PRODUCT_CONSULT: f"咨询{subject or '商品'}"
+        + (f"：{s.question}" if s.question else ""),
+        Intent.INVOICE: f"申请为{subject}开具发票" if subject else "咨询发票事宜",
+        Intent.ACCOUNT: "咨询账号问题" + (f"：{detail}" if detail else ""),
+        Intent.OTHER: f"咨询{of}相关事宜" if subject else "进行了一般咨询",
+    }
+    head = heads[intent]
+    if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
+        head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
+    verb = {
+        Intent.TRACKING_INQUIRY: "送达",
+        Intent.RETURN_REQUEST: "到账",
+        Intent.REFUND_STATUS: "到账",
+    }
+    tail = "".join(
+        (
+            f"，退款编号 {s.refund}" if s.refund else "",
+            f"，运单号 {s.tracking}" if s.tracking else "",
+            f"，预计{s.eta}{verb.get(intent, '处理')}" if s.eta else "",
+        )
+    )
+    return _pangu("用户" + head + tail)
+
+
+_DURATION_EN = re.compile(r"(?i)\b(?:days?|weeks?|hours?|months?)\b")
+_RELATIVE_EN = re.compile(r"(?i)^(?:today|tonight|tomorrow|next|this)\b")
+
+
+def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
+    extras = ", ".join(x for x in (s.product, s.amount) if x)
+    if s.order:
+        subject = f"order {s.order}" + (f" ({extras})" if extras else "")
+    else:
+        subject = f"the {s.product}" + (f" ({s.amount})" if s.amount else "") if s.product else ""
+    because = f" because {s.reason}" if s.reason else ""
+    detail = s.question or s.reason
+    heads = {
+        Intent.RETURN_REQUEST: f"requested {_return_action(user_text, 'en')}"
+        + (f" for {subject}" if subject else "")
+        + because,
+        Intent.REFUND_STATUS: "asked about the refund status"
+        + (f" of {subject}" if subject else ""),
+        Intent.TRACKING_INQUIRY: "asked about the delivery" + (f" of {subject}" if subject else ""),
+        Intent.COMPLAINT: "complained" + (f" about {subject}" if subject else "") + because,
+        Intent.PRODUCT_CONSULT: f"asked about {subject or 'a product'}"
+        + (f": {s.question}" if s.question else ""),
+        Intent.INVOICE: "requested an invoice" + (f" for {subject}" if subject else ""),
+        Intent.ACCOUNT: "asked for help with their account" + (f": {detail}" if detail else ""),
+        Intent.OTHER: "contacted customer service" + (f" about {subject}" if subject else ""),
+    }
+    tail = ""
+    if s.refund:
+        tail += f"; refund {s.refund}"
+    if s.tracking:
+        tail += f"; tracking number {s.tracking}"
+    if s.eta:
+        prep = (
+            "within "
+            if _DURATION_EN.search(s.eta)
+            else ("" if _RELATIVE_EN.match(s.eta) else "by ")
+        )
+        tail += f"; expected {prep}{s.eta}"
+    return "The user " + heads[intent].rstrip(" ?.") + tail + "."
+
+
+# --------------------------------------------------------------------------- summarise
+
+
+def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSummary:
+    """Summarise one session's transcript into a masked record plus the user's clear PII.
+
+    Raises :class:`~policies.errors.InvalidUserId` for a bad ``user_id``,
+    :class:`~policies.errors.InvalidField` for a bad ``session_id``, and
+    :class:`~policies.errors.InvalidText` for a transcript without a non-empty
+    user turn or with a turn that fails :func:`~policies.validation.check_text`.
+    """
+    check_user_id(user_id)
+    if not check_field_length("session_id", session_id, MAX_ID_CHARS).strip():
+        raise InvalidText("session_id is empty", field="session_id")
+    text, spans = _prepare(turns)
+    user_spans = [s for s in spans if s.role == "user"]
+    user_text = "\n".join(text[s.start : s.end] for s in user_spans)
+    language = detect_language(user_text)
+    entities = extract_entities(text)
+    intent = classify_turns([text[s.start : s.end] for s in user_spans])
+    pii = [
+        PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
+        for s in user_spans
+        for m in find_pii(text[s.start : s.end])
+    ]
+    slots = _slots(text, spans, entities, language)
+    sentence = (_sentence_zh if language == "zh" else _sentence_en)(intent.label, slots, user_text)
+    unique = {(e.type, e.text): e for e in reversed(entities)}.values()  # first occurrence wins
+    return SessionSummary(
+        user_id=user_id,
+        session_id=session_id,
+        intent=intent.label,
+        intent_confidence=intent.confidence,
+        entities=sorted(unique, key=lambda e: e.start),
+        occurred_at=_occurred_at(turns),
+        summary_text=sentence,
+        language=language,
+        pii=pii,
+    )
