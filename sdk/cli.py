@@ -14,7 +14,12 @@ from rich.table import Table
 from policies.errors import DualtrackError
 from sdk.client import MemoryClient
 from structured_memory import migrate as migrations
-from structured_memory.cross_user import pending_rotation, rotate_keys
+from structured_memory.cross_user import (
+    count_expired,
+    pending_rotation,
+    rotate_keys,
+    sweep_expired,
+)
 from structured_memory.pii.keyring import PiiKey
 
 app = typer.Typer(help="dualtrack: user memory infrastructure for agents.", no_args_is_help=True)
@@ -84,6 +89,36 @@ def rotate_keys_command(
         f"re-encrypted {report.reencrypted} entries with key {mem.cipher.ring.active.key_id}; "
         f"{report.remaining} remaining"
     )
+
+
+@app.command()
+def sweep(
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
+    ] = 1000,
+) -> None:
+    """Delete expired fragments and facts (reads never return them anyway)."""
+    try:
+        with _client() as mem:
+            now = datetime.now(UTC)
+            total = count_expired(mem.database, now)
+            with Progress(
+                TextColumn("sweeping"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+            ) as bar:
+                task = bar.add_task("sweep", total=total)
+                report = sweep_expired(
+                    mem.database,
+                    now,
+                    batch_size=batch_size,
+                    progress=lambda n: bar.advance(task, n),
+                )
+    except DualtrackError as exc:
+        _fail(exc)
+    console.print(f"swept {report.fragments} fragments and {report.facts} facts")
 
 
 @app.command()

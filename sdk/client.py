@@ -10,13 +10,18 @@ embedded server stops when the last process using its data dir exits.
 from __future__ import annotations
 
 import threading
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
 from policies.errors import DatabaseUnavailable
+from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
+from policies.ttl import MemoryKind
+from sdk.memories import Memories, MemoryInput, SearchResults
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
 from structured_memory import migrate
@@ -29,7 +34,10 @@ from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
 from structured_memory.repositories.facts import FactRepository
+from structured_memory.repositories.fragments import FragmentLedger
 from structured_memory.repositories.profile import ProfileRepository
+from unstructured_memory.embedders.registry import create_embedder
+from unstructured_memory.index.registry import create_index
 
 __all__ = ["Health", "MemoryClient"]
 
@@ -63,6 +71,7 @@ class _Runtime:
     links: BusinessLinkRepository
     facts: FactRepository
     vault: PiiVault
+    memories: Memories
 
 
 class MemoryClient:
@@ -110,14 +119,26 @@ class MemoryClient:
             db.dispose()
             raise
         cipher = PiiCipher(ring)
+        vault = PiiVault(db, cipher)
+        memories = Memories(
+            db=db,
+            ledger=FragmentLedger(db),
+            vault=vault,
+            index=create_index(s.index, s.index_config, transaction=db.transaction),
+            embedder=create_embedder(s.embedder, s.embedder_config),
+            ttl=s.ttl,
+            preset=s.search_preset,
+            scope_for=self.scope,
+        )
         return _Runtime(
             db=db,
             cipher=cipher,
             profiles=ProfileRepository(db),
             devices=DeviceRepository(db),
             links=BusinessLinkRepository(db),
-            facts=FactRepository(db),
-            vault=PiiVault(db, cipher),
+            facts=FactRepository(db, s.ttl),
+            vault=vault,
+            memories=memories,
         )
 
     def _key_ring(self) -> KeyRing:
@@ -165,6 +186,66 @@ class MemoryClient:
     def pii(self) -> Pii:
         """The encrypted PII vault."""
         return Pii(self._rt().vault, self.scope)
+
+    def write(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        lifecycle_policy: LifecyclePolicy,
+        session_id: str | None = None,
+        occurred_at: datetime | None = None,
+        metadata: dict[str, Any] | None = None,
+        kind: MemoryKind = MemoryKind.NOTE,
+        private: bool = False,
+    ) -> uuid.UUID:
+        """Store one memory under a lifecycle policy (required) and return its id.
+
+        PII in ``text`` is masked in the stored text and kept encrypted in the
+        vault. ``private`` hides the memory from other agents.
+        """
+        return self._rt().memories.write(
+            user_id,
+            text,
+            lifecycle_policy=lifecycle_policy,
+            session_id=session_id,
+            occurred_at=occurred_at,
+            metadata=metadata,
+            kind=kind,
+            private=private,
+        )
+
+    def write_many(
+        self, items: Iterable[MemoryInput], *, batch_size: int = 256, progress: bool = True
+    ) -> list[uuid.UUID]:
+        """Bulk import, one transaction per batch, with a progress bar."""
+        return self._rt().memories.write_many(items, batch_size=batch_size, progress=progress)
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        limit: int = 5,
+        alpha: float | None = None,
+        preset: str | None = None,
+        intents: Iterable[str] | None = None,
+        occurred_after: datetime | None = None,
+        occurred_before: datetime | None = None,
+        session_id: str | None = None,
+    ) -> SearchResults:
+        """Hybrid BM25 + vector search of the user's live memories, best first."""
+        return self._rt().memories.search(
+            user_id,
+            query,
+            limit=limit,
+            alpha=alpha,
+            preset=preset,
+            intents=intents,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            session_id=session_id,
+        )
 
     def forget_user(self, user_id: str) -> bool:
         """Erase everything stored about the user, in one transaction."""

@@ -12,13 +12,17 @@ from typing import Any
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from policies.ttl import TTLConfig
+
 __all__ = ["Settings"]
 
 
 class Settings(BaseSettings):
     """Deployment settings; environment prefix ``DUALTRACK_``."""
 
-    model_config = SettingsConfigDict(env_prefix="DUALTRACK_", extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix="DUALTRACK_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
 
     postgres_dsn: SecretStr | None = Field(
         default=None,
@@ -44,6 +48,27 @@ class Settings(BaseSettings):
     pool_size: int = Field(default=5, ge=1, le=100, description="Connections kept per process.")
     statement_timeout_ms: int = Field(
         default=30_000, ge=0, description="Server-side statement timeout (0: none)."
+    )
+
+    embedder: str = Field(
+        default="hashing",
+        description="Embedder name: hashing (offline default), sentence-transformers, openai.",
+    )
+    embedder_config: dict[str, Any] = Field(
+        default_factory=dict,
+        description='The embedder\'s settings as JSON, e.g. {"model_path": "/models/bge"}.',
+    )
+    index: str = Field(default="pgvector", description="Search index backend: pgvector.")
+    index_config: dict[str, Any] = Field(
+        default_factory=dict, description="The index backend's settings as JSON."
+    )
+    search_preset: str = Field(
+        default="hybrid",
+        description="Default search preset: hybrid, hybrid_ranked, keyword, vector.",
+    )
+    ttl: TTLConfig = Field(
+        default_factory=TTLConfig,
+        description="TTL days, e.g. DUALTRACK_TTL__IMPLICIT_DAYS=7.",
     )
 
     def resolved_data_dir(self) -> Path:

@@ -1,4 +1,4 @@
-"""Operations that span users, on purpose: PII lookup and key rotation.
+"""Operations that span users, on purpose: PII lookup, key rotation, the TTL sweep.
 
 Everything else in dualtrack is confined to one :class:`UserScope`; the
 functions here are for operators and identity resolution, and their callers
@@ -9,15 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from structured_memory.database import Database
 from structured_memory.models import PiiVaultEntry, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed
 from structured_memory.pii.vault import aad_for, vault_kind
 
-__all__ = ["RotationReport", "find_user_ids_by_pii", "pending_rotation", "rotate_keys"]
+__all__ = [
+    "RotationReport",
+    "SweepReport",
+    "count_expired",
+    "find_user_ids_by_pii",
+    "pending_rotation",
+    "rotate_keys",
+    "sweep_expired",
+]
 
 _T = table_of(PiiVaultEntry)
 
@@ -102,3 +111,58 @@ def rotate_keys(
         if progress is not None:
             progress(len(rows))
     return RotationReport(reencrypted=done, remaining=pending_rotation(db, cipher))
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What one sweep removed."""
+
+    fragments: int
+    facts: int
+
+
+def sweep_expired(
+    db: Database,
+    now: datetime,
+    *,
+    batch_size: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> SweepReport:
+    """Delete fragments and facts whose ``expires_at`` has passed, in batches.
+
+    Each batch is one transaction over rows locked with ``SKIP LOCKED``, so
+    several sweepers can run at once. Reads never return expired rows, so the
+    sweep only reclaims space. ``progress`` gets the rows removed per batch.
+    """
+    removed = {"memory_fragment": 0, "memory_fact": 0}
+    for table in removed:
+        while True:
+            with db.transaction() as conn:
+                n = conn.execute(
+                    text(
+                        f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} "
+                        "WHERE expires_at <= :now ORDER BY expires_at LIMIT :n "
+                        "FOR UPDATE SKIP LOCKED)"
+                    ),
+                    {"now": now, "n": batch_size},
+                ).rowcount
+            removed[table] += n
+            if progress is not None and n:
+                progress(n)
+            if n < batch_size:
+                break
+    return SweepReport(fragments=removed["memory_fragment"], facts=removed["memory_fact"])
+
+
+def count_expired(db: Database, now: datetime) -> int:
+    """Fragments and facts past their expiry, not yet swept."""
+    with db.transaction() as conn:
+        return int(
+            conn.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM memory_fragment WHERE expires_at <= :now) + "
+                    "(SELECT count(*) FROM memory_fact WHERE expires_at <= :now)"
+                ),
+                {"now": now},
+            ).scalar_one()
+        )

@@ -84,12 +84,17 @@ class Database:
         return cls(engine)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Connection]:
+    def transaction(self, join: Connection | None = None) -> Iterator[Connection]:
         """A connection in a transaction: committed on success, rolled back on error.
 
-        Raises :class:`DatabaseUnavailable` when the server cannot be reached or
-        drops the connection; other errors propagate unchanged after rollback.
+        With ``join``, the caller's connection is used as it is, so several
+        repository calls form one unit of work. Raises
+        :class:`DatabaseUnavailable` when the server cannot be reached or drops
+        the connection; other errors propagate unchanged after rollback.
         """
+        if join is not None:
+            yield join
+            return
         try:
             with self.engine.begin() as conn:
                 yield conn

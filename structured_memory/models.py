@@ -13,9 +13,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     Boolean,
     CheckConstraint,
+    Computed,
     DateTime,
     Float,
     ForeignKey,
@@ -27,19 +29,22 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
-    text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy import text as sql_text
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from policies.lifecycle import LifecyclePolicy
+from policies.ttl import MemoryKind
 
 __all__ = [
     "Base",
     "BusinessEntityType",
+    "EmbeddingSpace",
     "FactStatus",
     "LinkRole",
     "MemoryFact",
+    "MemoryFragment",
     "PiiVaultEntry",
     "UserBusinessLink",
     "UserDevice",
@@ -101,7 +106,7 @@ NAMING = {
 
 DEFAULT_NOTIFICATION_PREFERENCE = '{"email": true, "wechat": false, "sms": false}'
 
-_NOW = text("now()")
+_NOW = sql_text("now()")
 
 
 class Base(DeclarativeBase):
@@ -134,9 +139,11 @@ class UserProfile(Base):
     timezone: Mapped[str] = mapped_column(String(64), server_default="Asia/Shanghai")
     language: Mapped[str] = mapped_column(String(16), server_default="zh-CN")
     notification_preference: Mapped[dict[str, Any]] = mapped_column(
-        JSONB, server_default=text(f"'{DEFAULT_NOTIFICATION_PREFERENCE}'::jsonb")
+        JSONB, server_default=sql_text(f"'{DEFAULT_NOTIFICATION_PREFERENCE}'::jsonb")
     )
-    attributes: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    attributes: Mapped[dict[str, Any]] = mapped_column(
+        JSONB, server_default=sql_text("'{}'::jsonb")
+    )
     profile_summary: Mapped[str] = mapped_column(Text, server_default="")
     version: Mapped[int] = mapped_column(Integer, server_default="1")
 
@@ -155,7 +162,7 @@ class UserDevice(Base):
     __tablename__ = "user_device"
 
     id: Mapped[uuid.UUID] = mapped_column(
-        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+        UUID(as_uuid=True), primary_key=True, server_default=sql_text("gen_random_uuid()")
     )
     user_id: Mapped[str] = _user_fk()
     fingerprint: Mapped[str] = mapped_column(String(64))
@@ -164,7 +171,7 @@ class UserDevice(Base):
     first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     last_active: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     verified_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    is_trusted: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    is_trusted: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
 
     __table_args__ = (
         UniqueConstraint("user_id", "fingerprint"),
@@ -179,7 +186,7 @@ class UserBusinessLink(Base):
     __tablename__ = "user_business_link"
 
     id: Mapped[uuid.UUID] = mapped_column(
-        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+        UUID(as_uuid=True), primary_key=True, server_default=sql_text("gen_random_uuid()")
     )
     user_id: Mapped[str] = _user_fk()
     entity_type: Mapped[str] = mapped_column(String(16))
@@ -187,7 +194,7 @@ class UserBusinessLink(Base):
     role: Mapped[str] = mapped_column(String(16))
     effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     effective_to: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=text("'infinity'")
+        DateTime(timezone=True), server_default=sql_text("'infinity'")
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
 
@@ -205,7 +212,7 @@ class MemoryFact(Base):
     __tablename__ = "memory_fact"
 
     id: Mapped[uuid.UUID] = mapped_column(
-        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+        UUID(as_uuid=True), primary_key=True, server_default=sql_text("gen_random_uuid()")
     )
     user_id: Mapped[str] = _user_fk()
     key: Mapped[str] = mapped_column(String(128))
@@ -226,7 +233,7 @@ class MemoryFact(Base):
         CheckConstraint(_in("policy", LifecyclePolicy), name="policy_known"),
         CheckConstraint(_in("status", FactStatus), name="status_known"),
         CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_unit"),
-        Index(None, "expires_at", postgresql_where=text("expires_at IS NOT NULL")),
+        Index(None, "expires_at", postgresql_where=sql_text("expires_at IS NOT NULL")),
     )
 
 
@@ -251,4 +258,73 @@ class PiiVaultEntry(Base):
         Index(None, "kind", "blind_index"),
         Index(None, "key_id"),
         Index(None, "user_id"),
+    )
+
+
+class MemoryFragment(Base):
+    """The ledger of the unstructured track: one row per fragment, the system of record.
+
+    ``text`` is PII-masked; ``index_text`` holds its space-joined tokens and
+    ``tsv`` their lexemes (exactly, no parser in between). The embedding is
+    kept here too, so any search index can be rebuilt without re-embedding.
+    """
+
+    __tablename__ = "memory_fragment"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=sql_text("gen_random_uuid()")
+    )
+    user_id: Mapped[str] = _user_fk()
+    agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    private: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
+    session_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    sandbox_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), nullable=True)
+    kind: Mapped[str] = mapped_column(String(24))
+    policy: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    index_text: Mapped[str] = mapped_column(Text)
+    tsv: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed("array_to_tsvector(string_to_array(index_text, ' '))", persisted=True)
+    )
+    token_count: Mapped[int] = mapped_column(Integer)
+    entities: Mapped[list[Any]] = mapped_column(JSONB, server_default=sql_text("'[]'::jsonb"))
+    intent: Mapped[str] = mapped_column(String(32), server_default="other")
+    confidence: Mapped[float] = mapped_column(Float, server_default="1.0")
+    status: Mapped[str] = mapped_column(String(24), server_default=FactStatus.ACTIVE.value)
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    metadata_: Mapped[dict[str, Any]] = mapped_column(
+        "metadata", JSONB, server_default=sql_text("'{}'::jsonb")
+    )
+    embedding: Mapped[Any] = mapped_column(Vector(), nullable=True)
+    embedding_model: Mapped[str | None] = mapped_column(String(128), nullable=True)
+
+    __table_args__ = (
+        CheckConstraint(_in("kind", MemoryKind), name="kind_known"),
+        CheckConstraint(_in("policy", LifecyclePolicy), name="policy_known"),
+        CheckConstraint(_in("status", FactStatus), name="status_known"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_unit"),
+        CheckConstraint("jsonb_typeof(metadata) = 'object'", name="metadata_object"),
+        Index(None, "user_id", "occurred_at"),
+        Index(None, "user_id", "session_id"),
+        Index(None, "tsv", postgresql_using="gin"),
+        Index(None, "expires_at", postgresql_where=sql_text("expires_at IS NOT NULL")),
+    )
+
+
+class EmbeddingSpace(Base):
+    """The one embedding model (and its dimension) the stored vectors belong to."""
+
+    __tablename__ = "embedding_space"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, server_default="1")
+    model: Mapped[str] = mapped_column(String(128))
+    dimensions: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (
+        CheckConstraint("id = 1", name="single_row"),
+        CheckConstraint("dimensions > 0", name="dimensions_positive"),
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import jieba
 
-__all__ = ["index_text", "load_user_dict", "segment", "tokens"]
+__all__ = ["MAX_TOKEN_CHARS", "index_text", "load_user_dict", "segment", "tokens"]
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -28,6 +28,9 @@ _state: dict[str, jieba.Tokenizer] = {}
 _extra_dicts: list[Path] = []
 
 _WORD_RE = re.compile(r"\w", re.UNICODE)
+
+MAX_TOKEN_CHARS = 64
+"""Longer tokens (a pasted hash, a run of one letter) are not indexed."""
 
 
 def _build() -> jieba.Tokenizer:
@@ -76,13 +79,14 @@ def _cached_tokens(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for raw in _get().lcut(unicodedata.normalize("NFKC", text)):
         tok = raw.strip().lower()
-        if tok and _WORD_RE.search(tok):
+        if tok and len(tok) <= MAX_TOKEN_CHARS and _WORD_RE.search(tok):
             out.append(tok)
     return tuple(out)
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased, NFKC-normalised word tokens of ``text``; punctuation dropped.
+    """Lower-cased, NFKC-normalised word tokens of ``text``; punctuation and
+    tokens over :data:`MAX_TOKEN_CHARS` dropped.
 
     This is the one tokenisation used for keyword indexing and for queries, so
     that both sides of a keyword match agree.

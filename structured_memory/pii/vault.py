@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import Connection, delete, select
 from sqlalchemy.exc import IntegrityError
 
 from policies.errors import InvalidField, RecordNotFound, UserNotFound
@@ -55,11 +55,14 @@ class PiiVault:
         self._db = db
         self._cipher = cipher
 
-    def store(self, scope: UserScope, kind: str, value: str) -> VaultRef:
+    def store(
+        self, scope: UserScope, kind: str, value: str, *, join: Connection | None = None
+    ) -> VaultRef:
         """Encrypt and store ``value``; an equal value of the same kind is stored once.
 
-        Raises :class:`InvalidField` for an unknown kind, :class:`InvalidText`
-        for an empty or oversized value, :class:`UserNotFound` without a profile.
+        ``join`` makes the write part of the caller's transaction. Raises
+        :class:`InvalidField` for an unknown kind, :class:`InvalidText` for an
+        empty or oversized value, :class:`UserNotFound` without a profile.
         """
         kind = vault_kind(kind)
         value = check_text(value, field="value", max_bytes=MAX_PII_BYTES)
@@ -67,7 +70,7 @@ class PiiVault:
         entry_id = uuid.uuid4()
         sealed = self._cipher.seal(value, aad=aad_for(entry_id, scope.user_id, kind))
         try:
-            with self._db.transaction() as conn:
+            with self._db.transaction(join) as conn:
                 existing = conn.execute(
                     select(_T.c.id).where(
                         _T.c.user_id == scope.user_id,

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# scripts/weaviate.sh — build and run a real, single-node Weaviate on loopback.
+#
+# Usage (Make-style targets):
+#   scripts/weaviate.sh build    # go install weaviate-server once into the shared cache (slow, cold)
+#   scripts/weaviate.sh start    # build if needed, start on 127.0.0.1, wait until ready
+#   scripts/weaviate.sh stop     # SIGTERM via pid file, bounded wait, then SIGKILL
+#   scripts/weaviate.sh status   # prints "ready"/"not ready" for the configured port (exit 0/1)
+#   scripts/weaviate.sh path     # prints the binary path
+#
+# Environment (all optional):
+#   WEAVIATE_VERSION            module version to build            (default v1.39.3)
+#   DUALTRACK_WEAVIATE_BIN_DIR  where the binary is installed       (default
+#                               ${XDG_CACHE_HOME:-$HOME/.cache}/dualtrack/weaviate/$WEAVIATE_VERSION/bin,
+#                               outside the work tree so a fresh clone — e.g. CI's — reuses it)
+#   WEAVIATE_PORT               REST port                           (default 8080)
+#   WEAVIATE_GRPC_PORT          gRPC port                           (default 50051)
+#   WEAVIATE_DATA_DIR           data dir, WIPED at start            (default .cache/weaviate/data-$WEAVIATE_PORT)
+#   WEAVIATE_RUN_DIR            pid and log files                   (default .cache/weaviate/run)
+#   WEAVIATE_READY_TIMEOUT      seconds to wait for readiness       (default 120)
+#   WEAVIATE_STOP_TIMEOUT       seconds between SIGTERM and SIGKILL (default 30)
+#   WEAVIATE_QUERY_DEFAULTS_LIMIT                                   (default 25)
+#   WEAVIATE_OBJECTS_TTL_DELETE_SCHEDULE  cron for the object-TTL sweeper (default "@every 1m")
+#
+# Derived ports (so instances side by side don't collide), with P=$WEAVIATE_PORT:
+#   gossip P+100, data P+101, raft P+200, raft internal RPC P+201.
+#   e.g. 8080 -> 8180/8181/8280/8281 and 8090 -> 8190/8191/8290/8291.
+#
+# Examples:
+#   scripts/weaviate.sh start && pytest -m weaviate; scripts/weaviate.sh stop
+#   WEAVIATE_PORT=8090 WEAVIATE_GRPC_PORT=50061 scripts/weaviate.sh start
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WEAVIATE_VERSION="${WEAVIATE_VERSION:-v1.39.3}"
+BIN_DIR="${DUALTRACK_WEAVIATE_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dualtrack/weaviate/${WEAVIATE_VERSION}/bin}"
+BIN="${BIN_DIR}/weaviate-server"
+# The gse tokenizer (gse_ch) finds its dictionary through its own source path, which
+# -trimpath makes relative ("github.com/go-ego/gse@vX/data/dict/zh/..."): the build copies
+# that dictionary under GSE_ROOT and the server runs with GSE_ROOT as its working directory.
+GSE_ROOT="${BIN_DIR}/gse-root"
+PORT="${WEAVIATE_PORT:-8080}"
+GRPC_PORT="${WEAVIATE_GRPC_PORT:-50051}"
+DATA_DIR="${WEAVIATE_DATA_DIR:-${REPO_ROOT}/.cache/weaviate/data-${PORT}}"
+RUN_DIR="${WEAVIATE_RUN_DIR:-${REPO_ROOT}/.cache/weaviate/run}"
+PID_FILE="${RUN_DIR}/weaviate-${PORT}.pid"
+LOG_FILE="${RUN_DIR}/weaviate-${PORT}.log"
+READY_TIMEOUT="${WEAVIATE_READY_TIMEOUT:-120}"
+STOP_TIMEOUT="${WEAVIATE_STOP_TIMEOUT:-30}"
+READY_URL="http://127.0.0.1:${PORT}/v1/.well-known/ready"
+
+log() { printf '[weaviate] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+find_go() {
+  if command -v go >/dev/null 2>&1; then
+    command -v go
+  elif [[ -x /usr/local/go/bin/go ]]; then
+    printf '%s\n' /usr/local/go/bin/go
+  else
+    die "go toolchain not found (need Go >= 1.26 on PATH or at /usr/local/go/bin/go)"
+  fi
+}
+
+is_ready() {
+  local code
+  code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$READY_URL" 2>/dev/null || true)"
+  [[ "$code" == "200" ]]
+}
+
+running_pid() {
+  # Prints the pid from the pid file when that process is alive.
+  local pid
+  [[ -f "$PID_FILE" ]] || return 1
+  pid="$(<"$PID_FILE")"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  printf '%s\n' "$pid"
+}
+
+cmd_build() {
+  if [[ -x "$BIN" ]]; then
+    log "binary present: $BIN (${WEAVIATE_VERSION})"
+    ensure_gse_dict
+    return 0
+  fi
+  local go start end
+  go="$(find_go)"
+  mkdir -p "$BIN_DIR"
+  log "building weaviate-server ${WEAVIATE_VERSION} into ${BIN_DIR} (cold: downloads modules and compiles, many minutes)"
+  log "GOMODCACHE=$("$go" env GOMODCACHE) GOCACHE=$("$go" env GOCACHE)"
+  start="$(date +%s)"
+  # Build into a temp GOBIN, then rename: an interrupted build never leaves a half binary.
+  # The full go output goes to a log; progress lines are printed every 50 packages.
+  local tmp_bin build_log
+  tmp_bin="$(mktemp -d "${BIN_DIR}/.build.XXXXXX")"
+  build_log="${BIN_DIR}/build.log"
+  if ! CGO_ENABLED=0 GOBIN="$tmp_bin" \
+      "$go" install -v -trimpath "github.com/weaviate/weaviate/cmd/weaviate-server@${WEAVIATE_VERSION}" 2>&1 \
+      | tee "$build_log" \
+      | awk '{ n++; if (n % 50 == 0) { printf "[weaviate] ... %d lines of go output (last: %s)\n", n, $0; fflush() } }'; then
+    rm -rf "$tmp_bin"
+    log "go install failed; tail of ${build_log}:"
+    grep -v '^go: downloading' "$build_log" | tail -n 20 >&2 || true
+    exit 1
+  fi
+  [[ -x "${tmp_bin}/weaviate-server" ]] || { rm -rf "$tmp_bin"; die "go install produced no binary"; }
+  mv -f "${tmp_bin}/weaviate-server" "$BIN"
+  rm -rf "$tmp_bin"
+  end="$(date +%s)"
+  log "built $BIN in $((end - start)) s ($(du -h "$BIN" | cut -f1))"
+  ensure_gse_dict
+}
+
+ensure_gse_dict() {
+  local go gse_ver src dst
+  go="$(find_go)"
+  gse_ver="$("$go" version -m "$BIN" | awk '$1 == "dep" && $2 == "github.com/go-ego/gse" { print $3 }')"
+  [[ -n "$gse_ver" ]] || die "cannot read the gse version from $BIN"
+  dst="${GSE_ROOT}/github.com/go-ego/gse@${gse_ver}/data/dict/zh"
+  [[ -s "${dst}/s_1.txt" && -s "${dst}/t_1.txt" ]] && return 0
+  src="$("$go" env GOMODCACHE)/github.com/go-ego/gse@${gse_ver}/data/dict/zh"
+  if [[ ! -s "${src}/s_1.txt" ]]; then
+    log "downloading github.com/go-ego/gse@${gse_ver} for its zh dictionary"
+    (cd "$BIN_DIR" && GOFLAGS=-mod=mod "$go" mod download "github.com/go-ego/gse@${gse_ver}")
+  fi
+  [[ -s "${src}/s_1.txt" ]] || die "gse zh dictionary not found at $src"
+  log "copying the gse zh dictionary to $dst"
+  rm -rf "${dst}.tmp"
+  mkdir -p "$(dirname "$dst")"
+  cp -R "$src" "${dst}.tmp"
+  chmod -R u+w "${dst}.tmp"
+  rm -rf "$dst"
+  mv "${dst}.tmp" "$dst"
+}
+
+cmd_start() {
+  local pid
+  if pid="$(running_pid)"; then
+    if is_ready; then
+      log "already running (pid $pid) on port $PORT"
+      return 0
+    fi
+    die "pid $pid from $PID_FILE is alive but not ready on port $PORT; run '$0 stop' first"
+  fi
+  if is_ready; then
+    die "something else already answers on port $PORT"
+  fi
+  cmd_build
+
+  mkdir -p "$RUN_DIR"
+  rm -rf "$DATA_DIR"
+  mkdir -p "$DATA_DIR"
+  DATA_DIR="$(cd "$DATA_DIR" && pwd)"
+  RUN_DIR="$(cd "$RUN_DIR" && pwd)"
+  LOG_FILE="${RUN_DIR}/weaviate-${PORT}.log"
+  PID_FILE="${RUN_DIR}/weaviate-${PORT}.pid"
+  : >"$LOG_FILE"
+
+  log "starting on 127.0.0.1:${PORT} (grpc ${GRPC_PORT}, gossip $((PORT + 100)), data $((PORT + 101)), raft $((PORT + 200))/$((PORT + 201))), data ${DATA_DIR}, log ${LOG_FILE}"
+  # setsid: own session and process group, so stopping it never signals the caller.
+  # The working directory is GSE_ROOT (see above).
+  (cd "$GSE_ROOT" && exec env \
+    AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=true \
+    AUTHORIZATION_ENABLE_RBAC=false \
+    DEFAULT_VECTORIZER_MODULE=none \
+    ENABLE_MODULES= \
+    API_BASED_MODULES_DISABLED=true \
+    DISABLE_TELEMETRY=true \
+    GO_PROFILING_DISABLE=true \
+    PERSISTENCE_DATA_PATH="$DATA_DIR" \
+    QUERY_DEFAULTS_LIMIT="${WEAVIATE_QUERY_DEFAULTS_LIMIT:-25}" \
+    ENABLE_TOKENIZER_GSE_CH=true \
+    OBJECTS_TTL_DELETE_SCHEDULE="${WEAVIATE_OBJECTS_TTL_DELETE_SCHEDULE:-@every 1m}" \
+    GRPC_PORT="$GRPC_PORT" \
+    CLUSTER_HOSTNAME=dualtrack-node1 \
+    CLUSTER_ADVERTISE_ADDR=127.0.0.1 \
+    CLUSTER_BIND_ADDR=127.0.0.1 \
+    CLUSTER_GOSSIP_BIND_PORT="$((PORT + 100))" \
+    CLUSTER_DATA_BIND_PORT="$((PORT + 101))" \
+    RAFT_PORT="$((PORT + 200))" \
+    RAFT_INTERNAL_RPC_PORT="$((PORT + 201))" \
+    RAFT_JOIN=dualtrack-node1 \
+    RAFT_BOOTSTRAP_EXPECT=1 \
+    LOG_FORMAT=text \
+    setsid "$BIN" --scheme http --host 127.0.0.1 --port "$PORT" \
+      </dev/null >>"$LOG_FILE" 2>&1) &
+  pid=$!
+  printf '%s\n' "$pid" >"$PID_FILE"
+
+  local waited=0
+  while ((waited < READY_TIMEOUT)); do
+    if is_ready; then
+      log "ready on port $PORT after ~${waited} s (pid $pid)"
+      if grep -q 'tokenizer=gse_ch' "$LOG_FILE"; then
+        log "warning: the gse_ch tokenizer failed to load:"
+        grep 'tokenizer=gse_ch' "$LOG_FILE" >&2 || true
+      fi
+      return 0
+    fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "process $pid exited before becoming ready; log tail:"
+      tail -n 40 "$LOG_FILE" >&2 || true
+      rm -f "$PID_FILE"
+      exit 1
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  log "not ready after ${READY_TIMEOUT} s; log tail:"
+  tail -n 40 "$LOG_FILE" >&2 || true
+  cmd_stop || true
+  exit 1
+}
+
+cmd_stop() {
+  local pid
+  if ! pid="$(running_pid)"; then
+    log "not running on port $PORT (no live pid in $PID_FILE)"
+    rm -f "$PID_FILE"
+    return 0
+  fi
+  log "stopping pid $pid (SIGTERM)"
+  kill -TERM "$pid" 2>/dev/null || true
+  local waited=0
+  while kill -0 "$pid" 2>/dev/null && ((waited < STOP_TIMEOUT * 10)); do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "still alive after ${STOP_TIMEOUT} s; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.5
+  fi
+  rm -f "$PID_FILE"
+  log "stopped"
+}
+
+cmd_status() {
+  if is_ready; then
+    printf 'ready: %s (pid %s)\n' "$READY_URL" "$(running_pid || echo '?')"
+  else
+    printf 'not ready: %s\n' "$READY_URL"
+    return 1
+  fi
+}
+
+main() {
+  case "${1:-}" in
+    build) cmd_build ;;
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    path) printf '%s\n' "$BIN" ;;
+    *)
+      sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"

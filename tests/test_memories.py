@@ -1,0 +1,291 @@
+"""Unstructured track through the SDK: write, search, PII, TTL, sweep, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text
+
+from policies.errors import InvalidField, InvalidText, PolicyMissing
+from policies.lifecycle import LifecyclePolicy
+from policies.ttl import MemoryKind
+from sdk.client import MemoryClient
+from sdk.memories import MemoryInput
+from sdk.settings import Settings
+from structured_memory.cross_user import sweep_expired
+from unstructured_memory.errors import EmbeddingDimensionMismatch
+
+EXPLICIT = LifecyclePolicy.EXPLICIT
+IMPLICIT = LifecyclePolicy.IMPLICIT
+
+REFUND = (
+    "用户因订单 88231 的比特 S10 Pro 扫地机（1999 元）无法回充申请退款，"
+    "退款编号 RF20260629001，预计 1-3 个工作日到账"
+)
+PURIFIER = "我想买一台空气净化器，预算 2000 元以内，家里有猫"
+TRACKING = "顺丰运单号 SF1234567890 显示包裹还在杭州中转站"
+INVOICE = "请帮我开增值税专用发票，抬头是上海某某科技有限公司"
+
+
+def _count(mem: MemoryClient, sql: str, **params: object) -> int:
+    with mem.database.transaction() as conn:
+        return int(conn.execute(text(sql), params).scalar_one())
+
+
+@pytest.fixture
+def shop(mem: MemoryClient) -> MemoryClient:
+    for t in (REFUND, PURIFIER, TRACKING, INVOICE):
+        mem.write("buyer-001", t, lifecycle_policy=IMPLICIT, session_id="s-1")
+    mem.write(
+        "buyer-002", "退款到账了吗？我的订单 99999 退款 RF20260101999", lifecycle_policy=IMPLICIT
+    )
+    return mem
+
+
+def test_refund_question_finds_the_refund_record(shop: MemoryClient) -> None:
+    hits = shop.search("buyer-001", "退款到账了吗", limit=3)
+    assert hits[0].text == REFUND
+    assert hits[0].score == pytest.approx(1.0)
+    assert hits[0].keyword_score is not None
+    assert {e["text"] for e in hits[0].entities} >= {"88231", "RF20260629001"}
+    assert shop.search("buyer-001", "SF1234567890 到哪了", limit=1)[0].text == TRACKING
+    assert shop.search("buyer-001", "发票抬头", limit=1)[0].text == INVOICE
+
+
+def test_english_and_mixed_text(mem: MemoryClient) -> None:
+    mem.write(
+        "buyer-en",
+        "The robot vacuum S10 Pro cannot dock; refund requested",
+        lifecycle_policy=IMPLICIT,
+    )
+    mem.write("buyer-en", "Prefers WeChat notifications over email", lifecycle_policy=EXPLICIT)
+    mem.write("buyer-en", "我的 iPhone 15 Pro 还没发货 😡", lifecycle_policy=IMPLICIT)
+    assert mem.search("buyer-en", "vacuum refund", limit=1)[0].text.startswith("The robot vacuum")
+    assert mem.search("buyer-en", "notifications", limit=1)[0].text.startswith("Prefers WeChat")
+    assert "iPhone" in mem.search("buyer-en", "iPhone 发货", limit=1)[0].text
+
+
+def test_search_never_crosses_users(shop: MemoryClient) -> None:
+    for query in ("退款到账了吗 99999", "RF20260101999", "订单"):
+        for hit in shop.search("buyer-001", query, limit=10):
+            assert "99999" not in hit.text
+    other = shop.search("buyer-002", "退款", limit=10)
+    assert len(other) == 1
+    assert "99999" in other[0].text
+    assert shop.search("buyer-003", "退款", limit=10) == []
+
+
+def test_pii_is_masked_in_the_ledger_and_kept_in_the_vault(mem: MemoryClient) -> None:
+    mid = mem.write(
+        "buyer-001",
+        "请记住我的邮箱是 zhang.wei@example.com，手机 13812345678",
+        lifecycle_policy=EXPLICIT,
+    )
+    hit = mem.search("buyer-001", "邮箱", limit=1)[0]
+    assert hit.memory_id == mid
+    assert "zhang.wei@example.com" not in hit.text
+    assert "13812345678" not in hit.text
+    kinds = sorted(ref["kind"] for ref in hit.metadata["pii"])
+    assert kinds == ["email", "phone"]
+    revealed = {mem.pii.reveal("buyer-001", r.id) for r in mem.pii.list("buyer-001")}
+    assert revealed == {"zhang.wei@example.com", "13812345678"}
+    with mem.database.transaction() as conn:
+        row = conn.execute(
+            text("SELECT row_to_json(f)::text FROM memory_fragment f WHERE id = :i"), {"i": mid}
+        ).scalar_one()
+    assert "zhang.wei" not in row
+    assert "13812345678" not in row
+
+
+def test_lifecycle_policy_is_required(mem: MemoryClient) -> None:
+    with pytest.raises(TypeError):
+        mem.write("buyer-001", "记住我喜欢文字说明")  # type: ignore[call-arg]
+    with pytest.raises(PolicyMissing):
+        mem.write("buyer-001", "记住我喜欢文字说明", lifecycle_policy=None)  # type: ignore[arg-type]
+    assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0
+
+
+def test_ttl_follows_policy_and_kind(mem: MemoryClient) -> None:
+    now = datetime.now(UTC)
+    cases = [
+        (EXPLICIT, MemoryKind.NOTE, None),
+        (IMPLICIT, MemoryKind.NOTE, 7),
+        (EXPLICIT, MemoryKind.SESSION_SUMMARY, 7),
+        (EXPLICIT, MemoryKind.INTERACTION_RECORD, 90),
+    ]
+    for policy, kind, days in cases:
+        mid = mem.write("buyer-001", f"{kind} {policy} 测试", lifecycle_policy=policy, kind=kind)
+        with mem.database.transaction() as conn:
+            expires = conn.execute(
+                text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": mid}
+            ).scalar_one()
+        if days is None:
+            assert expires is None
+        else:
+            assert abs(expires - (now + timedelta(days=days))) < timedelta(minutes=1)
+
+
+def test_frequent_users_keep_implicit_memories_thirty_days(mem: MemoryClient) -> None:
+    for s in range(5):
+        mem.write("buyer-001", f"第 {s} 次咨询", lifecycle_policy=EXPLICIT, session_id=f"s-{s}")
+    mid = mem.write("buyer-001", "偏好文字说明", lifecycle_policy=IMPLICIT)
+    with mem.database.transaction() as conn:
+        expires = conn.execute(
+            text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": mid}
+        ).scalar_one()
+    assert expires > datetime.now(UTC) + timedelta(days=29)
+
+
+def test_expired_fragments_are_never_returned_and_swept(shop: MemoryClient) -> None:
+    shop.database.engine.dispose()
+    with shop.database.transaction() as conn:
+        conn.execute(
+            text(
+                "UPDATE memory_fragment SET expires_at = now() - interval '1 second' "
+                "WHERE text LIKE '%RF20260629001%'"
+            )
+        )
+    hits = shop.search("buyer-001", "RF20260629001 退款", limit=10)
+    assert all("RF20260629001" not in h.text for h in hits)
+    report = sweep_expired(shop.database, datetime.now(UTC), batch_size=1)
+    assert report.fragments == 1
+    assert _count(shop, "SELECT count(*) FROM memory_fragment") == 4
+
+
+def test_search_renews_implicit_fragments_it_returns(shop: MemoryClient) -> None:
+    with shop.database.transaction() as conn:
+        conn.execute(text("UPDATE memory_fragment SET expires_at = now() + interval '1 hour'"))
+    hit = shop.search("buyer-001", "空气净化器", limit=1)[0]
+    assert hit.text == PURIFIER
+    with shop.database.transaction() as conn:
+        rows: dict[str, bool] = dict(
+            conn.execute(
+                text(
+                    "SELECT text, expires_at > now() + interval '6 days' FROM memory_fragment "
+                    "WHERE user_id = 'buyer-001'"
+                )
+            ).all()
+        )
+    assert rows[PURIFIER] is True
+    assert rows[INVOICE] is False
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "   \n\t", "长" * 30_000, b"\xff\xfe invalid", "bad \udcff surrogate", "nul \x00 byte"],
+)
+def test_bad_texts_are_typed_errors_and_write_nothing(mem: MemoryClient, bad: object) -> None:
+    with pytest.raises(InvalidText):
+        mem.write("buyer-001", bad, lifecycle_policy=EXPLICIT)  # type: ignore[arg-type]
+    assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0
+    assert _count(mem, "SELECT count(*) FROM pii_vault") == 0
+
+
+def test_one_megabyte_text_is_refused_with_the_limit(mem: MemoryClient) -> None:
+    with pytest.raises(InvalidText) as err:
+        mem.write("buyer-001", "a" * 1_000_000, lifecycle_policy=EXPLICIT)
+    assert err.value.details["limit"] == 64 * 1024
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["'&|!():*", "退款' OR 1=1 --", "a:* & !b", "\\", "(((", "😀", "退款" * 1000],
+)
+def test_hostile_queries_do_not_crash_or_leak(shop: MemoryClient, query: str) -> None:
+    if len(query.encode()) > 4096:
+        with pytest.raises(InvalidText):
+            shop.search("buyer-001", query)
+        return
+    for hit in shop.search("buyer-001", query, limit=10):
+        assert "99999" not in hit.text
+
+
+def test_bad_search_arguments(shop: MemoryClient) -> None:
+    with pytest.raises(InvalidText):
+        shop.search("buyer-001", "  ")
+    with pytest.raises(InvalidField):
+        shop.search("buyer-001", "退款", limit=0)
+    with pytest.raises(InvalidField):
+        shop.search("buyer-001", "退款", alpha=1.5)
+    with pytest.raises(InvalidField):
+        shop.search("buyer-001", "退款", preset="magic")
+
+
+def test_filters_intent_time_and_session(mem: MemoryClient) -> None:
+    t0 = datetime(2026, 6, 1, tzinfo=UTC)
+    mem.write("buyer-001", REFUND, lifecycle_policy=EXPLICIT, occurred_at=t0, session_id="a")
+    mem.write(
+        "buyer-001",
+        TRACKING,
+        lifecycle_policy=EXPLICIT,
+        occurred_at=t0 + timedelta(days=10),
+        session_id="b",
+    )
+    late = mem.search("buyer-001", "订单 包裹 退款", occurred_after=t0 + timedelta(days=1))
+    assert [h.text for h in late] == [TRACKING]
+    early = mem.search("buyer-001", "订单 包裹 退款", occurred_before=t0 + timedelta(days=1))
+    assert [h.text for h in early] == [REFUND]
+    assert [h.text for h in mem.search("buyer-001", "订单 包裹 退款", session_id="b")] == [TRACKING]
+    intent = mem.search("buyer-001", "订单 包裹 退款", limit=1).__getitem__(0).intent
+    only = mem.search("buyer-001", "订单 包裹 退款", intents=[intent])
+    assert {h.intent for h in only} == {intent}
+
+
+def test_private_memories_stay_with_their_agent(mem: MemoryClient, settings: Settings) -> None:
+    mem.write(
+        "buyer-001", "只给退款助手看的备注：用户情绪激动", lifecycle_policy=EXPLICIT, private=True
+    )
+    mem.write("buyer-001", "公开备注：用户情绪平稳", lifecycle_policy=EXPLICIT)
+    assert len(mem.search("buyer-001", "用户情绪", limit=5)) == 2
+    with MemoryClient(settings, agent_id="shopping-agent") as other:
+        seen = other.search("buyer-001", "用户情绪", limit=5)
+    assert [h.text for h in seen] == ["公开备注：用户情绪平稳"]
+
+
+def test_keyword_only_and_vector_only(shop: MemoryClient) -> None:
+    kw = shop.search("buyer-001", "RF20260629001", alpha=0.0, limit=5)
+    assert [h.text for h in kw] == [REFUND]
+    assert kw[0].vector_score is None
+    vec = shop.search("buyer-001", "退款什么时候到账", alpha=1.0, limit=4)
+    assert len(vec) == 4
+    assert all(h.keyword_score is None for h in vec)
+    assert vec[0].text == REFUND
+
+
+def test_write_many_batches_with_positions_in_errors(mem: MemoryClient) -> None:
+    items = [
+        MemoryInput(
+            user_id=f"bulk-{i % 3}",
+            text=f"第 {i} 条记录 订单 {10000 + i}",
+            lifecycle_policy=EXPLICIT,
+        )
+        for i in range(250)
+    ]
+    ids = mem.write_many(items, batch_size=100, progress=False)
+    assert len(set(ids)) == 250
+    assert mem.search("bulk-1", "10007", alpha=0.0, limit=1)[0].text == "第 7 条记录 订单 10007"
+    bad = [*items[:120], MemoryInput(user_id="bulk-0", text="   ", lifecycle_policy=EXPLICIT)]
+    with pytest.raises(InvalidText) as err:
+        mem.write_many(bad, batch_size=100, progress=False)
+    assert err.value.details["item"] == 120
+    assert _count(mem, "SELECT count(*) FROM memory_fragment") == 350
+
+
+@pytest.fixture
+def small_embedder_client(settings: Settings) -> Iterator[MemoryClient]:
+    overrides = {"embedder_config": {"dimensions": 256}}
+    with MemoryClient(Settings(**{**settings.model_dump(), **overrides})) as client:
+        yield client
+
+
+def test_embedder_mismatch_is_a_clear_error(
+    shop: MemoryClient, small_embedder_client: MemoryClient
+) -> None:
+    with pytest.raises(EmbeddingDimensionMismatch) as err:
+        small_embedder_client.search("buyer-001", "退款")
+    assert "1024" in err.value.message
+    assert "256" in err.value.message
+    with pytest.raises(EmbeddingDimensionMismatch):
+        small_embedder_client.write("buyer-001", "退款", lifecycle_policy=EXPLICIT)

@@ -1,0 +1,153 @@
+"""The ``FragmentIndex`` protocol: the search side of the unstructured track.
+
+An index is derived from the fragment ledger in PostgreSQL and can be rebuilt
+from it at any time. Its surface is two methods: ``apply`` takes typed
+operation records (what the outbox delivers), ``search`` takes a typed query
+and the user scope it is confined to. Expiry is decided by the ledger: a hit
+for an expired fragment is dropped when results are hydrated, so an index may
+lag behind expiry without ever returning an expired memory.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from policies.scope import UserScope
+from unstructured_memory.search.presets import SearchConfig
+
+__all__ = [
+    "Delete",
+    "DropUser",
+    "FragmentIndex",
+    "IndexHit",
+    "IndexOp",
+    "IndexedFragment",
+    "SearchFilters",
+    "SearchQuery",
+    "Upsert",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFragment:
+    """What an index stores of one ledger row (the text is already PII-masked)."""
+
+    id: uuid.UUID
+    user_id: str
+    text: str
+    index_text: str
+    vector: Sequence[float]
+    embedding_model: str
+    intent: str
+    occurred_at: datetime
+    expires_at: datetime | None
+    session_id: str | None = None
+    sandbox_id: uuid.UUID | None = None
+    agent_id: str | None = None
+    private: bool = False
+    entities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Upsert:
+    """Insert or replace one fragment (idempotent by fragment id)."""
+
+    scope: UserScope
+    fragment: IndexedFragment
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """Remove one fragment; removing an absent fragment is not an error."""
+
+    scope: UserScope
+    fragment_id: uuid.UUID
+
+
+@dataclass(frozen=True, slots=True)
+class DropUser:
+    """Remove everything the index holds for a user (erasure)."""
+
+    scope: UserScope
+
+
+IndexOp = Upsert | Delete | DropUser
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Restrictions every backend applies inside the user scope.
+
+    ``sandbox_id`` ``None`` searches long-term memory only; a sandbox id
+    searches long-term memory plus that sandbox. ``candidate_ids`` restricts
+    ranking to ids a ledger pre-filter produced. Private fragments are visible
+    only to the agent that wrote them (``agent_id``).
+    """
+
+    intents: frozenset[str] | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    session_id: str | None = None
+    sandbox_id: uuid.UUID | None = None
+    agent_id: str | None = None
+    candidate_ids: frozenset[uuid.UUID] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """A hybrid query: text and its tokens for keywords, a vector for similarity."""
+
+    text: str
+    tokens: tuple[str, ...]
+    vector: Sequence[float]
+    embedding_model: str
+    config: SearchConfig
+    limit: int
+    now: datetime
+    filters: SearchFilters = field(default_factory=SearchFilters)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHit:
+    """One ranked result: the fused score and, where computed, each leg's raw score."""
+
+    fragment_id: uuid.UUID
+    score: float
+    keyword_score: float | None = None
+    vector_score: float | None = None
+
+
+class FragmentIndex(Protocol):
+    """A search index over fragments, always queried inside one user scope."""
+
+    @property
+    def name(self) -> str:
+        """The backend's registry name (``pgvector``, ``weaviate``)."""
+        ...
+
+    @property
+    def derived(self) -> bool:
+        """Whether the index is a copy fed through the outbox (``False``: it reads
+        the ledger itself, so ``apply`` has nothing to copy)."""
+        ...
+
+    def apply(self, ops: Sequence[IndexOp]) -> None:
+        """Apply upserts and deletes, idempotently and in order.
+
+        Raises :class:`IndexUnavailable` when the backend cannot be reached;
+        the caller (the outbox worker) retries later.
+        """
+        ...
+
+    def search(self, scope: UserScope, query: SearchQuery) -> list[IndexHit]:
+        """The best ``query.limit`` hits of the scope's user, best first.
+
+        Never returns another user's fragments. Raises :class:`IndexUnavailable`
+        when the backend cannot be reached and :class:`EmbeddingDimensionMismatch`
+        when the query vector does not fit the stored vectors.
+        """
+        ...
