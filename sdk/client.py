@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -21,7 +21,7 @@ from policies.errors import DatabaseUnavailable
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
-from sdk.memories import Memories, MemoryInput, SearchResults
+from sdk.memories import Memories, MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
 from structured_memory import migrate
@@ -38,6 +38,7 @@ from structured_memory.repositories.fragments import FragmentLedger
 from structured_memory.repositories.profile import ProfileRepository
 from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.index.registry import create_index
+from unstructured_memory.summariser import Turn
 
 __all__ = ["Health", "MemoryClient"]
 
@@ -246,6 +247,12 @@ class MemoryClient:
             occurred_before=occurred_before,
             session_id=session_id,
         )
+
+    def end_session(
+        self, user_id: str, session_id: str, transcript: Sequence[Turn]
+    ) -> SessionRecord:
+        """Summarise the session (rules + NER) into an interaction record and store it."""
+        return self._rt().memories.end_session(user_id, session_id, transcript)
 
     def forget_user(self, user_id: str) -> bool:
         """Erase everything stored about the user, in one transaction."""

@@ -16,6 +16,7 @@ from policies.errors import ConcurrentModificationError, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from structured_memory.cross_user import find_user_ids_by_pii
+from unstructured_memory.summariser import Turn
 
 __all__ = ["run"]
 
@@ -109,10 +110,48 @@ def run(console: Console) -> None:
         console.print(f"按手机号盲索引找回用户 (不解密全表): {found}")
         console.print(f"解密 (vault only): {mem.pii.reveal(USER, ref.id)[:3]}********")
 
+        _unstructured(console, mem)
+
+    with MemoryClient.from_env(agent_id="shopping-agent") as shopping:
+        console.print("另一个智能体 (shopping-agent) 在新会话里认出用户:")
+        table = Table("score", "intent", "memory")
+        for hit in shopping.search(USER, "我的退款到账了吗", limit=3):
+            table.add_row(f"{hit.score:.2f}", hit.intent, hit.text)
+        console.print(table)
+
+    with MemoryClient.from_env(agent_id="refund-agent") as mem:
         h = mem.health()
         console.print(f"health ok={h.ok} schema={h.schema_revision} key={h.active_key_id}")
         mem.forget_user(USER)
         try:
             mem.profiles.get(USER)
         except UserNotFound as exc:
-            console.print(f"forget_user: 画像、设备、关联、事实和密文在一个事务中删除 ({exc.code})")
+            console.print(f"forget_user: 画像、设备、关联、事实、记忆和密文一并删除 ({exc.code})")
+
+
+def _unstructured(console: Console, mem: MemoryClient) -> None:
+    """A session summarised at its end, and implicit notes written during it."""
+    console.rule("[bold]非结构化记忆 (unstructured track)")
+    t = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
+    record = mem.end_session(
+        USER,
+        "session-0629",
+        [
+            Turn("user", "订单 88231 的比特 S10 Pro 扫地机无法回充，我要退款", t),
+            Turn("assistant", "抱歉！请问实付金额是多少？", t + timedelta(minutes=1)),
+            Turn("user", "1999 元。有问题打我电话 13812345678", t + timedelta(minutes=2)),
+            Turn(
+                "assistant",
+                "已提交退款，退款编号 RF20260629001，预计 1-3 个工作日到账",
+                t + timedelta(minutes=3),
+            ),
+        ],
+    )
+    console.print(f"会话结束 → 交互记录 (规则 + NER, 无 LLM): {record.summary.summary_text}")
+    mem.write(
+        USER,
+        "连续三次跳过视频教程，偏好图文说明",
+        lifecycle_policy=LifecyclePolicy.IMPLICIT,
+        session_id="session-0629",
+    )
+    mem.write(USER, "下周出差，暂时不报销", lifecycle_policy=LifecyclePolicy.IMPLICIT)

@@ -32,10 +32,17 @@ from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.base import FragmentIndex, SearchFilters, SearchQuery
 from unstructured_memory.search.presets import PRESETS, SearchConfig
-from unstructured_memory.summariser import analyse_text
+from unstructured_memory.summariser import SessionSummary, Turn, analyse_text, summarise
 from unstructured_memory.tokenize import tokens
 
-__all__ = ["MAX_QUERY_BYTES", "Memories", "MemoryHit", "MemoryInput", "SearchResults"]
+__all__ = [
+    "MAX_QUERY_BYTES",
+    "Memories",
+    "MemoryHit",
+    "MemoryInput",
+    "SearchResults",
+    "SessionRecord",
+]
 
 MAX_QUERY_BYTES = 4096
 """Largest search query accepted, in UTF-8 bytes."""
@@ -75,6 +82,14 @@ class MemoryHit:
     session_id: str | None
     keyword_score: float | None
     vector_score: float | None
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What ``end_session`` stored: the record's id and the summary it came from."""
+
+    memory_id: uuid.UUID
+    summary: SessionSummary
 
 
 class SearchResults(list[MemoryHit]):
@@ -245,6 +260,54 @@ class Memories:
             except InvalidInput as exc:
                 exc.details.setdefault("item", position)
                 raise
+        return self._store(prepared, now)
+
+    def end_session(
+        self, user_id: str, session_id: str, transcript: Sequence[Turn]
+    ) -> SessionRecord:
+        """Summarise a finished session into one interaction record and store it.
+
+        The record is the summariser's one-sentence narrative (rules + NER, no
+        LLM), kind ``interaction_record`` (kept 90 days), policy IMPLICIT since
+        it is inferred; PII found in the user's turns goes to the vault.
+        """
+        self._check_embedding_space()
+        scope = self._scope(user_id)
+        session = check_field_length("session_id", session_id, 128)
+        summary = summarise(scope.user_id, session, list(transcript))
+        words = tokens(summary.summary_text)
+        fragment = NewFragment(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            session_id=session,
+            kind=MemoryKind.INTERACTION_RECORD.value,
+            policy=LifecyclePolicy.IMPLICIT,
+            text=summary.summary_text,
+            index_text=" ".join(words),
+            token_count=len(words),
+            intent=summary.intent.value,
+            occurred_at=summary.occurred_at,
+            expires_at=None,
+            embedding=(),
+            embedding_model=self._embedder.name,
+            entities=[
+                {"type": e.type, "text": e.text, "start": e.start, "end": e.end}
+                for e in summary.entities
+            ],
+            metadata={
+                "source": "end_session",
+                "language": summary.language,
+                "intent_confidence": summary.intent_confidence,
+                "turns": len(transcript),
+            },
+        )
+        (memory_id,) = self._store([(fragment, list(summary.pii))], datetime.now(UTC))
+        return SessionRecord(memory_id=memory_id, summary=summary)
+
+    def _store(
+        self, prepared: Sequence[tuple[NewFragment, list[Any]]], now: datetime
+    ) -> list[uuid.UUID]:
+        """Embed, vault the PII and insert the fragments in one transaction."""
         vectors = self._embedder.embed_documents([f.text for f, _ in prepared])
         frequent = self._frequent_users({f.user_id for f, _ in prepared}, now)
         fragments = []

@@ -289,3 +289,34 @@ def test_embedder_mismatch_is_a_clear_error(
     assert "256" in err.value.message
     with pytest.raises(EmbeddingDimensionMismatch):
         small_embedder_client.write("buyer-001", "退款", lifecycle_policy=EXPLICIT)
+
+
+def test_end_session_stores_a_masked_interaction_record(mem: MemoryClient) -> None:
+    from unstructured_memory.summariser import Turn
+
+    t = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
+    transcript = [
+        Turn("user", "你好，我订单 88231 买的比特 S10 Pro 扫地机无法回充，想退款", t),
+        Turn("assistant", "抱歉给您带来不便，请问付款金额是多少？", t + timedelta(minutes=1)),
+        Turn("user", "1999 元，我的手机是 13812345678", t + timedelta(minutes=2)),
+        Turn(
+            "assistant",
+            "已为您提交退款，退款编号 RF20260629001，预计 1-3 个工作日到账",
+            t + timedelta(minutes=3),
+        ),
+    ]
+    record = mem.end_session("buyer-001", "session-0629", transcript)
+    assert "88231" in record.summary.summary_text
+    assert "RF20260629001" in record.summary.summary_text
+    assert "13812345678" not in record.summary.summary_text
+    hit = mem.search("buyer-001", "上次的退款到账了吗", limit=1)[0]
+    assert hit.memory_id == record.memory_id
+    assert hit.kind == "interaction_record"
+    assert hit.session_id == "session-0629"
+    assert hit.occurred_at == t + timedelta(minutes=3)
+    assert [r.kind for r in mem.pii.list("buyer-001")] == ["phone"]
+    with mem.database.transaction() as conn:
+        expires = conn.execute(
+            text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": record.memory_id}
+        ).scalar_one()
+    assert expires > datetime.now(UTC) + timedelta(days=89)

@@ -23,6 +23,7 @@ import jieba
 __all__ = ["MAX_TOKEN_CHARS", "index_text", "load_user_dict", "segment", "tokens"]
 
 _log = logging.getLogger(__name__)
+jieba.setLogLevel(logging.WARNING)  # spaCy's zh pipeline warms up jieba's global tokenizer
 _lock = threading.Lock()
 _state: dict[str, jieba.Tokenizer] = {}
 _extra_dicts: list[Path] = []
@@ -34,7 +35,6 @@ MAX_TOKEN_CHARS = 64
 
 
 def _build() -> jieba.Tokenizer:
-    jieba.setLogLevel(logging.WARNING)
     tk = jieba.Tokenizer()
     tk.initialize()
     shipped = resources.files("unstructured_memory").joinpath("data/userdict.txt")
