@@ -20,7 +20,12 @@
 #   WEAVIATE_READY_TIMEOUT      seconds to wait for readiness       (default 120)
 #   WEAVIATE_STOP_TIMEOUT       seconds between SIGTERM and SIGKILL (default 30)
 #   WEAVIATE_QUERY_DEFAULTS_LIMIT                                   (default 25)
-#   WEAVIATE_OBJECTS_TTL_DELETE_SCHEDULE  cron for the object-TTL sweeper (default "@every 1m")
+#   WEAVIATE_OBJECTS_TTL_DELETE_SCHEDULE  cron for the object-TTL sweeper (default "@every 1m";
+#                               e.g. "@every 10s" in tests; "" disables it, and then collections
+#                               with an object TTL cannot be created)
+#   WEAVIATE_LOG_LEVEL                                              (default info)
+#   Any other Weaviate variable in the caller's environment (GOMEMLIMIT, LIMIT_RESOURCES, ...)
+#   reaches the server unchanged. Auto-schema is off: a missing collection is an error.
 #
 # Derived ports (so instances side by side don't collide), with P=$WEAVIATE_PORT:
 #   gossip P+100, data P+101, raft P+200, raft internal RPC P+201.
@@ -29,6 +34,19 @@
 # Examples:
 #   scripts/weaviate.sh start && pytest -m weaviate; scripts/weaviate.sh stop
 #   WEAVIATE_PORT=8090 WEAVIATE_GRPC_PORT=50061 scripts/weaviate.sh start
+# As Make targets:
+#   weaviate-build: ; scripts/weaviate.sh build
+#   weaviate-up:    ; scripts/weaviate.sh start
+#   weaviate-down:  ; scripts/weaviate.sh stop
+#
+# Notes:
+#   - v1.39.3 is the newest 1.39.x/1.40.x that builds from the Go module proxy here: v1.39.4..v1.39.7
+#     need github.com/weaviate/sroar v0.0.17/v0.0.18, which the proxy refuses; v1.40.0 is not served.
+#   - The cold build (module download + compile, CGO_ENABLED=0, -trimpath) takes ~5 min on 2 cores
+#     and gives a ~180 MiB binary. GOMODCACHE and GOCACHE stay at Go's defaults (outside the
+#     repo), so any clone on this machine reuses them and the binary.
+#   - REST, gossip and raft listen on 127.0.0.1 only; Weaviate 1.39 has no setting for the host
+#     of its gRPC port and its internal data port (P+101): those listen on all interfaces.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -162,7 +180,7 @@ cmd_start() {
   # The working directory is GSE_ROOT (see above).
   (cd "$GSE_ROOT" && exec env \
     AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=true \
-    AUTHORIZATION_ENABLE_RBAC=false \
+    AUTOSCHEMA_ENABLED=false \
     DEFAULT_VECTORIZER_MODULE=none \
     ENABLE_MODULES= \
     API_BASED_MODULES_DISABLED=true \
@@ -182,6 +200,7 @@ cmd_start() {
     RAFT_INTERNAL_RPC_PORT="$((PORT + 201))" \
     RAFT_JOIN=dualtrack-node1 \
     RAFT_BOOTSTRAP_EXPECT=1 \
+    LOG_LEVEL="${WEAVIATE_LOG_LEVEL:-info}" \
     LOG_FORMAT=text \
     setsid "$BIN" --scheme http --host 127.0.0.1 --port "$PORT" \
       </dev/null >>"$LOG_FILE" 2>&1) &
@@ -200,7 +219,7 @@ cmd_start() {
     fi
     if ! kill -0 "$pid" 2>/dev/null; then
       log "process $pid exited before becoming ready; log tail:"
-      tail -n 40 "$LOG_FILE" >&2 || true
+      tail -n 25 "$LOG_FILE" >&2 || true
       rm -f "$PID_FILE"
       exit 1
     fi
@@ -208,7 +227,7 @@ cmd_start() {
     waited=$((waited + 1))
   done
   log "not ready after ${READY_TIMEOUT} s; log tail:"
-  tail -n 40 "$LOG_FILE" >&2 || true
+  tail -n 25 "$LOG_FILE" >&2 || true
   cmd_stop || true
   exit 1
 }
@@ -253,7 +272,7 @@ main() {
     status) cmd_status ;;
     path) printf '%s\n' "$BIN" ;;
     *)
-      sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+      sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
       exit 2
       ;;
   esac
