@@ -1,16 +1,34 @@
-"""``make bench``: run every benchmark in turn (``--quick`` for a short run)."""
+"""``make bench``: run every benchmark in turn (``--quick`` for a short run).
+
+structured, unstructured, then LoCoMo through the SDK; ``--quick`` is passed
+to each. The in-memory LoCoMo reference (``python -m benchmarks.locomo_offline``)
+is not run here: ``benchmarks.locomo`` evaluates it beside the SDK numbers.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from benchmarks import structured
+from benchmarks import locomo, structured, unstructured
+
+BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
+    "structured": structured.main,
+    "unstructured": unstructured.main,
+    "locomo": locomo.main,
+}
 
 
-def main() -> None:
-    """Run the benchmarks with the command-line flags passed through."""
-    args = sys.argv[1:]
-    structured.main(args)
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmarks, passing ``--quick`` through; other flags are rejected."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    unknown = [a for a in args if a != "--quick"]
+    if unknown:
+        raise SystemExit(f"usage: python -m benchmarks [--quick] (unknown: {' '.join(unknown)})")
+    for name, run in BENCHMARKS.items():
+        print(f"\n=== {name} ===", flush=True)
+        run(args)
 
 
 if __name__ == "__main__":

@@ -21,117 +21,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks.locomo_data import (
+    METHODS,
+    MRR_DEPTH,
+    TUNING,
+    Conversation,
+    Ranking,
+    Report,
+    Totals,
+    accumulate,
+    load,
+    print_split,
+    summarise,
+)
 from unstructured_memory.embedders.hashing import HashingEmbedder, HashingEmbedderConfig
 from unstructured_memory.search.bm25 import BM25Index
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import PRESETS, Fusion, SearchConfig
-from unstructured_memory.tokenize import tokens
 
-DATASET = Path("/work/shared/datasets/locomo/locomo10.json")
 RESULTS = Path(__file__).parent / "results" / "locomo_offline.json"
-TUNING = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43")
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-METRICS = ("recall@5", "recall@10", "recall@25", "hit@10", "mrr")
-METHODS = ("keyword", "vector", "hybrid")
-MRR_DEPTH = 100
 
 Vectors = npt.NDArray[np.float32]
-Ranking = list[int]
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One turn as the memory the issue asks for."""
-
-    text: str
-    occurred_at: datetime
-    metadata: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Query:
-    """One question of categories 1-4 with its (cleaned) evidence turn positions."""
-
-    text: str
-    category: int
-    evidence: frozenset[int]
-
-
-@dataclass
-class Conversation:
-    """A LoCoMo sample: one user's memories and the questions asked about them."""
-
-    sample_id: str
-    memories: list[Memory]
-    queries: list[Query]
-    doc_tokens: list[list[str]] = field(default_factory=list)
-    query_tokens: list[list[str]] = field(default_factory=list)
-
-
-_DIA = re.compile(r"D:?(\d+):0*(\d+)")
-
-
-def _evidence_ids(raw: Sequence[str]) -> set[str]:
-    """``dia_id``s in an evidence list, repairing "D8:6; D9:17", "D30:05", "D:11:26"."""
-    return {f"D{s}:{t}" for item in raw for s, t in _DIA.findall(item)}
-
-
-def load(
-    path: Path = DATASET, *, context_turns: int = 0, date_prefix: bool = False
-) -> list[Conversation]:
-    """Conversations of the dataset; questions left without valid evidence are dropped.
-
-    ``context_turns`` and ``date_prefix`` select the non-default "contextual"
-    variant: each memory's text is preceded by the session date and by up to
-    that many previous turns of its session (the retrieval unit is still the turn).
-    """
-    out = []
-    for sample in json.loads(path.read_text(encoding="utf-8")):
-        conv = sample["conversation"]
-        memories: list[Memory] = []
-        position: dict[str, int] = {}
-        n = 1
-        while f"session_{n}" in conv:
-            when = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
-            turns: list[str] = []
-            for turn in conv[f"session_{n}"]:
-                text = f"{turn['speaker']}: {turn['text']}"
-                if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
-                turns.append(text)
-                context = turns[max(0, len(turns) - 1 - context_turns) : -1]
-                if context:
-                    text = " ".join([*context, text])
-                if date_prefix:
-                    text = f"{when:%d %B %Y}: {text}"
-                position[turn["dia_id"]] = len(memories)
-                memories.append(Memory(text, when, {"dia_id": turn["dia_id"]}))
-            n += 1
-        queries = []
-        for qa in sample["qa"]:
-            if qa["category"] not in CATEGORIES:
-                continue
-            evidence = frozenset(
-                position[d] for d in _evidence_ids(qa["evidence"]) if d in position
-            )
-            if evidence:
-                queries.append(Query(qa["question"], qa["category"], evidence))
-        out.append(Conversation(sample["sample_id"], memories, queries))
-    for c in out:
-        c.doc_tokens = [tokens(m.text) for m in c.memories]
-        c.query_tokens = [tokens(q.text) for q in c.queries]
-    return out
 
 
 def embed(embedder: HashingEmbedder, texts: Sequence[str]) -> Vectors:
@@ -171,28 +89,14 @@ def rankings(
     return out
 
 
-def _metrics(ranking: Ranking, evidence: frozenset[int]) -> dict[str, float]:
-    def recall(k: int) -> float:
-        return len(evidence.intersection(ranking[:k])) / len(evidence)
-
-    first = next((r for r, i in enumerate(ranking[:MRR_DEPTH]) if i in evidence), None)
-    return {
-        "recall@5": recall(5),
-        "recall@10": recall(10),
-        "recall@25": recall(25),
-        "hit@10": float(recall(10) > 0.0),
-        "mrr": 0.0 if first is None else 1.0 / (first + 1),
-    }
-
-
 def evaluate(
     convs: Sequence[Conversation],
     config: SearchConfig,
     embedder: HashingEmbedder,
     vectors: Callable[[Conversation], tuple[Vectors, Vectors]] | None = None,
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> Report:
     """``{method: {category or "overall": {metric: value, "n": count}}}`` in percent."""
-    sums: dict[str, dict[str, dict[str, float]]] = {m: {} for m in METHODS}
+    sums: dict[str, Totals] = {m: {} for m in METHODS}
     for conv in convs:
         if vectors is None:
             doc_vecs = embed(embedder, [m.text for m in conv.memories])
@@ -201,23 +105,8 @@ def evaluate(
             doc_vecs, query_vecs = vectors(conv)
         for method, ranked in rankings(conv, doc_vecs, query_vecs, config).items():
             for query, ranking in zip(conv.queries, ranked, strict=True):
-                for bucket in (CATEGORIES[query.category], "overall"):
-                    acc = sums[method].setdefault(bucket, dict.fromkeys((*METRICS, "n"), 0.0))
-                    for name, value in _metrics(ranking, query.evidence).items():
-                        acc[name] += value
-                    acc["n"] += 1
-    return {
-        method: {
-            bucket: {k: (v if k == "n" else round(100.0 * v / acc["n"], 1)) for k, v in acc.items()}
-            for bucket, acc in sorted(buckets.items(), key=lambda kv: _bucket_order(kv[0]))
-        }
-        for method, buckets in sums.items()
-    }
-
-
-def _bucket_order(bucket: str) -> int:
-    names = [*CATEGORIES.values(), "overall"]
-    return names.index(bucket)
+                accumulate(sums[method], query, ranking)
+    return summarise(sums)
 
 
 def tune(
@@ -250,18 +139,6 @@ def tune(
     alphas = [round(0.05 * i, 2) for i in range(21)]
     alpha = max(alphas, key=lambda a: score(best.model_copy(update={"alpha": a}), "hybrid"))
     return best.model_copy(update={"alpha": alpha})
-
-
-def print_table(title: str, result: dict[str, dict[str, dict[str, float]]]) -> None:
-    """A plain-text table of one split's results."""
-    print(f"\n{title}")
-    header = f"{'method':<8} {'category':<12} {'n':>5} " + " ".join(f"{m:>9}" for m in METRICS)
-    print(header)
-    print("-" * len(header))
-    for method, buckets in result.items():
-        for bucket, values in buckets.items():
-            cells = " ".join(f"{values[m]:>9.1f}" for m in METRICS)
-            print(f"{method:<8} {bucket:<12} {int(values['n']):>5} {cells}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -299,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for split, group in (("tuning", tuning), ("held_out", held_out)):
         result = evaluate(group, config, embedder)
         report["splits"][split] = {"conversations": [c.sample_id for c in group], **result}
-        print_table(f"{split} ({', '.join(c.sample_id for c in group)})", result)
+        print_split(f"{split} ({', '.join(c.sample_id for c in group)})", result)
     print(f"\nembedder {embedder.name}: {docs_per_s:.0f} docs/s; search config {config}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,9 +1,14 @@
-"""``dualtrack``: the command line of a deployment (migrate, rotate keys, health, demo)."""
+"""``dualtrack``: the command line of a deployment.
+
+migrate, new-key, rotate-keys, sweep, worker, reindex, health and demo; each
+reads the same ``DUALTRACK_*`` settings as the SDK.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,9 +18,12 @@ from rich.table import Table
 
 from policies.errors import DualtrackError
 from sdk.client import MemoryClient
+from sdk.indexing import reindex as reindex_all
 from structured_memory import migrate as migrations
 from structured_memory.cross_user import (
     count_expired,
+    count_fragments,
+    idle_users,
     pending_rotation,
     rotate_keys,
     sweep_expired,
@@ -27,8 +35,8 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _client(auto_migrate: bool = True) -> MemoryClient:
-    return MemoryClient.from_env(auto_migrate=auto_migrate)
+def _client(**overrides: Any) -> MemoryClient:
+    return MemoryClient.from_env(**overrides)
 
 
 def _fail(exc: DualtrackError) -> None:
@@ -36,12 +44,22 @@ def _fail(exc: DualtrackError) -> None:
     raise typer.Exit(code=1)
 
 
+def _bar(label: str) -> Progress:
+    return Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+
+
+def _mark(ok: bool) -> str:
+    return "[green]yes[/green]" if ok else "[red]no[/red]"
+
+
 @app.command()
 def migrate(
     revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
     down: Annotated[bool, typer.Option("--down", help="Downgrade to REVISION instead.")] = False,
 ) -> None:
-    """Apply (or revert) Alembic migrations of the structured track."""
+    """Apply (or revert) Alembic migrations."""
     try:
         with _client(auto_migrate=False) as mem:
             before = migrations.current_revision(mem.database)
@@ -68,26 +86,19 @@ def rotate_keys_command(
     """Re-encrypt every vault entry not sealed with the active key."""
     try:
         with _client() as mem:
-            total = pending_rotation(mem.database, mem.cipher)
-            with Progress(
-                TextColumn("re-encrypting"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-            ) as bar:
-                task = bar.add_task("rotate", total=total)
+            with _bar("re-encrypting") as bar:
+                task = bar.add_task("rotate", total=pending_rotation(mem.database, mem.cipher))
                 report = rotate_keys(
                     mem.database,
                     mem.cipher,
                     batch_size=batch_size,
                     progress=lambda n: bar.advance(task, n),
                 )
+            active = mem.cipher.ring.active.key_id
     except DualtrackError as exc:
         _fail(exc)
     console.print(
-        f"re-encrypted {report.reencrypted} entries with key {mem.cipher.ring.active.key_id}; "
-        f"{report.remaining} remaining"
+        f"re-encrypted {report.reencrypted} entries with key {active}; {report.remaining} remaining"
     )
 
 
@@ -97,33 +108,83 @@ def sweep(
         int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
     ] = 1000,
 ) -> None:
-    """Delete expired fragments and facts (reads never return them anyway)."""
+    """Delete expired fragments and facts; set idle users' index tenants cold."""
+    cold = 0
     try:
         with _client() as mem:
             now = datetime.now(UTC)
-            total = count_expired(mem.database, now)
-            with Progress(
-                TextColumn("sweeping"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-            ) as bar:
-                task = bar.add_task("sweep", total=total)
+            with _bar("sweeping") as bar:
+                task = bar.add_task("sweep", total=count_expired(mem.database, now))
                 report = sweep_expired(
                     mem.database,
                     now,
                     batch_size=batch_size,
+                    outbox=mem.derived is not None,
                     progress=lambda n: bar.advance(task, n),
                 )
+            set_cold = getattr(mem.index, "set_cold", None)
+            if set_cold is not None:
+                since = now - timedelta(days=mem.settings.cold_after_days)
+                cold = set_cold(idle_users(mem.database, since))
+            mem.drain_outbox()
     except DualtrackError as exc:
         _fail(exc)
-    console.print(f"swept {report.fragments} fragments and {report.facts} facts")
+    console.print(
+        f"swept {report.fragments} fragments and {report.facts} facts; {cold} users set cold"
+    )
+
+
+@app.command()
+def worker(
+    interval: Annotated[float, typer.Option(min=0.05, help="Seconds between polls.")] = 1.0,
+) -> None:
+    """Apply the outbox to the derived index until interrupted (Ctrl-C)."""
+    try:
+        with _client(outbox_worker="external") as mem:
+            if mem.derived is None:
+                console.print(f"index {mem.index.name!r} reads the ledger; no outbox to apply")
+                return
+            console.print(f"applying the outbox to {mem.index.name} every {interval}s")
+            applied = 0
+            try:
+                while True:
+                    report = mem.drain_outbox(deadline_s=max(interval * 5, 5.0))
+                    applied += report.applied
+                    if report.applied == 0:
+                        time.sleep(interval)
+            except KeyboardInterrupt:
+                console.print(f"stopped after applying {applied} entries")
+    except DualtrackError as exc:
+        _fail(exc)
+
+
+@app.command()
+def reindex(
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per batch.")] = 500,
+) -> None:
+    """Rebuild the search index from the ledger (a derived index is dropped first)."""
+    try:
+        with _client() as mem:
+            reset = getattr(mem.index, "reset", None)
+            if reset is not None:
+                reset()
+            with _bar("reindexing") as bar:
+                task = bar.add_task("reindex", total=count_fragments(mem.database))
+                done = reindex_all(
+                    mem.database,
+                    mem.index,
+                    batch_size=batch_size,
+                    progress=lambda n: bar.advance(task, n),
+                )
+            name = mem.index.name
+    except DualtrackError as exc:
+        _fail(exc)
+    console.print(f"reindexed {done} fragments into {name}")
 
 
 @app.command()
 def health() -> None:
-    """Check the database, the schema revision and the PII key age."""
+    """Check the database, the index, the schema, the PII key age and the outbox lag."""
     try:
         with _client() as mem:
             h = mem.health()
@@ -131,6 +192,11 @@ def health() -> None:
         _fail(exc)
     table = Table("check", "value", "ok")
     table.add_row("database", "reachable" if h.database else "down", _mark(h.database))
+    table.add_row(
+        "index",
+        f"{h.index}: {'reachable' if h.index_reachable else 'down'}",
+        _mark(h.index_reachable),
+    )
     table.add_row(
         "schema",
         f"{h.schema_revision} (head {h.schema_head})",
@@ -142,18 +208,20 @@ def health() -> None:
         _mark(not h.active_key_stale),
     )
     table.add_row("entries pending rotation", str(h.entries_pending_rotation), _mark(True))
+    table.add_row(
+        "outbox",
+        f"{h.outbox.pending} pending, oldest {h.outbox.oldest_age_s:.0f}s, "
+        f"{h.outbox.failing} failing",
+        _mark(h.outbox.failing == 0),
+    )
     console.print(table)
     if not h.ok:
         raise typer.Exit(code=1)
 
 
-def _mark(ok: bool) -> str:
-    return "[green]yes[/green]" if ok else "[red]no[/red]"
-
-
 @app.command()
 def demo() -> None:
-    """Run the demo: a returning customer recognised across sessions."""
+    """Run the demo: a returning customer recognised across sessions and agents."""
     from sdk.demo import run
 
     try:

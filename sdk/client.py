@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
-from policies.errors import DatabaseUnavailable
+from policies.errors import DatabaseUnavailable, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
+from sdk.indexing import DerivedIndex
 from sdk.memories import Memories, MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
@@ -35,9 +36,12 @@ from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
 from structured_memory.repositories.facts import FactRepository
 from structured_memory.repositories.fragments import FragmentLedger
+from structured_memory.repositories.outbox import OutboxLag
 from structured_memory.repositories.profile import ProfileRepository
 from unstructured_memory.embedders.registry import create_embedder
+from unstructured_memory.index.base import FragmentIndex
 from unstructured_memory.index.registry import create_index
+from unstructured_memory.outbox.worker import DrainReport
 from unstructured_memory.summariser import Turn
 
 __all__ = ["Health", "MemoryClient"]
@@ -48,18 +52,24 @@ class Health:
     """What ``MemoryClient.health()`` reports."""
 
     database: bool
+    index: str
+    index_reachable: bool
     schema_revision: str | None
     schema_head: str
     active_key_id: str
     active_key_age_days: int
     active_key_stale: bool
     entries_pending_rotation: int
+    outbox: OutboxLag
 
     @property
     def ok(self) -> bool:
-        """Database up, schema current, active key within its rotation period."""
+        """Database and index up, schema current, active key within its rotation period."""
         return (
-            self.database and self.schema_revision == self.schema_head and not self.active_key_stale
+            self.database
+            and self.index_reachable
+            and self.schema_revision == self.schema_head
+            and not self.active_key_stale
         )
 
 
@@ -73,6 +83,8 @@ class _Runtime:
     facts: FactRepository
     vault: PiiVault
     memories: Memories
+    index: FragmentIndex
+    derived: DerivedIndex | None
 
 
 class MemoryClient:
@@ -121,15 +133,21 @@ class MemoryClient:
             raise
         cipher = PiiCipher(ring)
         vault = PiiVault(db, cipher)
+        index = create_index(s.index, s.index_config, transaction=db.transaction)
+        derived = DerivedIndex.build(db, index) if index.derived else None
+        if derived is not None and s.outbox_worker == "thread":
+            derived.worker.start()
         memories = Memories(
             db=db,
             ledger=FragmentLedger(db),
             vault=vault,
-            index=create_index(s.index, s.index_config, transaction=db.transaction),
+            index=index,
             embedder=create_embedder(s.embedder, s.embedder_config),
             ttl=s.ttl,
             preset=s.search_preset,
             scope_for=self.scope,
+            derived=derived,
+            prefilter_limit=s.prefilter_limit,
         )
         return _Runtime(
             db=db,
@@ -140,6 +158,8 @@ class MemoryClient:
             facts=FactRepository(db, s.ttl),
             vault=vault,
             memories=memories,
+            index=index,
+            derived=derived,
         )
 
     def _key_ring(self) -> KeyRing:
@@ -255,38 +275,88 @@ class MemoryClient:
         return self._rt().memories.end_session(user_id, session_id, transcript)
 
     def forget_user(self, user_id: str) -> bool:
-        """Erase everything stored about the user, in one transaction."""
-        return self._rt().profiles.delete_user(self.scope(user_id))
+        """Erase everything stored about the user, in one transaction.
+
+        With a derived index, the same transaction queues the removal of the
+        user's tenant, which the outbox worker applies.
+        """
+        rt = self._rt()
+        scope = self.scope(user_id)
+        with rt.db.transaction() as conn:
+            existed = rt.profiles.delete_user(scope, join=conn)
+            if rt.derived is not None:
+                rt.derived.outbox.enqueue([("drop_user", scope.user_id, None)], join=conn)
+        if rt.derived is not None:
+            rt.derived.worker.wake()
+        return existed
+
+    @property
+    def index(self) -> FragmentIndex:
+        """The configured search index."""
+        return self._rt().index
+
+    @property
+    def derived(self) -> DerivedIndex | None:
+        """Outbox, worker and fallback of a derived index (``None`` for pgvector)."""
+        return self._rt().derived
+
+    def drain_outbox(self, *, deadline_s: float = 30.0) -> DrainReport:
+        """Apply pending index operations now (read-your-writes on a derived index)."""
+        derived = self._rt().derived
+        return DrainReport(0, 0) if derived is None else derived.worker.drain(deadline_s=deadline_s)
+
+    def outbox_lag(self) -> OutboxLag:
+        """Pending outbox entries and the age of the oldest."""
+        derived = self._rt().derived
+        if derived is None:
+            return OutboxLag(pending=0, oldest_age_s=0.0, failing=0)
+        return derived.outbox.lag(datetime.now(UTC))
 
     def health(self) -> Health:
-        """Database reachability, schema revision and key-rotation state."""
+        """Database and index reachability, schema revision, key age, outbox lag."""
         rt = self._rt()
         ring = rt.cipher.ring
         today = datetime.now(UTC).date()
         try:
             rt.db.ping()
-            revision, pending, up = (
-                migrate.current_revision(rt.db),
-                pending_rotation(rt.db, rt.cipher),
-                True,
-            )
+            revision = migrate.current_revision(rt.db)
+            pending = pending_rotation(rt.db, rt.cipher)
+            lag = self.outbox_lag()
+            up = True
         except DatabaseUnavailable:
             revision, pending, up = None, -1, False
+            lag = OutboxLag(pending=-1, oldest_age_s=0.0, failing=0)
+        try:
+            ping = getattr(rt.index, "ping", None)
+            if ping is not None:
+                ping()
+            index_up = up
+        except StoreUnavailable:
+            index_up = False
         return Health(
             database=up,
+            index=rt.index.name,
+            index_reachable=index_up,
             schema_revision=revision,
             schema_head=migrate.head_revision(),
             active_key_id=ring.active.key_id,
             active_key_age_days=ring.active.age_days(today),
             active_key_stale=ring.active_is_stale(today),
             entries_pending_rotation=pending,
+            outbox=lag,
         )
 
     def close(self) -> None:
-        """Release the engine's connections."""
+        """Stop the outbox thread, close the index client, release the engine's connections."""
         with self._lock:
-            if self._runtime is not None:
-                self._runtime.db.dispose()
+            rt = self._runtime
+            if rt is not None:
+                if rt.derived is not None:
+                    rt.derived.worker.stop()
+                close_index = getattr(rt.index, "close", None)
+                if close_index is not None:
+                    close_index()
+                rt.db.dispose()
                 self._runtime = None
 
     def __enter__(self) -> MemoryClient:

@@ -19,18 +19,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from policies.errors import InvalidField, InvalidInput
+from policies.errors import IndexUnavailable, InvalidField, InvalidInput
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, expires_at
 from policies.validation import check_field_length, check_text
+from sdk.indexing import DerivedIndex
 from structured_memory.database import Database
 from structured_memory.embedding_space import claim_embedding_space
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import FragmentLedger, NewFragment
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.errors import EmbeddingDimensionMismatch
-from unstructured_memory.index.base import FragmentIndex, SearchFilters, SearchQuery
+from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
 from unstructured_memory.search.presets import PRESETS, SearchConfig
 from unstructured_memory.summariser import SessionSummary, Turn, analyse_text, summarise
 from unstructured_memory.tokenize import tokens
@@ -141,6 +142,8 @@ class Memories:
         ttl: TTLConfig,
         preset: str,
         scope_for: Callable[[str], UserScope],
+        derived: DerivedIndex | None = None,
+        prefilter_limit: int = 2000,
     ) -> None:
         self._db = db
         self._ledger = ledger
@@ -151,6 +154,8 @@ class Memories:
         self._preset = preset
         self._scope = scope_for
         self._guard = _EmbeddingGuard()
+        self._derived = derived
+        self._prefilter_limit = prefilter_limit
 
     def _check_embedding_space(self) -> None:
         if not self._guard.checked:
@@ -330,7 +335,14 @@ class Memories:
                 fragments.append(
                     replace(fragment, embedding=vector, expires_at=ttl_end, metadata=metadata)
                 )
-            return self._ledger.insert(fragments, join=conn)
+            ids = self._ledger.insert(fragments, join=conn)
+            if self._derived is not None:
+                self._derived.outbox.enqueue(
+                    [("upsert", f.user_id, f.id) for f in fragments], join=conn
+                )
+        if self._derived is not None:
+            self._derived.worker.wake()
+        return ids
 
     def _frequent_users(self, users: set[str], now: datetime) -> set[str]:
         since = now - timedelta(days=30)
@@ -375,32 +387,31 @@ class Memories:
         if not words and config.alpha == 0:
             return SearchResults()
         now = datetime.now(UTC)
-        hits = self._index.search(
-            scope,
-            SearchQuery(
-                text=text,
-                tokens=words,
-                vector=vector,
-                embedding_model=self._embedder.name,
-                config=config,
-                limit=limit,
-                now=now,
-                filters=SearchFilters(
-                    intents=None if intents is None else frozenset(intents),
-                    occurred_after=occurred_after,
-                    occurred_before=occurred_before,
-                    session_id=session_id,
-                    agent_id=scope.agent_id,
-                ),
-            ),
+        filters = SearchFilters(
+            intents=None if intents is None else frozenset(intents),
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            session_id=session_id,
+            agent_id=scope.agent_id,
         )
+        search = SearchQuery(
+            text=text,
+            tokens=words,
+            vector=vector,
+            embedding_model=self._embedder.name,
+            config=config,
+            limit=limit,
+            now=now,
+            filters=filters,
+        )
+        results = SearchResults()
+        hits = self._search_index(scope, search, results)
         records = self._ledger.hydrate(
             scope,
             [h.fragment_id for h in hits],
             now=now,
             implicit_ttl=timedelta(days=self._ttl.implicit_days),
         )
-        results = SearchResults()
         for hit in hits:
             rec = records.get(hit.fragment_id)
             if rec is not None:
@@ -421,6 +432,32 @@ class Memories:
                     )
                 )
         return results
+
+    def _search_index(
+        self, scope: UserScope, query: SearchQuery, results: SearchResults
+    ) -> list[IndexHit]:
+        """Search the configured index; a derived one is pre-filtered by the ledger when
+        filters are set, and replaced by the ledger's own search while unreachable."""
+        if self._derived is None:
+            return self._index.search(scope, query)
+        f = query.filters
+        if f.intents is not None or f.occurred_after or f.occurred_before or f.session_id:
+            candidates = self._ledger.candidate_ids(
+                scope,
+                now=query.now,
+                intents=f.intents,
+                occurred_after=f.occurred_after,
+                occurred_before=f.occurred_before,
+                session_id=f.session_id,
+                limit=self._prefilter_limit + 1,
+            )
+            if len(candidates) <= self._prefilter_limit:
+                query = replace(query, filters=replace(f, candidate_ids=frozenset(candidates)))
+        try:
+            return self._index.search(scope, query)
+        except IndexUnavailable:
+            results.degraded = True
+            return self._derived.fallback.search(scope, query)
 
     def _config(self, preset: str | None, alpha: float | None) -> SearchConfig:
         name = preset or self._preset

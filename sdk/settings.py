@@ -7,7 +7,7 @@ explicitly; nothing reads a module-level global.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -61,6 +61,20 @@ class Settings(BaseSettings):
     index: str = Field(default="pgvector", description="Search index backend: pgvector.")
     index_config: dict[str, Any] = Field(
         default_factory=dict, description="The index backend's settings as JSON."
+    )
+    outbox_worker: Literal["thread", "external"] = Field(
+        default="thread",
+        description="Who applies the outbox to a derived index: a thread of each client, or "
+        "`dualtrack worker` processes.",
+    )
+    prefilter_limit: int = Field(
+        default=2000,
+        ge=1,
+        description="A filtered search on a derived index first asks the ledger for matching "
+        "ids and ranks only those when there are at most this many.",
+    )
+    cold_after_days: int = Field(
+        default=30, ge=1, description="`dualtrack sweep` sets users idle this long to cold."
     )
     search_preset: str = Field(
         default="hybrid",

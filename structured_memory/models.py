@@ -15,6 +15,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     Computed,
@@ -42,6 +43,7 @@ __all__ = [
     "BusinessEntityType",
     "EmbeddingSpace",
     "FactStatus",
+    "FragmentOutbox",
     "LinkRole",
     "MemoryFact",
     "MemoryFragment",
@@ -327,4 +329,31 @@ class EmbeddingSpace(Base):
     __table_args__ = (
         CheckConstraint("id = 1", name="single_row"),
         CheckConstraint("dimensions > 0", name="dimensions_positive"),
+    )
+
+
+class FragmentOutbox(Base):
+    """Index operations waiting to be applied to a derived search index.
+
+    Written in the same transaction as the ledger change it mirrors; no
+    foreign keys, so a delete outlives the fragment and a user drop the user.
+    """
+
+    __tablename__ = "fragment_outbox"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    op: Mapped[str] = mapped_column(String(16))
+    user_id: Mapped[str] = mapped_column(String(128))
+    fragment_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    __table_args__ = (
+        CheckConstraint("op IN ('upsert', 'delete', 'drop_user')", name="op_known"),
+        CheckConstraint(
+            "(op = 'drop_user') = (fragment_id IS NULL)", name="fragment_for_fragment_ops"
+        ),
+        Index(None, "next_attempt_at", "id"),
     )

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import base64
 import os
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import text
 
@@ -19,6 +21,7 @@ from sdk.client import MemoryClient
 from sdk.settings import Settings
 from structured_memory.embedded import start_embedded_server
 from structured_memory.models import Base
+from unstructured_memory.index.weaviate import WeaviateConfig, WeaviateIndex
 
 
 def key_line(key_id: str, secret_byte: int, age_days: int = 0) -> str:
@@ -61,3 +64,33 @@ def mem(session_client: MemoryClient) -> Iterator[MemoryClient]:
     tables = ", ".join(t.name for t in Base.metadata.sorted_tables if t.name != "embedding_space")
     with session_client.database.transaction() as conn:
         conn.execute(text(f"TRUNCATE {tables} CASCADE"))
+
+
+WEAVIATE_ADDRESS = os.environ.get("DUALTRACK_TEST_WEAVIATE", "127.0.0.1:8080:50051")
+"""``host:port:grpc_port`` of the Weaviate the tests use (started by ``.ci/run``)."""
+
+
+@pytest.fixture(scope="session")
+def weaviate_server() -> WeaviateConfig:
+    """The test Weaviate; skipped with a reason when absent, a failure under ``CI``."""
+    host, port, grpc = WEAVIATE_ADDRESS.split(":")
+    try:
+        ready = httpx.get(f"http://{host}:{port}/v1/.well-known/ready", timeout=3).status_code
+    except httpx.HTTPError:
+        ready = 0
+    if ready != 200:
+        reason = f"no Weaviate answers at {host}:{port}; start one with scripts/weaviate.sh start"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return WeaviateConfig(host=host, port=int(port), grpc_port=int(grpc))
+
+
+@pytest.fixture
+def weaviate_index(weaviate_server: WeaviateConfig) -> Iterator[WeaviateIndex]:
+    """A Weaviate index on a collection of its own, dropped after the test."""
+    config = weaviate_server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
+    index = WeaviateIndex(config)
+    yield index
+    index.reset()
+    index.close()

@@ -8,7 +8,7 @@ what ``search`` returns.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -46,6 +46,7 @@ class Harness:
 
     mem: MemoryClient
     index: FragmentIndex
+    stored: dict[uuid.UUID, IndexedFragment] = field(default_factory=dict)
 
     def store(
         self,
@@ -98,7 +99,13 @@ class Harness:
             private=private,
         )
         self.index.apply([Upsert(UserScope(user), indexed)])
+        self.stored[fragment.id] = indexed
         return fragment.id
+
+    def redeliver(self, fragment_id: uuid.UUID) -> None:
+        """Apply a fragment's upsert again, as an outbox retry would."""
+        indexed = self.stored[fragment_id]
+        self.index.apply([Upsert(UserScope(indexed.user_id), indexed)] * 2)
 
     def remove(self, user: str, fragment_id: uuid.UUID) -> None:
         FragmentLedger(self.mem.database).delete(UserScope(user), fragment_id)
@@ -134,9 +141,13 @@ class Harness:
         return [h.fragment_id for h in hits]
 
 
-@pytest.fixture(params=["pgvector"])
+@pytest.fixture(params=["pgvector", pytest.param("weaviate", marks=pytest.mark.weaviate)])
 def harness(request: pytest.FixtureRequest, mem: MemoryClient) -> Harness:
-    index = create_index(request.param, {}, transaction=mem.database.transaction)
+    index: FragmentIndex
+    if request.param == "weaviate":
+        index = request.getfixturevalue("weaviate_index")
+    else:
+        index = create_index(request.param, {}, transaction=mem.database.transaction)
     setup = getattr(index, "setup", None)
     if setup is not None:
         setup(EMBEDDER.name, EMBEDDER.dimensions)
@@ -215,3 +226,10 @@ def test_delete_and_drop_user(harness: Harness) -> None:
 def test_query_without_keyword_terms(harness: Harness) -> None:
     harness.store("u1", "订单 88231 退款")
     assert harness.search("u1", "？！。", config=KEYWORD_ONLY) == []
+
+
+def test_redelivered_upserts_do_not_duplicate(harness: Harness) -> None:
+    a = harness.store("u1", "订单 88231 退款")
+    harness.redeliver(a)
+    harness.redeliver(a)
+    assert harness.search("u1", "退款") == [a]

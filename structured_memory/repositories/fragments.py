@@ -25,7 +25,7 @@ from policies.scope import UserScope
 from structured_memory.database import Database
 from structured_memory.models import MemoryFragment, UserProfile, table_of
 
-__all__ = ["FragmentLedger", "FragmentRecord", "NewFragment"]
+__all__ = ["FragmentLedger", "FragmentRecord", "IndexRow", "NewFragment", "index_rows"]
 
 _T = table_of(MemoryFragment)
 _PROFILE = table_of(UserProfile)
@@ -82,6 +82,42 @@ class FragmentRecord(BaseModel):
 
 
 _RECORD_COLUMNS = [c for c in _T.c if c.name in FragmentRecord.model_fields]
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """What a derived index needs of a ledger row (masked text, tokens, vector, filters)."""
+
+    id: uuid.UUID
+    user_id: str
+    text: str
+    index_text: str
+    embedding: list[float]
+    embedding_model: str
+    intent: str
+    occurred_at: datetime
+    expires_at: datetime | None
+    session_id: str | None
+    sandbox_id: uuid.UUID | None
+    agent_id: str | None
+    private: bool
+    entities: list[dict[str, Any]]
+
+
+_INDEX_COLUMNS = [_T.c[name] for name in IndexRow.__dataclass_fields__]
+
+
+def index_rows(conn: Connection, where: Any, *, limit: int | None = None) -> list[IndexRow]:
+    """Ledger rows matching ``where`` in id order, shaped for an index (vectors as lists)."""
+    query = select(*_INDEX_COLUMNS).where(where).order_by(_T.c.id)
+    if limit is not None:
+        query = query.limit(limit)
+    out = []
+    for row in conn.execute(query).all():
+        data = dict(row._mapping)
+        data["embedding"] = [float(x) for x in data["embedding"]]
+        out.append(IndexRow(**data))
+    return out
 
 
 def _record(row: Any) -> FragmentRecord:
@@ -207,6 +243,30 @@ class FragmentLedger:
                 .offset(offset)
             ).all()
         return [_record(r) for r in rows]
+
+    def candidate_ids(
+        self,
+        scope: UserScope,
+        *,
+        now: datetime,
+        intents: Iterable[str] | None = None,
+        occurred_after: datetime | None = None,
+        occurred_before: datetime | None = None,
+        session_id: str | None = None,
+        limit: int = 2000,
+    ) -> Sequence[uuid.UUID]:
+        """Ids of the user's live fragments matching the filters (the pre-filter of a search)."""
+        query = select(_T.c.id).where(_T.c.user_id == scope.user_id, _live(now))
+        if intents is not None:
+            query = query.where(_T.c.intent.in_(sorted(intents)))
+        if occurred_after is not None:
+            query = query.where(_T.c.occurred_at >= occurred_after)
+        if occurred_before is not None:
+            query = query.where(_T.c.occurred_at < occurred_before)
+        if session_id is not None:
+            query = query.where(_T.c.session_id == session_id)
+        with self._db.transaction() as conn:
+            return conn.execute(query.limit(limit)).scalars().all()
 
     def count_sessions_since(self, scope: UserScope, since: datetime) -> int:
         """Distinct sessions of the user with a fragment since ``since``."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
@@ -238,12 +238,13 @@ class ProfileRepository:
             current_version=current.version,
         )
 
-    def delete_user(self, scope: UserScope) -> bool:
-        """Erase the user: profile, devices, links, facts and vault entries, in one transaction.
+    def delete_user(self, scope: UserScope, *, join: Connection | None = None) -> bool:
+        """Erase the user: profile, devices, links, facts, fragments and vault entries.
 
         Returns whether a profile existed. The other tables cascade from
-        ``user_profile`` inside the same statement.
+        ``user_profile`` inside the same statement; ``join`` makes it part of
+        the caller's transaction.
         """
-        with self._db.transaction() as conn:
+        with self._db.transaction(join) as conn:
             deleted = conn.execute(delete(_T).where(_T.c.user_id == scope.user_id)).rowcount
         return bool(deleted)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from policies.errors import ConfigurationError
 from unstructured_memory.index.base import FragmentIndex
 from unstructured_memory.index.pgvector import Transaction
+from unstructured_memory.index.weaviate import WeaviateConfig
 
 __all__ = ["DEFAULT_INDEX", "INDEXES", "IndexSpec", "PgVectorConfig", "create_index"]
 
@@ -37,6 +38,7 @@ class IndexSpec:
 
 INDEXES: Mapping[str, IndexSpec] = {
     "pgvector": IndexSpec("unstructured_memory.index.pgvector:PgVectorIndex", PgVectorConfig),
+    "weaviate": IndexSpec("unstructured_memory.index.weaviate:WeaviateIndex", WeaviateConfig),
 }
 
 DEFAULT_INDEX = "pgvector"

@@ -1,0 +1,500 @@
+"""The Weaviate backend: one tenant per user in a ``UserMemory`` collection.
+
+A derived index: objects are copies of ledger rows delivered by the outbox,
+keyed by ``uuid5(fragment id)`` so re-delivery overwrites instead of
+duplicating. Vectors are self-provided (every hybrid query passes
+``vector=``). Keyword search runs BM25 over ``index_text``, the jieba tokens
+joined by spaces in a ``whitespace`` property (or over ``text_gse``, the
+masked text tokenised by Weaviate's ``gse_ch``, chosen by configuration).
+
+Isolation is layered: the tenant is a hash of the user id, and every query
+also filters ``user_id`` inside the tenant. Erasure removes the tenant. Users
+idle for a while can be set INACTIVE (cold); a query or write re-activates
+them (``auto_tenant_activation``). Expiry: ``expires_at`` is filtered in every
+query, and the server's native object TTL deletes expired objects when
+enabled; the ledger stays authoritative either way.
+
+The client retries unreachable gRPC calls for about a minute on its own, so a
+circuit breaker probes ``/v1/.well-known/ready`` (milliseconds when the server
+is down) after any failure or idle period and fails fast with
+:class:`IndexUnavailable` while the server stays down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import logging
+import threading
+import time
+import uuid
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from policies.errors import IndexUnavailable
+from policies.scope import UserScope
+from unstructured_memory.index.base import (
+    Delete,
+    DropUser,
+    IndexedFragment,
+    IndexHit,
+    IndexOp,
+    SearchQuery,
+    Upsert,
+)
+from unstructured_memory.index.pgvector import Transaction
+from unstructured_memory.search.presets import HYBRID_DEFAULT, Fusion
+
+__all__ = ["WeaviateConfig", "WeaviateIndex", "object_uuid", "tenant_name"]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_NAMESPACE = uuid.UUID("6f1c9a1e-3a57-5d0e-9c39-64d75a1c7a01")
+
+
+class WeaviateConfig(BaseModel):
+    """Where the server is and how the collection is shaped."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    grpc_port: int = Field(default=50051, ge=1, le=65535)
+    collection: str = Field(default="UserMemory", pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$")
+    keyword_property: Literal["index_text", "text_gse"] = "index_text"
+    native_ttl: bool = Field(
+        default=True, description="Let the server delete objects past expires_at."
+    )
+    timeout_s: float = Field(default=10.0, gt=0)
+    probe_after_idle_s: float = Field(default=2.0, ge=0)
+    down_retry_s: float = Field(default=1.0, ge=0)
+    bm25_k1: float = HYBRID_DEFAULT.bm25_k1
+    bm25_b: float = HYBRID_DEFAULT.bm25_b
+
+
+def tenant_name(user_id: str) -> str:
+    """The tenant of a user: ``u`` + 40 hex of SHA-256 (tenant names allow no ``.:@``)."""
+    return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
+
+
+def object_uuid(fragment_id: uuid.UUID) -> uuid.UUID:
+    """The Weaviate object id of a fragment: UUIDv5, stable across deliveries."""
+    return uuid.uuid5(_NAMESPACE, str(fragment_id))
+
+
+def _properties(f: IndexedFragment) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "fragment_id": str(f.id),
+        "user_id": f.user_id,
+        "text": f.text,
+        "index_text": f.index_text,
+        "text_gse": f.text,
+        "intent": f.intent,
+        "entities": list(f.entities),
+        "occurred_at": f.occurred_at,
+        "private": f.private,
+    }
+    optional = {
+        "session_id": f.session_id,
+        "sandbox_id": None if f.sandbox_id is None else str(f.sandbox_id),
+        "agent_id": f.agent_id,
+        "expires_at": f.expires_at,
+    }
+    props.update({k: v for k, v in optional.items() if v is not None})
+    return props
+
+
+class WeaviateIndex:
+    """``FragmentIndex`` over a Weaviate server (multi-tenant, self-provided vectors)."""
+
+    name = "weaviate"
+    derived = True
+
+    def __init__(self, config: WeaviateConfig) -> None:
+        self.config = config
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self._last_ok = 0.0
+        self._ready_collection = False
+
+    @classmethod
+    def from_config(cls, config: WeaviateConfig, *, transaction: Transaction) -> WeaviateIndex:
+        """The registry's constructor; Weaviate does not read PostgreSQL."""
+        return cls(config)
+
+    # -- connection and circuit breaker ------------------------------------------------
+
+    def _connect(self) -> Any:
+        with warnings.catch_warnings():
+            # authlib, imported by the client, installs an "always" filter for its
+            # deprecation warnings when imported: import it first, then silence them.
+            with contextlib.suppress(ImportError):
+                importlib.import_module("authlib.deprecate")
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import weaviate
+        from weaviate.classes.init import AdditionalConfig, Timeout
+
+        c = self.config
+        return weaviate.connect_to_local(
+            host=c.host,
+            port=c.port,
+            grpc_port=c.grpc_port,
+            skip_init_checks=True,
+            additional_config=AdditionalConfig(
+                timeout=Timeout(init=min(c.timeout_s, 5.0), query=c.timeout_s, insert=c.timeout_s)
+            ),
+        )
+
+    def _call(self, what: str, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(collection)`` behind the circuit breaker; translate failures."""
+        from weaviate.exceptions import WeaviateBaseError
+
+        now = time.monotonic()
+        if self._down_since is not None and now - self._down_since < self.config.down_retry_s:
+            raise IndexUnavailable(f"Weaviate is down (since {now - self._down_since:.1f}s)")
+        try:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._connect()
+                client = self._client
+            idle = now - self._last_ok > self.config.probe_after_idle_s
+            if (self._down_since is not None or idle) and not client.is_ready():
+                raise IndexUnavailable("Weaviate is not ready")
+            collection = self._collection(client)
+            result = fn(collection)
+        except IndexUnavailable:
+            self._down_since = time.monotonic()
+            raise
+        except (WeaviateBaseError, OSError) as exc:
+            self._down_since = time.monotonic()
+            raise IndexUnavailable(f"Weaviate {what} failed: {type(exc).__name__}") from exc
+        self._down_since = None
+        self._last_ok = time.monotonic()
+        return result
+
+    def _collection(self, client: Any) -> Any:
+        if not self._ready_collection:
+            if not client.collections.exists(self.config.collection):
+                self._create(client)
+            self._ready_collection = True
+        return client.collections.use(self.config.collection)
+
+    def _create(self, client: Any) -> None:
+        from weaviate.classes.config import Configure
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        c = self.config
+        options: dict[str, Any] = {}
+        if c.native_ttl:
+            options["object_ttl_config"] = Configure.ObjectTTL.delete_by_date_property(
+                "expires_at", filter_expired_objects=True
+            )
+        try:
+            self._create_with(client, options)
+        except UnexpectedStatusCodeError as exc:
+            if not options:
+                raise
+            _log.warning(
+                "Weaviate refused the native object TTL (%s); expiry stays with the ledger "
+                "filter. Start the server with OBJECTS_TTL_DELETE_SCHEDULE to enable it.",
+                exc.message[:200],
+            )
+            self._create_with(client, {})
+
+    def _create_with(self, client: Any, options: dict[str, Any]) -> None:
+        from weaviate.classes.config import (
+            Configure,
+            DataType,
+            Property,
+            StopwordsPreset,
+            Tokenization,
+        )
+
+        def field(name: str) -> Any:
+            return Property(name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD)
+
+        c = self.config
+        client.collections.create(
+            c.collection,
+            vector_config=Configure.Vectors.self_provided(),
+            multi_tenancy_config=Configure.multi_tenancy(
+                enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+            ),
+            inverted_index_config=Configure.inverted_index(
+                bm25_k1=c.bm25_k1,
+                bm25_b=c.bm25_b,
+                index_null_state=True,
+                stopwords_preset=StopwordsPreset.NONE,
+            ),
+            properties=[
+                field("fragment_id"),
+                field("user_id"),
+                field("session_id"),
+                field("sandbox_id"),
+                field("agent_id"),
+                field("intent"),
+                Property(
+                    name="text",
+                    data_type=DataType.TEXT,
+                    index_searchable=False,
+                    index_filterable=False,
+                ),
+                Property(
+                    name="index_text", data_type=DataType.TEXT, tokenization=Tokenization.WHITESPACE
+                ),
+                Property(
+                    name="text_gse", data_type=DataType.TEXT, tokenization=Tokenization.GSE_CH
+                ),
+                Property(
+                    name="entities", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.FIELD
+                ),
+                Property(name="occurred_at", data_type=DataType.DATE),
+                Property(name="expires_at", data_type=DataType.DATE),
+                Property(name="private", data_type=DataType.BOOL),
+            ],
+            **options,
+        )
+
+    def ping(self) -> None:
+        """Raise :class:`IndexUnavailable` unless the server answers and the collection exists."""
+        self._last_ok = 0.0  # force the readiness probe
+        self._call("ping", lambda collection: None)
+
+    def setup(self, model: str, dimensions: int) -> None:
+        """Create the collection if it is missing (the vectors' model is not recorded here)."""
+        self._call("setup", lambda collection: None)
+
+    def reset(self) -> None:
+        """Drop the whole collection (``dualtrack reindex`` rebuilds it from the ledger)."""
+
+        def drop(collection: Any) -> None:
+            self._client.collections.delete(self.config.collection)
+            self._ready_collection = False
+
+        self._call("reset", drop)
+
+    def close(self) -> None:
+        """Close the client's connections."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # -- FragmentIndex ---------------------------------------------------------------------
+
+    def apply(self, ops: Sequence[IndexOp]) -> None:
+        """Upsert (batch, overwrite), delete and drop tenants, grouped by tenant, in order."""
+        if ops:
+            self._call("apply", lambda collection: self._apply(collection, ops))
+
+    def _apply(self, collection: Any, ops: Sequence[IndexOp]) -> None:
+        from weaviate.classes.data import DataObject
+        from weaviate.classes.query import Filter
+
+        for group in _runs(ops):
+            first = group[0]
+            if isinstance(first, DropUser):
+                collection.tenants.remove([tenant_name(first.scope.user_id)])
+                continue
+            by_tenant: dict[str, list[IndexOp]] = defaultdict(list)
+            for op in group:
+                by_tenant[tenant_name(op.scope.user_id)].append(op)
+            for tenant, tenant_ops in by_tenant.items():
+                scoped = collection.with_tenant(tenant)
+                if isinstance(first, Upsert):
+                    objects = [
+                        DataObject(
+                            properties=_properties(op.fragment),
+                            uuid=object_uuid(op.fragment.id),
+                            vector=list(op.fragment.vector),
+                        )
+                        for op in tenant_ops
+                        if isinstance(op, Upsert)
+                    ]
+                    result = scoped.data.insert_many(objects)
+                    if result.errors:
+                        sample = next(iter(result.errors.values()))
+                        raise IndexUnavailable(
+                            f"Weaviate refused {len(result.errors)} objects: {sample.message}"
+                        )
+                else:
+                    ids = [
+                        object_uuid(op.fragment_id) for op in tenant_ops if isinstance(op, Delete)
+                    ]
+                    if self._tenant_exists(collection, tenant):
+                        scoped.data.delete_many(where=Filter.by_id().contains_any(ids))
+
+    @staticmethod
+    def _tenant_exists(collection: Any, tenant: str) -> bool:
+        return bool(collection.tenants.exists(tenant))
+
+    def search(self, scope: UserScope, query: SearchQuery) -> list[IndexHit]:
+        """Hybrid (or BM25 for ``alpha == 0``) search inside the user's tenant."""
+        return self._call("search", lambda collection: self._search(collection, scope, query))
+
+    def _search(self, collection: Any, scope: UserScope, query: SearchQuery) -> list[IndexHit]:
+        from weaviate.classes.query import HybridFusion, MetadataQuery
+
+        tenant = tenant_name(scope.user_id)
+        if not self._tenant_exists(collection, tenant):
+            return []
+        keyword_prop = self.config.keyword_property
+        keyword_query = " ".join(query.tokens) if keyword_prop == "index_text" else query.text
+        if query.filters.candidate_ids is not None and not query.filters.candidate_ids:
+            return []
+        scoped = collection.with_tenant(tenant)
+        filters = _filters(scope, query)
+        metadata = MetadataQuery(score=True)
+        if query.config.alpha == 0:
+            if not keyword_query.strip():
+                return []
+            response = scoped.query.bm25(
+                query=keyword_query,
+                query_properties=[keyword_prop],
+                limit=query.limit,
+                filters=filters,
+                return_metadata=metadata,
+                return_properties=["fragment_id"],
+            )
+        else:
+            fusion = (
+                HybridFusion.RELATIVE_SCORE
+                if query.config.fusion is Fusion.RELATIVE_SCORE
+                else HybridFusion.RANKED
+            )
+            response = scoped.query.hybrid(
+                query=keyword_query or None,
+                vector=list(query.vector),
+                alpha=query.config.alpha,
+                fusion_type=fusion,
+                query_properties=[keyword_prop],
+                limit=query.limit,
+                filters=filters,
+                return_metadata=metadata,
+                return_properties=["fragment_id"],
+            )
+        return [
+            IndexHit(uuid.UUID(o.properties["fragment_id"]), float(o.metadata.score or 0.0))
+            for o in response.objects
+        ]
+
+    # -- hot and cold users ------------------------------------------------------------------
+
+    def set_cold(self, user_ids: Iterable[str]) -> int:
+        """Set the tenants of ``user_ids`` INACTIVE; returns how many existed."""
+        names = [tenant_name(u) for u in user_ids]
+        if not names:
+            return 0
+
+        def deactivate(collection: Any) -> int:
+            from weaviate.classes.tenants import Tenant, TenantActivityStatus
+
+            existing = collection.tenants.get_by_names(names)
+            if existing:
+                collection.tenants.update(
+                    [
+                        Tenant(name=n, activity_status=TenantActivityStatus.INACTIVE)
+                        for n in existing
+                    ]
+                )
+            return len(existing)
+
+        return self._call("set_cold", deactivate)
+
+    def tenant_status(self, user_id: str) -> str | None:
+        """The activity status of the user's tenant (``ACTIVE``, ``INACTIVE``) or ``None``."""
+
+        def status(collection: Any) -> str | None:
+            found = collection.tenants.get_by_names([tenant_name(user_id)])
+            tenant = found.get(tenant_name(user_id))
+            return None if tenant is None else str(tenant.activity_status.value)
+
+        return self._call("tenant_status", status)
+
+    def count(self, user_id: str) -> int:
+        """How many objects the user's tenant holds (expired-but-unswept ones included)."""
+
+        def total(collection: Any) -> int:
+            if not self._tenant_exists(collection, tenant_name(user_id)):
+                return 0
+            agg = collection.with_tenant(tenant_name(user_id)).aggregate.over_all(total_count=True)
+            return int(agg.total_count or 0)
+
+        return self._call("count", total)
+
+    def fragment_ids(self, user_id: str) -> set[uuid.UUID]:
+        """Every fragment id the user's tenant holds (for drills and audits)."""
+
+        def ids(collection: Any) -> set[uuid.UUID]:
+            if not self._tenant_exists(collection, tenant_name(user_id)):
+                return set()
+            scoped = collection.with_tenant(tenant_name(user_id))
+            return {
+                uuid.UUID(o.properties["fragment_id"])
+                for o in scoped.iterator(return_properties=["fragment_id"])
+            }
+
+        return self._call("fragment_ids", ids)
+
+
+def _runs(ops: Sequence[IndexOp]) -> list[list[IndexOp]]:
+    """Consecutive operations of the same kind, order preserved (a drop stands alone)."""
+    runs: list[list[IndexOp]] = []
+    for op in ops:
+        if runs and type(runs[-1][0]) is type(op) and not isinstance(op, DropUser):
+            runs[-1].append(op)
+        else:
+            runs.append([op])
+    return runs
+
+
+def _filters(scope: UserScope, query: SearchQuery) -> Any:
+    """User filter (defence in depth inside the tenant), live status, visibility, filters."""
+    from weaviate.classes.query import Filter
+
+    f = query.filters
+    parts = [
+        Filter.by_property("user_id").equal(scope.user_id),
+        Filter.any_of(
+            [
+                Filter.by_property("expires_at").is_none(True),
+                Filter.by_property("expires_at").greater_than(query.now),
+            ]
+        ),
+        Filter.any_of(
+            [
+                Filter.by_property("private").equal(False),
+                Filter.by_property("agent_id").equal(f.agent_id or ""),
+            ]
+        ),
+    ]
+    if f.sandbox_id is None:
+        parts.append(Filter.by_property("sandbox_id").is_none(True))
+    else:
+        parts.append(
+            Filter.any_of(
+                [
+                    Filter.by_property("sandbox_id").is_none(True),
+                    Filter.by_property("sandbox_id").equal(str(f.sandbox_id)),
+                ]
+            )
+        )
+    if f.intents is not None:
+        parts.append(Filter.by_property("intent").contains_any(sorted(f.intents) or [""]))
+    if f.occurred_after is not None:
+        parts.append(Filter.by_property("occurred_at").greater_or_equal(f.occurred_after))
+    if f.occurred_before is not None:
+        parts.append(Filter.by_property("occurred_at").less_than(f.occurred_before))
+    if f.session_id is not None:
+        parts.append(Filter.by_property("session_id").equal(f.session_id))
+    if f.candidate_ids is not None:
+        parts.append(Filter.by_id().contains_any([object_uuid(i) for i in f.candidate_ids]))
+    return Filter.all_of(parts)
