@@ -16,6 +16,7 @@
 #   WEAVIATE_PORT               REST port                           (default 8080)
 #   WEAVIATE_GRPC_PORT          gRPC port                           (default 50051)
 #   WEAVIATE_DATA_DIR           data dir, WIPED at start            (default .cache/weaviate/data-$WEAVIATE_PORT)
+#   WEAVIATE_KEEP_DATA          1: keep the data dir (a restart, as in the outage drill)
 #   WEAVIATE_RUN_DIR            pid and log files                   (default .cache/weaviate/run)
 #   WEAVIATE_READY_TIMEOUT      seconds to wait for readiness       (default 120)
 #   WEAVIATE_STOP_TIMEOUT       seconds between SIGTERM and SIGKILL (default 30)
@@ -167,7 +168,9 @@ cmd_start() {
   cmd_build
 
   mkdir -p "$RUN_DIR"
-  rm -rf "$DATA_DIR"
+  if [[ "${WEAVIATE_KEEP_DATA:-0}" != "1" ]]; then
+    rm -rf "$DATA_DIR"
+  fi
   mkdir -p "$DATA_DIR"
   DATA_DIR="$(cd "$DATA_DIR" && pwd)"
   RUN_DIR="$(cd "$RUN_DIR" && pwd)"

@@ -134,7 +134,11 @@ class MemoryClient:
         cipher = PiiCipher(ring)
         vault = PiiVault(db, cipher)
         index = create_index(s.index, s.index_config, transaction=db.transaction)
-        derived = DerivedIndex.build(db, index) if index.derived else None
+        derived = (
+            DerivedIndex.build(db, index, max_delay_s=s.outbox_max_delay_s)
+            if index.derived
+            else None
+        )
         if derived is not None and s.outbox_worker == "thread":
             derived.worker.start()
         memories = Memories(

@@ -52,7 +52,9 @@ class DerivedIndex:
     fallback: FragmentIndex
 
     @classmethod
-    def build(cls, db: Database, index: FragmentIndex) -> DerivedIndex:
+    def build(
+        cls, db: Database, index: FragmentIndex, *, max_delay_s: float = 60.0
+    ) -> DerivedIndex:
         """Outbox, worker and ledger fallback for ``index`` (nothing is started)."""
 
         def load(ids: Sequence[uuid.UUID]) -> Mapping[uuid.UUID, IndexedFragment]:
@@ -60,7 +62,7 @@ class DerivedIndex:
 
         return cls(
             outbox=Outbox(db),
-            worker=OutboxWorker(Outbox(db), load, index),
+            worker=OutboxWorker(Outbox(db), load, index, max_delay_s=max_delay_s),
             fallback=PgVectorIndex(db.transaction),
         )
 

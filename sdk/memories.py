@@ -168,7 +168,9 @@ class Memories:
                 )
                 self._guard.problem.details["stored_model"] = model
             self._guard.checked = True
-            setup = getattr(self._index, "setup", None)
+            # a derived index creates its collection on first contact: an outage
+            # at start must not block writes, which go to the ledger and the outbox
+            setup = None if self._index.derived else getattr(self._index, "setup", None)
             if setup is not None and self._guard.problem is None:
                 setup(self._embedder.name, self._embedder.dimensions)
         if self._guard.problem is not None:

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
         description="Who applies the outbox to a derived index: a thread of each client, or "
         "`dualtrack worker` processes.",
     )
+    outbox_max_delay_s: float = Field(
+        default=60.0, gt=0, description="Longest backoff between retries of a failing batch."
+    )
     prefilter_limit: int = Field(
         default=2000,
         ge=1,

@@ -34,15 +34,20 @@ MAX_TOKEN_CHARS = 64
 """Longer tokens (a pasted hash, a run of one letter) are not indexed."""
 
 
+def _load(tk: jieba.Tokenizer, path: Path) -> None:
+    with path.open("rb") as fh:  # jieba leaves a path it opened itself unclosed
+        tk.load_userdict(fh)
+
+
 def _build() -> jieba.Tokenizer:
     tk = jieba.Tokenizer()
     tk.initialize()
     shipped = resources.files("unstructured_memory").joinpath("data/userdict.txt")
     with resources.as_file(shipped) as path:
         if path.exists():
-            tk.load_userdict(str(path))
+            _load(tk, path)
     for extra in _extra_dicts:
-        tk.load_userdict(str(extra))
+        _load(tk, extra)
     return tk
 
 
@@ -65,7 +70,7 @@ def load_user_dict(path: Path) -> None:
     with _lock:
         _extra_dicts.append(path)
         if "tokenizer" in _state:
-            _state["tokenizer"].load_userdict(str(path))
+            _load(_state["tokenizer"], path)
     _cached_tokens.cache_clear()
 
 

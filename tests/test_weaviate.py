@@ -1,0 +1,268 @@
+"""The Weaviate backend through the SDK: outbox, fallback, erasure, cold tenants, TTL, drill."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from policies.lifecycle import LifecyclePolicy
+from policies.scope import UserScope
+from sdk.client import MemoryClient
+from sdk.memories import MemoryInput
+from sdk.settings import Settings
+from structured_memory.cross_user import sweep_expired
+from unstructured_memory.index.weaviate import WeaviateConfig, WeaviateIndex, tenant_name
+
+pytestmark = pytest.mark.weaviate
+
+ROOT = Path(__file__).resolve().parents[1]
+IMPLICIT = LifecyclePolicy.IMPLICIT
+EXPLICIT = LifecyclePolicy.EXPLICIT
+
+
+def _client(settings: Settings, config: WeaviateConfig, **overrides: Any) -> MemoryClient:
+    values = {
+        **settings.model_dump(),
+        "index": "weaviate",
+        "index_config": config.model_dump(),
+        "outbox_worker": "external",
+        "outbox_max_delay_s": 1.0,
+        **overrides,
+    }
+    return MemoryClient(Settings(**values), agent_id="refund-agent").start()
+
+
+@pytest.fixture
+def wmem(
+    mem: MemoryClient, settings: Settings, weaviate_server: WeaviateConfig
+) -> Iterator[MemoryClient]:
+    """A client whose index is a fresh Weaviate collection; the outbox is drained by hand."""
+    config = weaviate_server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
+    client = _client(settings, config)
+    yield client
+    client.index.reset()  # type: ignore[attr-defined]
+    client.close()
+
+
+def _weaviate(client: MemoryClient) -> WeaviateIndex:
+    index = client.index
+    assert isinstance(index, WeaviateIndex)
+    return index
+
+
+def _ledger_ids(client: MemoryClient, user: str) -> set[uuid.UUID]:
+    with client.database.transaction() as conn:
+        rows = conn.execute(
+            text("SELECT id FROM memory_fragment WHERE user_id = :u"), {"u": user}
+        ).scalars()
+        return set(rows)
+
+
+def test_writes_reach_weaviate_through_the_outbox(wmem: MemoryClient) -> None:
+    refund = wmem.write(
+        "buyer-001",
+        "用户因订单 88231 的扫地机无法回充申请退款，退款编号 RF20260629001，预计 1-3 个工作日到账",
+        lifecycle_policy=IMPLICIT,
+    )
+    wmem.write("buyer-001", "想买一台空气净化器，预算 2000 元", lifecycle_policy=IMPLICIT)
+    assert wmem.outbox_lag().pending == 2
+    assert _weaviate(wmem).count("buyer-001") == 0
+    assert wmem.drain_outbox().applied == 2
+    assert wmem.outbox_lag().pending == 0
+    hits = wmem.search("buyer-001", "退款到账了吗", limit=2)
+    assert not hits.degraded
+    assert hits[0].memory_id == refund
+    assert _weaviate(wmem).fragment_ids("buyer-001") == _ledger_ids(wmem, "buyer-001")
+
+
+def test_filtered_search_is_prefiltered_by_the_ledger(wmem: MemoryClient) -> None:
+    t0 = datetime(2026, 6, 1, tzinfo=UTC)
+    for day in range(10):
+        wmem.write(
+            "buyer-001",
+            f"第 {day} 天 订单 {88230 + day} 咨询",
+            lifecycle_policy=EXPLICIT,
+            occurred_at=t0 + timedelta(days=day),
+            session_id=f"s{day % 2}",
+        )
+    wmem.drain_outbox()
+    hits = wmem.search("buyer-001", "订单 咨询", limit=10, occurred_after=t0 + timedelta(days=7))
+    assert sorted(h.text for h in hits) == [f"第 {d} 天 订单 {88230 + d} 咨询" for d in (7, 8, 9)]
+    assert {h.session_id for h in wmem.search("buyer-001", "订单", session_id="s1")} == {"s1"}
+
+
+def test_forget_user_drops_the_tenant(wmem: MemoryClient) -> None:
+    for i in range(3):
+        wmem.write("buyer-001", f"订单 {i} 退款", lifecycle_policy=IMPLICIT)
+    wmem.write("buyer-002", "订单 9 退款", lifecycle_policy=IMPLICIT)
+    wmem.drain_outbox()
+    assert _weaviate(wmem).tenant_status("buyer-001") == "ACTIVE"
+    wmem.forget_user("buyer-001")
+    wmem.drain_outbox()
+    assert _weaviate(wmem).tenant_status("buyer-001") is None
+    assert _weaviate(wmem).count("buyer-001") == 0
+    assert wmem.search("buyer-001", "退款") == []
+    assert len(wmem.search("buyer-002", "退款")) == 1
+
+
+def test_swept_fragments_leave_the_index(wmem: MemoryClient) -> None:
+    keep = wmem.write("buyer-001", "订单 1 退款", lifecycle_policy=EXPLICIT)
+    gone = wmem.write("buyer-001", "订单 2 退款", lifecycle_policy=IMPLICIT)
+    wmem.drain_outbox()
+    with wmem.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fragment SET expires_at = now() - interval '1 s' WHERE id = :i"),
+            {"i": gone},
+        )
+    assert [h.memory_id for h in wmem.search("buyer-001", "退款")] == [keep]
+    assert sweep_expired(wmem.database, datetime.now(UTC), outbox=True).fragments == 1
+    wmem.drain_outbox()
+    assert _weaviate(wmem).fragment_ids("buyer-001") == {keep}
+
+
+def test_cold_users_are_reactivated_on_access(wmem: MemoryClient) -> None:
+    wmem.write("buyer-001", "订单 88231 退款", lifecycle_policy=IMPLICIT)
+    wmem.drain_outbox()
+    index = _weaviate(wmem)
+    assert index.set_cold(["buyer-001", "never-seen"]) == 1
+    assert index.tenant_status("buyer-001") == "INACTIVE"
+    assert len(wmem.search("buyer-001", "退款")) == 1
+    assert index.tenant_status("buyer-001") == "ACTIVE"
+
+
+def test_native_ttl_deletes_expired_objects(wmem: MemoryClient) -> None:
+    """Needs the server's OBJECTS_TTL_DELETE_SCHEDULE (``.ci/run`` sets every 5 s)."""
+    index = _weaviate(wmem)
+    fid = wmem.write("buyer-001", "订单 1 退款", lifecycle_policy=IMPLICIT)
+    wmem.drain_outbox()
+    with wmem.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fragment SET expires_at = now() + interval '2 s' WHERE id = :i"),
+            {"i": fid},
+        )
+    wmem.derived.outbox.enqueue([("upsert", "buyer-001", fid)])  # type: ignore[union-attr]
+    wmem.drain_outbox()
+    assert index.count("buyer-001") == 1
+    deadline = time.monotonic() + 90
+    while index.count("buyer-001") and time.monotonic() < deadline:
+        time.sleep(2)
+    assert index.count("buyer-001") == 0, "the server's TTL sweeper did not delete the object"
+
+
+def test_unreachable_weaviate_degrades_to_the_ledger(
+    mem: MemoryClient, settings: Settings, weaviate_server: WeaviateConfig
+) -> None:
+    dead = weaviate_server.model_copy(update={"port": 1, "grpc_port": 2, "timeout_s": 2.0})
+    client = _client(settings, dead)
+    try:
+        mid = client.write(
+            "buyer-001", "订单 88231 退款编号 RF20260629001", lifecycle_policy=IMPLICIT
+        )
+        hits = client.search("buyer-001", "RF20260629001")
+        assert hits.degraded
+        assert [h.memory_id for h in hits] == [mid]
+        assert client.drain_outbox().failed == 1
+        lag = client.outbox_lag()
+        assert (lag.pending, lag.failing) == (1, 1)
+        health = client.health()
+        assert health.database
+        assert not health.index_reachable
+        assert not health.ok
+    finally:
+        client.close()
+
+
+def _script(env: dict[str, str], command: str) -> None:
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "weaviate.sh"), command],
+        env={**os.environ, **env},
+        check=True,
+        timeout=600,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def drill_server(tmp_path: Path, weaviate_server: WeaviateConfig) -> Iterator[dict[str, str]]:
+    """A Weaviate of this test's own (port 8097), with a data dir that survives restarts."""
+    env = {
+        "WEAVIATE_PORT": "8097",
+        "WEAVIATE_GRPC_PORT": "50067",
+        "WEAVIATE_DATA_DIR": str(tmp_path / "weaviate-data"),
+        "WEAVIATE_RUN_DIR": str(tmp_path / "weaviate-run"),
+    }
+    _script(env, "start")
+    yield env
+    _script(env, "stop")
+
+
+def test_outage_drill_index_ends_equal_to_the_ledger(
+    mem: MemoryClient, settings: Settings, drill_server: dict[str, str]
+) -> None:
+    config = WeaviateConfig(port=8097, grpc_port=50067, timeout_s=3.0, collection="Drill")
+    client = _client(settings, config, outbox_worker="thread")
+    users = [f"drill-{i}" for i in range(5)]
+    written: list[uuid.UUID] = []
+    errors: list[BaseException] = []
+    halfway = threading.Event()
+
+    def bulk() -> None:
+        try:
+            for batch in range(12):
+                items = [
+                    MemoryInput(
+                        user_id=users[(batch + i) % 5],
+                        text=f"第 {batch}-{i} 条 订单 {i}",
+                        lifecycle_policy=EXPLICIT,
+                    )
+                    for i in range(25)
+                ]
+                written.extend(client.write_many(items, batch_size=25, progress=False))
+                if batch == 3:
+                    halfway.set()
+                time.sleep(0.3)
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        writer = threading.Thread(target=bulk)
+        writer.start()
+        assert halfway.wait(60)
+        _script(drill_server, "stop")
+        degraded = client.search(users[0], "订单")
+        writer.join(120)
+        assert errors == []
+        assert len(written) == 300, "every write must succeed while Weaviate is down"
+        assert degraded.degraded
+        _script({**drill_server, "WEAVIATE_KEEP_DATA": "1"}, "start")
+        deadline = time.monotonic() + 120
+        while client.outbox_lag().pending and time.monotonic() < deadline:
+            client.drain_outbox(deadline_s=5)
+            time.sleep(0.5)
+        assert client.outbox_lag().pending == 0
+        index = _weaviate(client)
+        for user in users:
+            assert index.fragment_ids(user) == _ledger_ids(client, user), user
+        assert sum(len(index.fragment_ids(u)) for u in users) == 300
+        assert not client.search(users[0], "订单").degraded
+    finally:
+        client.close()
+
+
+def test_tenant_names_are_opaque_and_valid() -> None:
+    name = tenant_name("buyer:42@shop.example")
+    assert len(name) == 41
+    assert name.isalnum()
+    assert tenant_name("buyer:42@shop.example") == name
+    assert tenant_name("buyer:43@shop.example") != name
+    assert UserScope("buyer:42@shop.example").user_id not in name
