@@ -6,12 +6,16 @@ Pure functions of their arguments; they raise typed errors and never touch I/O.
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from enum import StrEnum
 
 from policies.errors import InvalidField, InvalidText, InvalidUserId
 
 __all__ = [
     "MAX_ID_CHARS",
     "MAX_TEXT_BYTES",
+    "check_aware",
+    "check_choice",
     "check_field_length",
     "check_text",
     "check_user_id",
@@ -88,3 +92,21 @@ def check_field_length(field: str, value: str, max_chars: int) -> str:
             limit=max_chars,
         )
     return checked
+
+
+def check_choice(choices: type[StrEnum], value: str, field: str) -> str:
+    """``value`` if it is one of the enum's values, else :class:`InvalidField` listing them."""
+    try:
+        return choices(str(value)).value
+    except ValueError:
+        known = ", ".join(c.value for c in choices)
+        raise InvalidField(
+            f"unknown {field.replace('_', ' ')} {str(value)[:64]!r}; known: {known}", field=field
+        ) from None
+
+
+def check_aware(value: datetime | None, field: str) -> datetime | None:
+    """``value`` unless it is a naive datetime (:class:`InvalidField`); ``None`` passes."""
+    if value is not None and value.tzinfo is None:
+        raise InvalidField(f"{field} must be timezone-aware", field=field)
+    return value

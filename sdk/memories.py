@@ -23,7 +23,7 @@ from policies.errors import IndexUnavailable, InvalidField, InvalidInput
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, expires_at
-from policies.validation import check_field_length, check_text
+from policies.validation import check_aware, check_field_length, check_text
 from sdk.indexing import DerivedIndex
 from structured_memory.database import Database
 from structured_memory.embedding_space import claim_embedding_space
@@ -120,14 +120,6 @@ def _check_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
     return metadata
 
 
-def _aware(value: datetime | None, now: datetime) -> datetime:
-    if value is None:
-        return now
-    if value.tzinfo is None:
-        raise InvalidField("occurred_at must be timezone-aware", field="occurred_at")
-    return value
-
-
 class Memories:
     """Writes and searches unstructured memories for the client's agent."""
 
@@ -185,7 +177,7 @@ class Memories:
             if item.session_id is None
             else check_field_length("session_id", item.session_id, 128)
         )
-        occurred = _aware(item.occurred_at, now)
+        occurred = check_aware(item.occurred_at, "occurred_at") or now
         metadata = dict(_check_metadata(item.metadata))
         analysis = analyse_text(text)
         words = tokens(analysis.masked_text)

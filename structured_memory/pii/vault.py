@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, select
 from sqlalchemy.exc import IntegrityError
 
-from policies.errors import InvalidField, RecordNotFound, UserNotFound
+from policies.errors import RecordNotFound, UserNotFound
 from policies.scope import UserScope
-from policies.validation import check_text
+from policies.validation import check_choice, check_text
 from structured_memory.database import Database
 from structured_memory.models import PiiVaultEntry, VaultKind, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed
@@ -33,11 +33,7 @@ def aad_for(entry_id: uuid.UUID, user_id: str, kind: str) -> bytes:
 
 def vault_kind(kind: str) -> str:
     """``kind`` if it is a known PII kind, else :class:`InvalidField`."""
-    try:
-        return VaultKind(kind).value
-    except ValueError:
-        known = ", ".join(k.value for k in VaultKind)
-        raise InvalidField(f"unknown PII kind {kind!r}; known: {known}", field="kind") from None
+    return check_choice(VaultKind, kind, "kind")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from policies.errors import InvalidField, RecordNotFound, UserNotFound
 from policies.scope import UserScope
-from policies.validation import check_field_length
+from policies.validation import check_aware, check_choice, check_field_length
 from structured_memory.database import INFINITY, Database
 from structured_memory.models import BusinessEntityType, LinkRole, UserBusinessLink, table_of
 from structured_memory.records import BusinessLink
@@ -23,30 +23,6 @@ from structured_memory.records import BusinessLink
 __all__ = ["BusinessLinkRepository"]
 
 _T = table_of(UserBusinessLink)
-
-
-def _entity_type(value: str) -> str:
-    try:
-        return BusinessEntityType(value).value
-    except ValueError:
-        known = ", ".join(t.value for t in BusinessEntityType)
-        raise InvalidField(
-            f"unknown entity type {value!r}; known: {known}", field="entity_type"
-        ) from None
-
-
-def _role(value: str) -> str:
-    try:
-        return LinkRole(value).value
-    except ValueError:
-        known = ", ".join(r.value for r in LinkRole)
-        raise InvalidField(f"unknown role {value!r}; known: {known}", field="role") from None
-
-
-def _aware(value: datetime | None, field: str) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        raise InvalidField(f"{field} must be timezone-aware", field=field)
-    return value
 
 
 class BusinessLinkRepository:
@@ -75,12 +51,12 @@ class BusinessLinkRepository:
             raise InvalidField("entity_id is empty", field="entity_id")
         values: dict[str, object] = {
             "user_id": scope.user_id,
-            "entity_type": _entity_type(entity_type),
+            "entity_type": check_choice(BusinessEntityType, entity_type, "entity_type"),
             "entity_id": entity,
-            "role": _role(role),
-            "effective_to": _aware(effective_to, "effective_to") or INFINITY,
+            "role": check_choice(LinkRole, role, "role"),
+            "effective_to": check_aware(effective_to, "effective_to") or INFINITY,
         }
-        start = _aware(effective_from, "effective_from")
+        start = check_aware(effective_from, "effective_from")
         if start is not None:
             values["effective_from"] = start
             if effective_to is not None and effective_to <= start:
@@ -102,7 +78,7 @@ class BusinessLinkRepository:
         self, scope: UserScope, when: datetime | None = None, *, entity_type: str | None = None
     ) -> list[BusinessLink]:
         """Links valid at ``when`` (default: now), optionally of one entity type."""
-        at = _aware(when, "when")
+        at = check_aware(when, "when")
         moment = func.now() if at is None else at
         query = select(_T).where(
             _T.c.user_id == scope.user_id,
@@ -110,7 +86,9 @@ class BusinessLinkRepository:
             _T.c.effective_to > moment,
         )
         if entity_type is not None:
-            query = query.where(_T.c.entity_type == _entity_type(entity_type))
+            query = query.where(
+                _T.c.entity_type == check_choice(BusinessEntityType, entity_type, "entity_type")
+            )
         with self._db.transaction() as conn:
             rows = conn.execute(query.order_by(_T.c.effective_from)).all()
         return [BusinessLink.from_row(r) for r in rows]
@@ -125,7 +103,7 @@ class BusinessLinkRepository:
 
     def end(self, scope: UserScope, link_id: uuid.UUID, at: datetime | None = None) -> BusinessLink:
         """Close a link at ``at`` (default: now)."""
-        moment = _aware(at, "at")
+        moment = check_aware(at, "at")
         try:
             with self._db.transaction() as conn:
                 row = conn.execute(
