@@ -35,7 +35,7 @@ from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
 from structured_memory.repositories.facts import FactRepository
-from structured_memory.repositories.fragments import FragmentLedger
+from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
 from structured_memory.repositories.profile import ProfileRepository
 from unstructured_memory.embedders.registry import create_embedder
@@ -277,6 +277,36 @@ class MemoryClient:
     ) -> SessionRecord:
         """Summarise the session (rules + NER) into an interaction record and store it."""
         return self._rt().memories.end_session(user_id, session_id, transcript)
+
+    @property
+    def memories(self) -> Memories:
+        """Unstructured memories: ``get``, ``list``, ``delete`` besides write and search."""
+        return self._rt().memories
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about the user, as JSON-ready data (PII decrypted for the user).
+
+        Raises :class:`UserNotFound` if the user has no profile.
+        """
+        rt = self._rt()
+        scope = self.scope(user_id)
+        profile = rt.profiles.get(scope)
+        memories: list[FragmentRecord] = []
+        while batch := rt.memories.list(user_id, limit=1000, offset=len(memories)):
+            memories += batch
+        return {
+            "user_id": scope.user_id,
+            "exported_at": datetime.now(UTC).isoformat(),
+            "profile": profile.model_dump(mode="json"),
+            "devices": [d.model_dump(mode="json") for d in rt.devices.list(scope)],
+            "links": [link.model_dump(mode="json") for link in rt.links.list(scope)],
+            "facts": [f.model_dump(mode="json") for f in rt.facts.list(scope)],
+            "pii": [
+                {"id": str(ref.id), "kind": ref.kind, "value": rt.vault.reveal(scope, ref.id)}
+                for ref in rt.vault.list(scope)
+            ],
+            "memories": [m.model_dump(mode="json") for m in memories],
+        }
 
     def forget_user(self, user_id: str) -> bool:
         """Erase everything stored about the user, in one transaction.

@@ -28,7 +28,7 @@ from sdk.indexing import DerivedIndex
 from structured_memory.database import Database
 from structured_memory.embedding_space import claim_embedding_space
 from structured_memory.pii.vault import PiiVault
-from structured_memory.repositories.fragments import FragmentLedger, NewFragment
+from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord, NewFragment
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
@@ -452,6 +452,29 @@ class Memories:
         except IndexUnavailable:
             results.degraded = True
             return self._derived.fallback.search(scope, query)
+
+    def get(self, user_id: str, memory_id: uuid.UUID) -> FragmentRecord | None:
+        """One live memory of the user, or ``None`` (reading it does not renew its TTL)."""
+        return self._ledger.get(self._scope(user_id), memory_id, now=datetime.now(UTC))
+
+    def list(self, user_id: str, *, limit: int = 100, offset: int = 0) -> list[FragmentRecord]:
+        """The user's live memories, newest first."""
+        if not 1 <= limit <= 1000:
+            raise InvalidField("limit must be in 1..1000", field="limit")
+        return self._ledger.list(
+            self._scope(user_id), now=datetime.now(UTC), limit=limit, offset=offset
+        )
+
+    def delete(self, user_id: str, memory_id: uuid.UUID) -> bool:
+        """Delete one memory (and, through the outbox, its index copy)."""
+        scope = self._scope(user_id)
+        with self._db.transaction() as conn:
+            existed = self._ledger.delete(scope, memory_id, join=conn)
+            if existed and self._derived is not None:
+                self._derived.outbox.enqueue([("delete", scope.user_id, memory_id)], join=conn)
+        if existed and self._derived is not None:
+            self._derived.worker.wake()
+        return existed
 
     def _config(self, preset: str | None, alpha: float | None) -> SearchConfig:
         name = preset or self._preset

@@ -320,3 +320,26 @@ def test_end_session_stores_a_masked_interaction_record(mem: MemoryClient) -> No
             text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": record.memory_id}
         ).scalar_one()
     assert expires > datetime.now(UTC) + timedelta(days=89)
+
+
+def test_get_list_delete_and_export(mem: MemoryClient) -> None:
+    a = mem.write("buyer-001", "请记住我的邮箱是 zhang.wei@example.com", lifecycle_policy=EXPLICIT)
+    b = mem.write("buyer-001", "订单 88231 退款中", lifecycle_policy=IMPLICIT)
+    mem.write("buyer-002", "别人的记忆", lifecycle_policy=EXPLICIT)
+    mem.profiles.update("buyer-001", expected_version=1, language="en-US")
+    mem.links.add("buyer-001", entity_type="order", entity_id="88231", role="owner")
+    record = mem.memories.get("buyer-001", a)
+    assert record is not None
+    assert "zhang.wei" not in record.text
+    assert mem.memories.get("buyer-002", a) is None
+    assert [r.id for r in mem.memories.list("buyer-001")] == [b, a]
+    exported = mem.export_user("buyer-001")
+    assert exported["profile"]["language"] == "en-US"
+    assert [m["id"] for m in exported["memories"]] == [str(b), str(a)]
+    assert exported["pii"][0]["value"] == "zhang.wei@example.com"
+    assert exported["links"][0]["entity_id"] == "88231"
+    assert "别人的记忆" not in str(exported)
+    assert mem.memories.delete("buyer-001", b) is True
+    assert mem.memories.delete("buyer-001", b) is False
+    assert mem.memories.delete("buyer-002", a) is False
+    assert [r.id for r in mem.memories.list("buyer-001")] == [a]

@@ -279,9 +279,11 @@ class FragmentLedger:
                 ).scalar_one()
             )
 
-    def delete(self, scope: UserScope, fragment_id: uuid.UUID) -> bool:
+    def delete(
+        self, scope: UserScope, fragment_id: uuid.UUID, *, join: Connection | None = None
+    ) -> bool:
         """Delete one fragment; returns whether it existed."""
-        with self._db.transaction() as conn:
+        with self._db.transaction(join) as conn:
             n = conn.execute(
                 delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == fragment_id)
             ).rowcount
