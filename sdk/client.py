@@ -152,6 +152,7 @@ class MemoryClient:
             scope_for=self.scope,
             derived=derived,
             prefilter_limit=s.prefilter_limit,
+            context_turns=s.context_turns,
         )
         return _Runtime(
             db=db,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,7 @@ from structured_memory.database import Database
 from structured_memory.embedding_space import claim_embedding_space
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord, NewFragment
+from unstructured_memory.contextual import combine_tokens, combine_vectors, context_text
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
@@ -136,6 +138,7 @@ class Memories:
         scope_for: Callable[[str], UserScope],
         derived: DerivedIndex | None = None,
         prefilter_limit: int = 2000,
+        context_turns: int = 2,
     ) -> None:
         self._db = db
         self._ledger = ledger
@@ -148,6 +151,7 @@ class Memories:
         self._guard = _EmbeddingGuard()
         self._derived = derived
         self._prefilter_limit = prefilter_limit
+        self._context_turns = context_turns
 
     def _check_embedding_space(self) -> None:
         if not self._guard.checked:
@@ -243,14 +247,20 @@ class Memories:
         self._check_embedding_space()
         pending = list(items)
         ids: list[uuid.UUID] = []
+        sessions: dict[tuple[str, str], deque[str]] = {}
         with _ProgressBar(progress, len(pending)) as advance:
             for start in range(0, len(pending), batch_size):
                 batch = pending[start : start + batch_size]
-                ids += self._write_batch(batch, start)
+                ids += self._write_batch(batch, start, sessions)
                 advance(len(batch))
         return ids
 
-    def _write_batch(self, batch: Sequence[MemoryInput], offset: int) -> list[uuid.UUID]:
+    def _write_batch(
+        self,
+        batch: Sequence[MemoryInput],
+        offset: int,
+        sessions: dict[tuple[str, str], deque[str]],
+    ) -> list[uuid.UUID]:
         now = datetime.now(UTC)
         prepared = []
         for position, item in enumerate(batch, start=offset):
@@ -259,7 +269,32 @@ class Memories:
             except InvalidInput as exc:
                 exc.details.setdefault("item", position)
                 raise
-        return self._store(prepared, now)
+        contexts = [self._context(fragment, sessions) for fragment, _ in prepared]
+        return self._store(prepared, now, contexts)
+
+    def _context(
+        self, fragment: NewFragment, sessions: dict[tuple[str, str], deque[str]]
+    ) -> str | None:
+        """The session context of a fragment (contextual indexing), ``None`` outside sessions.
+
+        Previous turns come from earlier items of the same call, or from the
+        ledger for the first item of a session in the call.
+        """
+        if fragment.session_id is None or self._context_turns == 0:
+            return None
+        key = (fragment.user_id, fragment.session_id)
+        previous = sessions.get(key)
+        if previous is None:
+            earlier = self._ledger.recent_texts(
+                self._scope(fragment.user_id),
+                fragment.session_id,
+                until=fragment.occurred_at,
+                limit=self._context_turns,
+            )
+            previous = sessions[key] = deque(earlier, maxlen=self._context_turns)
+        context = context_text(fragment.occurred_at, list(previous))
+        previous.append(fragment.text)
+        return context
 
     def end_session(
         self, user_id: str, session_id: str, transcript: Sequence[Turn]
@@ -300,25 +335,36 @@ class Memories:
                 "turns": len(transcript),
             },
         )
-        (memory_id,) = self._store([(fragment, list(summary.pii))], datetime.now(UTC))
+        (memory_id,) = self._store([(fragment, list(summary.pii))], datetime.now(UTC), [None])
         return SessionRecord(memory_id=memory_id, summary=summary)
 
     def _store(
-        self, prepared: Sequence[tuple[NewFragment, list[Any]]], now: datetime
+        self,
+        prepared: Sequence[tuple[NewFragment, list[Any]]],
+        now: datetime,
+        contexts: Sequence[str | None],
     ) -> list[uuid.UUID]:
-        """Embed, vault the PII and insert the fragments in one transaction."""
-        vectors = self._embedder.embed_documents([f.text for f, _ in prepared])
+        """Embed (with contexts), vault the PII and insert the fragments in one transaction."""
+        with_context = [c for c in contexts if c is not None]
+        embedded = self._embedder.embed_documents([f.text for f, _ in prepared] + with_context)
+        context_vectors = iter(embedded[len(prepared) :])
         frequent = self._frequent_users({f.user_id for f, _ in prepared}, now)
         fragments = []
         with self._db.transaction() as conn:
             self._ledger.ensure_profiles({f.user_id for f, _ in prepared}, join=conn)
-            for (fragment, pii), vector in zip(prepared, vectors, strict=True):
+            for (fragment, pii), own_vector, context in zip(
+                prepared, embedded[: len(prepared)], contexts, strict=True
+            ):
                 scope = self._scope(fragment.user_id)
                 refs = [self._vault.store(scope, m.kind.value, m.value, join=conn) for m in pii]
                 metadata = fragment.metadata
                 if refs:
                     vaulted = [{"vault_id": str(r.id), "kind": r.kind} for r in refs]
                     metadata = {**metadata, "pii": vaulted}
+                words, vector = fragment.index_text.split(), own_vector
+                if context is not None:
+                    vector = combine_vectors(own_vector, next(context_vectors))
+                    words = combine_tokens(words, tokens(context))
                 ttl_end = expires_at(
                     fragment.policy,
                     now,
@@ -327,7 +373,14 @@ class Memories:
                     config=self._ttl,
                 )
                 fragments.append(
-                    replace(fragment, embedding=vector, expires_at=ttl_end, metadata=metadata)
+                    replace(
+                        fragment,
+                        embedding=vector,
+                        index_text=" ".join(words),
+                        token_count=len(words),
+                        expires_at=ttl_end,
+                        metadata=metadata,
+                    )
                 )
             ids = self._ledger.insert(fragments, join=conn)
             if self._derived is not None:

@@ -79,6 +79,13 @@ class Settings(BaseSettings):
     cold_after_days: int = Field(
         default=30, ge=1, description="`dualtrack sweep` sets users idle this long to cold."
     )
+    context_turns: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Contextual indexing: previous turns of the session indexed with a "
+        "fragment (0: off).",
+    )
     search_preset: str = Field(
         default="hybrid",
         description="Default search preset: hybrid, hybrid_ranked, keyword, vector.",

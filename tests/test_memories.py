@@ -246,8 +246,11 @@ def test_private_memories_stay_with_their_agent(mem: MemoryClient, settings: Set
 
 def test_keyword_only_and_vector_only(shop: MemoryClient) -> None:
     kw = shop.search("buyer-001", "RF20260629001", alpha=0.0, limit=5)
-    assert [h.text for h in kw] == [REFUND]
+    assert kw[0].text == REFUND
     assert kw[0].vector_score is None
+    # later turns of the session match through their context, always ranked lower
+    assert all(h.keyword_score < kw[0].keyword_score for h in kw[1:])  # type: ignore[operator]
+    assert all(h.session_id == "s-1" for h in kw)
     vec = shop.search("buyer-001", "退款什么时候到账", alpha=1.0, limit=4)
     assert len(vec) == 4
     assert all(h.keyword_score is None for h in vec)
@@ -343,3 +346,42 @@ def test_get_list_delete_and_export(mem: MemoryClient) -> None:
     assert mem.memories.delete("buyer-001", b) is False
     assert mem.memories.delete("buyer-002", a) is False
     assert [r.id for r in mem.memories.list("buyer-001")] == [a]
+
+
+def test_contextual_indexing_finds_an_answer_through_its_question(mem: MemoryClient) -> None:
+    t = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    turns = [
+        "Melanie: How long have you been married?",
+        "Caroline: 5 years already! Time flies.",
+        "Melanie: Wow, congrats on the anniversary.",
+    ]
+    ids = mem.write_many(
+        [
+            MemoryInput(
+                user_id="loco", text=x, lifecycle_policy=EXPLICIT, session_id="s1", occurred_at=t
+            )
+            for x in turns
+        ],
+        progress=False,
+    )
+    mem.write(
+        "loco",
+        "Caroline: I went hiking with my dog yesterday",
+        lifecycle_policy=EXPLICIT,
+        session_id="s2",
+        occurred_at=t + timedelta(days=30),
+    )
+    hits = mem.search("loco", "How long has Caroline been married?", limit=3)
+    assert ids[1] in [h.memory_id for h in hits[:2]]
+    assert hits[0].text in turns  # the answer is returned as itself, without its context
+    later = mem.write(
+        "loco", "Caroline: Thanks!", lifecycle_policy=EXPLICIT, session_id="s1", occurred_at=t
+    )
+    with mem.database.transaction() as conn:
+        index_text = conn.execute(
+            text("SELECT index_text FROM memory_fragment WHERE id = :i"), {"i": later}
+        ).scalar_one()
+    words = index_text.split()
+    assert words[:2] == ["caroline", "thanks"]
+    assert {"congrats", "anniversary", "already", "may", "2023"} <= set(words)
+    assert "married" not in words, "only the previous two turns are context"

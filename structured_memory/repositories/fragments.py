@@ -268,6 +268,23 @@ class FragmentLedger:
         with self._db.transaction() as conn:
             return conn.execute(query.limit(limit)).scalars().all()
 
+    def recent_texts(
+        self, scope: UserScope, session_id: str, *, until: datetime, limit: int
+    ) -> Sequence[str]:
+        """The texts of the session's last ``limit`` fragments up to ``until``, oldest first."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                select(_T.c.text)
+                .where(
+                    _T.c.user_id == scope.user_id,
+                    _T.c.session_id == session_id,
+                    _T.c.occurred_at <= until,
+                )
+                .order_by(_T.c.occurred_at.desc(), _T.c.created_at.desc())
+                .limit(limit)
+            ).scalars()
+            return rows.all()[::-1]
+
     def count_sessions_since(self, scope: UserScope, since: datetime) -> int:
         """Distinct sessions of the user with a fragment since ``since``."""
         with self._db.transaction() as conn:

@@ -64,7 +64,10 @@ class SentenceTransformersEmbedder:
     @property
     def dimensions(self) -> int:
         """The model's embedding dimension (loads the model)."""
-        return int(self._get().get_sentence_embedding_dimension())
+        model = self._get()
+        # sentence-transformers 6 renamed the method; older releases only have the old name
+        getter = getattr(model, "get_embedding_dimension", None)
+        return int((getter or model.get_sentence_embedding_dimension)())
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` in input order (loads the model on first use)."""

@@ -111,6 +111,16 @@ class PgVectorIndex:
     def _vector_leg(
         conn: Connection, where: str, params: dict[str, Any], query: SearchQuery, k: int
     ) -> list[tuple[Any, float]]:
+        # When the planner picks the HNSW index, pgvector returns at most ef_search rows
+        # and filters them afterwards: widen ef_search to k and keep scanning until k rows
+        # pass the user and live filters (iterative scan), for this transaction only.
+        conn.execute(
+            text(
+                "SELECT set_config('hnsw.ef_search', :ef, true), "
+                "set_config('hnsw.iterative_scan', 'strict_order', true)"
+            ),
+            {"ef": str(min(1000, max(40, k)))},
+        )
         dims = len(query.vector)
         distance = f"(embedding::vector({dims}) <=> CAST(:qvec AS vector({dims})))"
         rows = conn.execute(
