@@ -18,7 +18,7 @@ from psycopg.adapt import Buffer
 from psycopg.types.datetime import DatetimeDumper, TimestamptzLoader
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 
-from policies.errors import DatabaseUnavailable
+from policies.errors import DatabaseUnavailable, UserNotFound
 
 __all__ = ["INFINITY", "Database"]
 
@@ -84,20 +84,28 @@ class Database:
         return cls(engine)
 
     @contextlib.contextmanager
-    def transaction(self, join: Connection | None = None) -> Iterator[Connection]:
+    def transaction(
+        self, join: Connection | None = None, *, owner: str | None = None
+    ) -> Iterator[Connection]:
         """A connection in a transaction: committed on success, rolled back on error.
 
         With ``join``, the caller's connection is used as it is, so several
-        repository calls form one unit of work. Raises
-        :class:`DatabaseUnavailable` when the server cannot be reached or drops
-        the connection; other errors propagate unchanged after rollback.
+        repository calls form one unit of work. With ``owner`` (a user id), a
+        foreign-key violation (the user has no profile) raises
+        :class:`UserNotFound`. A server that cannot be reached or drops the
+        connection raises :class:`DatabaseUnavailable`; other errors propagate
+        unchanged after rollback.
         """
-        if join is not None:
-            yield join
-            return
         try:
-            with self.engine.begin() as conn:
-                yield conn
+            if join is not None:
+                yield join
+            else:
+                with self.engine.begin() as conn:
+                    yield conn
+        except exc.IntegrityError as err:
+            if owner is not None and isinstance(err.orig, psycopg.errors.ForeignKeyViolation):
+                raise UserNotFound("no profile for this user", user_id=owner) from err
+            raise
         except exc.DBAPIError as err:
             if err.connection_invalidated or _is_connection_failure(err.orig):
                 raise DatabaseUnavailable(

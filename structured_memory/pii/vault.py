@@ -10,9 +10,8 @@ import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, select
-from sqlalchemy.exc import IntegrityError
 
-from policies.errors import RecordNotFound, UserNotFound
+from policies.errors import RecordNotFound
 from policies.scope import UserScope
 from policies.validation import check_choice, check_text
 from structured_memory.database import Database
@@ -65,30 +64,27 @@ class PiiVault:
         index = self._cipher.blind_index(kind, value)
         entry_id = uuid.uuid4()
         sealed = self._cipher.seal(value, aad=aad_for(entry_id, scope.user_id, kind))
-        try:
-            with self._db.transaction(join) as conn:
-                existing = conn.execute(
-                    select(_T.c.id).where(
-                        _T.c.user_id == scope.user_id,
-                        _T.c.kind == kind,
-                        _T.c.blind_index.in_(self._cipher.blind_indexes(kind, value)),
-                    )
-                ).scalar_one_or_none()
-                if existing is not None:
-                    return VaultRef(existing, kind)
-                conn.execute(
-                    _T.insert().values(
-                        id=entry_id,
-                        user_id=scope.user_id,
-                        kind=kind,
-                        key_id=sealed.key_id,
-                        nonce=sealed.nonce,
-                        ciphertext=sealed.ciphertext,
-                        blind_index=index,
-                    )
+        with self._db.transaction(join, owner=scope.user_id) as conn:
+            existing = conn.execute(
+                select(_T.c.id).where(
+                    _T.c.user_id == scope.user_id,
+                    _T.c.kind == kind,
+                    _T.c.blind_index.in_(self._cipher.blind_indexes(kind, value)),
                 )
-        except IntegrityError as exc:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id) from exc
+            ).scalar_one_or_none()
+            if existing is not None:
+                return VaultRef(existing, kind)
+            conn.execute(
+                _T.insert().values(
+                    id=entry_id,
+                    user_id=scope.user_id,
+                    kind=kind,
+                    key_id=sealed.key_id,
+                    nonce=sealed.nonce,
+                    ciphertext=sealed.ciphertext,
+                    blind_index=index,
+                )
+            )
         return VaultRef(entry_id, kind)
 
     def reveal(self, scope: UserScope, entry_id: uuid.UUID) -> str:

@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from policies.errors import InvalidField, RecordNotFound, UserNotFound
+from policies.errors import InvalidField, RecordNotFound
 from policies.scope import UserScope
 from policies.validation import check_aware, check_choice, check_field_length
 from structured_memory.database import INFINITY, Database
@@ -64,14 +64,13 @@ class BusinessLinkRepository:
                     "effective_to must be after effective_from", field="effective_to"
                 )
         try:
-            with self._db.transaction() as conn:
+            with self._db.transaction(owner=scope.user_id) as conn:
                 row = conn.execute(_T.insert().values(**values).returning(_T)).one()
         except IntegrityError as exc:
-            if "range_nonempty" in str(exc.orig):
-                raise InvalidField(
-                    "effective_to must be after effective_from", field="effective_to"
-                ) from exc
-            raise UserNotFound("no profile for this user", user_id=scope.user_id) from exc
+            # the start defaulted to now() in the database and lies after the given end
+            raise InvalidField(
+                "effective_to must be after effective_from", field="effective_to"
+            ) from exc
         return BusinessLink.from_row(row)
 
     def valid_at(

@@ -12,9 +12,8 @@ import hashlib
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.exc import IntegrityError
 
-from policies.errors import RecordNotFound, UserNotFound
+from policies.errors import RecordNotFound
 from policies.scope import UserScope
 from policies.validation import check_field_length
 from structured_memory.database import Database
@@ -59,11 +58,8 @@ class DeviceRepository:
             )
             .returning(_T)
         )
-        try:
-            with self._db.transaction() as conn:
-                row = conn.execute(stmt).one()
-        except IntegrityError as exc:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id) from exc
+        with self._db.transaction(owner=scope.user_id) as conn:
+            row = conn.execute(stmt).one()
         return Device.model_validate(row._mapping)
 
     def record_verification(self, scope: UserScope, fp: str, *, succeeded: bool) -> Device:

@@ -15,10 +15,9 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, case, delete, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.exc import IntegrityError
 
 from policies.confidence import is_pending, update_confidence
-from policies.errors import InvalidField, RecordNotFound, UserNotFound
+from policies.errors import InvalidField, RecordNotFound
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.scope import UserScope
 from policies.ttl import DEFAULT_TTL, TTLConfig, expires_at
@@ -108,11 +107,8 @@ class FactRepository:
             )
             .returning(_T)
         )
-        try:
-            with self._db.transaction() as conn:
-                row = conn.execute(stmt).one()
-        except IntegrityError as exc:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id) from exc
+        with self._db.transaction(owner=scope.user_id) as conn:
+            row = conn.execute(stmt).one()
         return Fact.model_validate(row._mapping)
 
     def get(self, scope: UserScope, key: str, *, now: datetime | None = None) -> Fact | None:

@@ -17,9 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, and_, case, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.exc import IntegrityError
 
-from policies.errors import UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from structured_memory.database import Database
@@ -175,11 +173,8 @@ class FragmentLedger:
             }
             for f in fragments
         ]
-        try:
-            with self._db.transaction(join) as conn:
-                conn.execute(_T.insert(), rows)
-        except IntegrityError as exc:
-            raise UserNotFound("no profile for this user") from exc
+        with self._db.transaction(join, owner=fragments[0].user_id) as conn:
+            conn.execute(_T.insert(), rows)
         return [f.id for f in fragments]
 
     def hydrate(
