@@ -385,3 +385,33 @@ def test_contextual_indexing_finds_an_answer_through_its_question(mem: MemoryCli
     assert words[:2] == ["caroline", "thanks"]
     assert {"congrats", "anniversary", "already", "may", "2023"} <= set(words)
     assert "married" not in words, "only the previous two turns are context"
+
+
+def test_an_erasure_waits_for_a_write_that_holds_the_profile(mem: MemoryClient) -> None:
+    import threading
+
+    from structured_memory.repositories.fragments import FragmentLedger
+
+    mem.write("buyer-001", "旧记忆", lifecycle_policy=EXPLICIT)
+    erased = threading.Event()
+    with mem.database.engine.connect() as conn, conn.begin():
+        FragmentLedger(mem.database).ensure_profiles(["buyer-001"], join=conn)
+
+        def erase() -> None:
+            mem.forget_user("buyer-001")
+            erased.set()
+
+        eraser = threading.Thread(target=erase)
+        eraser.start()
+        assert not erased.wait(0.5), "the erasure must wait for the write holding the profile"
+        # the write goes on: without the lock its insert would now hit a deleted profile
+        conn.execute(
+            text(
+                "INSERT INTO memory_fact (user_id, key, value, policy) "
+                "VALUES ('buyer-001', 'k', '1', 'explicit')"
+            )
+        )
+    eraser.join(30)
+    assert erased.is_set()
+    assert _count(mem, "SELECT count(*) FROM memory_fact") == 0
+    assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0

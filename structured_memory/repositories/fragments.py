@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, and_, case, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from policies.errors import ConcurrentModificationError
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from structured_memory.database import Database
@@ -133,11 +134,29 @@ class FragmentLedger:
         self._db = db
 
     def ensure_profiles(self, user_ids: Iterable[str], *, join: Connection | None = None) -> None:
-        """Create a default profile for each user seen for the first time."""
-        rows = [{"user_id": u} for u in sorted(set(user_ids))]
-        if rows:
-            with self._db.transaction(join) as conn:
-                conn.execute(pg_insert(_PROFILE).on_conflict_do_nothing(), rows)
+        """Create a default profile for each user seen for the first time, and hold it.
+
+        The profiles are locked ``FOR KEY SHARE`` until the caller's transaction
+        ends, so an erasure running at the same moment either finishes first
+        (the profile is then created anew) or waits for this write and erases
+        it too; it never fails another user's write in the same batch.
+        """
+        wanted = sorted(set(user_ids))
+        if not wanted:
+            return
+        with self._db.transaction(join) as conn:
+            for _ in range(3):
+                conn.execute(
+                    pg_insert(_PROFILE).on_conflict_do_nothing(), [{"user_id": u} for u in wanted]
+                )
+                held = conn.execute(
+                    select(_PROFILE.c.user_id)
+                    .where(_PROFILE.c.user_id.in_(wanted))
+                    .with_for_update(key_share=True)
+                ).scalars()
+                if set(held) == set(wanted):
+                    return
+        raise ConcurrentModificationError("profiles kept disappearing during a write; retry")
 
     def insert(
         self, fragments: Sequence[NewFragment], *, join: Connection | None = None
