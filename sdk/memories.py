@@ -175,6 +175,8 @@ class Memories:
     def _prepare(self, item: MemoryInput, now: datetime) -> tuple[NewFragment, list[Any]]:
         scope = self._scope(item.user_id)
         policy = require_policy(item.lifecycle_policy)
+        if item.private and scope.agent_id is None:
+            raise InvalidField("a private memory needs a client with an agent_id", field="private")
         text = check_text(item.text)
         session = (
             None

@@ -415,3 +415,10 @@ def test_an_erasure_waits_for_a_write_that_holds_the_profile(mem: MemoryClient) 
     assert erased.is_set()
     assert _count(mem, "SELECT count(*) FROM memory_fact") == 0
     assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0
+
+
+def test_a_private_memory_needs_an_agent(settings: Settings, mem: MemoryClient) -> None:
+    with MemoryClient(settings) as anonymous, pytest.raises(InvalidField) as err:
+        anonymous.write("buyer-001", "私有备注", lifecycle_policy=EXPLICIT, private=True)
+    assert err.value.details["field"] == "private"
+    assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0

@@ -32,6 +32,7 @@ import uuid
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,7 +51,7 @@ from unstructured_memory.index.base import (
 from unstructured_memory.index.pgvector import Transaction
 from unstructured_memory.search.presets import HYBRID_DEFAULT, Fusion
 
-__all__ = ["WeaviateConfig", "WeaviateIndex", "object_uuid", "tenant_name"]
+__all__ = ["ABSENT", "NEVER", "WeaviateConfig", "WeaviateIndex", "object_uuid", "tenant_name"]
 
 _log = logging.getLogger(__name__)
 
@@ -89,26 +90,28 @@ def object_uuid(fragment_id: uuid.UUID) -> uuid.UUID:
     return uuid.uuid5(_NAMESPACE, str(fragment_id))
 
 
-def _properties(f: IndexedFragment) -> dict[str, Any]:
-    props: dict[str, Any] = {
+ABSENT = "-"
+"""Stored for an absent session, sandbox or agent id (null-state indexes cost files)."""
+
+NEVER = datetime(2200, 1, 1, tzinfo=UTC)
+"""Stored as ``expires_at`` of a memory that never expires (Weaviate dates end in 2262)."""
+
+
+def _properties(f: IndexedFragment, keyword_property: str) -> dict[str, Any]:
+    return {
         "fragment_id": str(f.id),
         "user_id": f.user_id,
         "text": f.text,
-        "index_text": f.index_text,
-        "text_gse": f.text,
+        keyword_property: f.index_text if keyword_property == "index_text" else f.text,
         "intent": f.intent,
-        "entities": list(f.entities),
+        "entities": [e for e in f.entities if e] or [ABSENT],
         "occurred_at": f.occurred_at,
+        "expires_at": f.expires_at or NEVER,
         "private": f.private,
+        "session_id": f.session_id or ABSENT,
+        "sandbox_id": ABSENT if f.sandbox_id is None else str(f.sandbox_id),
+        "agent_id": f.agent_id or ABSENT,
     }
-    optional = {
-        "session_id": f.session_id,
-        "sandbox_id": None if f.sandbox_id is None else str(f.sandbox_id),
-        "agent_id": f.agent_id,
-        "expires_at": f.expires_at,
-    }
-    props.update({k: v for k, v in optional.items() if v is not None})
-    return props
 
 
 class WeaviateIndex:
@@ -218,10 +221,31 @@ class WeaviateIndex:
             Tokenization,
         )
 
-        def field(name: str) -> Any:
-            return Property(name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD)
+        # Every indexed property costs each tenant its own LSM buckets and files; with one
+        # tenant per user the open-file limit is reached at ~600 active users when every
+        # property is filterable, searchable and null-indexed. So each property gets only
+        # the index its queries use, absent values are sentinels instead of null-state
+        # buckets, and only the configured keyword property is stored searchable.
+        def filterable(name: str, data_type: Any = DataType.TEXT) -> Any:
+            textual = data_type in (DataType.TEXT, DataType.TEXT_ARRAY)
+            tokenization = Tokenization.FIELD if textual else None
+            return Property(
+                name=name,
+                data_type=data_type,
+                tokenization=tokenization,
+                index_filterable=True,
+                index_searchable=False,
+            )
+
+        def stored(name: str) -> Any:
+            return Property(
+                name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
+            )
 
         c = self.config
+        tokenization = (
+            Tokenization.WHITESPACE if c.keyword_property == "index_text" else Tokenization.GSE_CH
+        )
         client.collections.create(
             c.collection,
             vector_config=Configure.Vectors.self_provided(),
@@ -229,36 +253,27 @@ class WeaviateIndex:
                 enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
             ),
             inverted_index_config=Configure.inverted_index(
-                bm25_k1=c.bm25_k1,
-                bm25_b=c.bm25_b,
-                index_null_state=True,
-                stopwords_preset=StopwordsPreset.NONE,
+                bm25_k1=c.bm25_k1, bm25_b=c.bm25_b, stopwords_preset=StopwordsPreset.NONE
             ),
             properties=[
-                field("fragment_id"),
-                field("user_id"),
-                field("session_id"),
-                field("sandbox_id"),
-                field("agent_id"),
-                field("intent"),
+                stored("fragment_id"),
+                stored("text"),
+                filterable("user_id"),
+                filterable("session_id"),
+                filterable("sandbox_id"),
+                filterable("agent_id"),
+                filterable("intent"),
+                filterable("entities", DataType.TEXT_ARRAY),
+                filterable("occurred_at", DataType.DATE),
+                filterable("expires_at", DataType.DATE),
+                filterable("private", DataType.BOOL),
                 Property(
-                    name="text",
+                    name=c.keyword_property,
                     data_type=DataType.TEXT,
-                    index_searchable=False,
+                    tokenization=tokenization,
                     index_filterable=False,
+                    index_searchable=True,
                 ),
-                Property(
-                    name="index_text", data_type=DataType.TEXT, tokenization=Tokenization.WHITESPACE
-                ),
-                Property(
-                    name="text_gse", data_type=DataType.TEXT, tokenization=Tokenization.GSE_CH
-                ),
-                Property(
-                    name="entities", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.FIELD
-                ),
-                Property(name="occurred_at", data_type=DataType.DATE),
-                Property(name="expires_at", data_type=DataType.DATE),
-                Property(name="private", data_type=DataType.BOOL),
             ],
             **options,
         )
@@ -312,7 +327,7 @@ class WeaviateIndex:
                 if isinstance(first, Upsert):
                     objects = [
                         DataObject(
-                            properties=_properties(op.fragment),
+                            properties=_properties(op.fragment, self.config.keyword_property),
                             uuid=object_uuid(op.fragment.id),
                             vector=list(op.fragment.vector),
                         )
@@ -461,32 +476,18 @@ def _filters(scope: UserScope, query: SearchQuery) -> Any:
     from weaviate.classes.query import Filter
 
     f = query.filters
+    visible = Filter.by_property("private").equal(False)
+    if f.agent_id is not None:
+        visible = visible | Filter.by_property("agent_id").equal(f.agent_id)
     parts = [
         Filter.by_property("user_id").equal(scope.user_id),
-        Filter.any_of(
-            [
-                Filter.by_property("expires_at").is_none(True),
-                Filter.by_property("expires_at").greater_than(query.now),
-            ]
-        ),
-        Filter.any_of(
-            [
-                Filter.by_property("private").equal(False),
-                Filter.by_property("agent_id").equal(f.agent_id or ""),
-            ]
-        ),
+        Filter.by_property("expires_at").greater_than(query.now),
+        visible,
     ]
     if f.sandbox_id is None:
-        parts.append(Filter.by_property("sandbox_id").is_none(True))
+        parts.append(Filter.by_property("sandbox_id").equal(ABSENT))
     else:
-        parts.append(
-            Filter.any_of(
-                [
-                    Filter.by_property("sandbox_id").is_none(True),
-                    Filter.by_property("sandbox_id").equal(str(f.sandbox_id)),
-                ]
-            )
-        )
+        parts.append(Filter.by_property("sandbox_id").contains_any([ABSENT, str(f.sandbox_id)]))
     if f.intents is not None:
         parts.append(Filter.by_property("intent").contains_any(sorted(f.intents) or [""]))
     if f.occurred_after is not None:
