@@ -8,9 +8,10 @@
    turn, evidence recall and MRR within 100 results) and on the hand-written
    Chinese e-commerce set ``benchmarks/data/zh_retrieval.jsonl`` (alone, and
    "hard": each user also holding the memories of five other users as
-   distractors). The pgvector backend runs the same sets as a reference. Both
-   Weaviate variants query the same collection (every object carries both
-   properties) with the same query vectors, through ``WeaviateIndex.search``.
+   distractors). The pgvector backend runs the same sets as a reference. The
+   ``index_text`` collection is fed by the outbox; the same ledger rows are
+   pushed into a second, ``text_gse`` collection; both are queried with the
+   same query vectors through ``WeaviateIndex.search``.
 2. **Our search path against a bare client query**: ``mem.search`` (embed the
    query, Weaviate hybrid with the user, expiry, visibility and sandbox
    filters, ledger hydration with TTL renewal) against a bare
@@ -35,7 +36,8 @@ Weaviate 1.39: the full run makes about 600 tenants (about 15,000 files), so
 the server needs a file descriptor limit above that; at a limit of 20,000,
 1,100 tenants exhausted it and the server stopped accepting writes.
 
-The data lives in the ``WvpBench`` collection (dropped and refilled each run)
+The data lives in the ``WvpBench`` and ``WvpBenchGse`` collections (dropped
+and refilled each run)
 and in ``.dualtrack/bench-weaviate-paths`` (Weaviate) and
 ``.dualtrack/bench-weaviate-paths-pg`` (pgvector reference); users are
 prefixed ``wvp-`` / ``wvpg-`` and replaced on every run.
@@ -69,11 +71,13 @@ from benchmarks.locomo_data import MRR_DEPTH, TUNING, dataset_path, load
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
+from sdk.indexing import to_indexed
 from sdk.memories import MemoryInput
+from structured_memory.cross_user import fragments_for_index
 from structured_memory.repositories.fragments import FragmentLedger
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
-from unstructured_memory.index.base import FragmentIndex, SearchFilters, SearchQuery
+from unstructured_memory.index.base import FragmentIndex, SearchFilters, SearchQuery, Upsert
 from unstructured_memory.index.weaviate import WeaviateConfig, WeaviateIndex, tenant_name
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, SearchConfig
 from unstructured_memory.tokenize import tokens
@@ -82,6 +86,7 @@ __all__ = ["main"]
 
 NAME = "weaviate_paths"
 COLLECTION = "WvpBench"
+GSE_COLLECTION = "WvpBenchGse"
 PREFIX = "wvp-"
 PG_PREFIX = "wvpg-"
 ZH_PATH = Path(__file__).parent / "data" / "zh_retrieval.jsonl"
@@ -356,6 +361,13 @@ def write_docs(
     ]
     ids = iter(mem.write_many(items, batch_size=256, progress=False))
     return {user: [next(ids) for _ in ds] for user, ds in docs.items()}
+
+
+def copy_to(index: FragmentIndex, mem: MemoryClient, ids: Sequence[uuid.UUID]) -> None:
+    """Push ledger rows straight into a second index (the ``text_gse`` collection)."""
+    for start in range(0, len(ids), 500):
+        rows = fragments_for_index(mem.database, ids[start : start + 500])
+        index.apply([Upsert(mem.scope(r.user_id), to_indexed(r)) for r in rows.values()])
 
 
 def drain(mem: MemoryClient, *, deadline_s: float = 300.0) -> float:
@@ -648,28 +660,13 @@ PATH_ORDER = (
 )
 
 
-def _bare_filters(user_id: str, agent_id: str | None, now: datetime) -> Any:
-    """The filters ``WeaviateIndex`` adds to every query (user, expiry, visibility, sandbox)."""
-    from weaviate.classes.query import Filter
+def _our_filters(bench: Bench, uid: str) -> Any:
+    """The filters ``WeaviateIndex`` adds to every query (user, expiry, visibility, sandbox):
+    its own private builder, so the comparison follows the index as it changes."""
+    from unstructured_memory.index import weaviate as backend
 
-    return Filter.all_of(
-        [
-            Filter.by_property("user_id").equal(user_id),
-            Filter.any_of(
-                [
-                    Filter.by_property("expires_at").is_none(True),
-                    Filter.by_property("expires_at").greater_than(now),
-                ]
-            ),
-            Filter.any_of(
-                [
-                    Filter.by_property("private").equal(False),
-                    Filter.by_property("agent_id").equal(agent_id or ""),
-                ]
-            ),
-            Filter.by_property("sandbox_id").is_none(True),
-        ]
-    )
+    query = bench.query("", HYBRID_DEFAULT, limit=LIMIT, vector=[])
+    return backend._filters(bench.mem.scope(uid), query)
 
 
 def _ours(bench: Bench, uid: str, q: str) -> Outcome:
@@ -743,7 +740,7 @@ def part2(
         vector = bench.embedder.embed_query(q)
         keyword = " ".join(tokens(q))
         tenant = collection.with_tenant(tenant_name(uid))
-        filters = _bare_filters(uid, bench.mem.agent_id, datetime.now(UTC))
+        filters = _our_filters(bench, uid)
         calls: dict[str, Callable[[], Outcome]] = {
             "ours: mem.search": partial(_ours, bench, uid, q),
             "bare: hybrid": partial(_bare, tenant, keyword, vector, None, "bare: hybrid"),
@@ -977,6 +974,19 @@ def build_data(size: Size, parts: set[int], rng: random.Random) -> Data:
     return data
 
 
+def _git_state() -> str:
+    """The checkout's commit, ``+dirty`` when tracked files differ from it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    return git("rev-parse", "--short", "HEAD") + (
+        "+dirty" if git("status", "--short", "-uno") else ""
+    )
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="smaller data, fewer searches")
@@ -1063,7 +1073,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "weaviate-paths", index="weaviate", index_config=wv_config, outbox_worker="external"
     )
     pg = bench_client("weaviate-paths-pg", index="pgvector") if 1 in parts else None
-    gse = WeaviateIndex(WeaviateConfig(**{**wv_config, "keyword_property": "text_gse"}))
+    gse_config = {**wv_config, "collection": GSE_COLLECTION, "keyword_property": "text_gse"}
+    gse = WeaviateIndex(WeaviateConfig(**gse_config))
     bare = _bare_client(host, int(port), int(grpc_port))
     embedder = create_embedder(mem.settings.embedder, mem.settings.embedder_config)
     bench = Bench(mem, embedder, rng)
@@ -1072,10 +1083,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(mem.index, WeaviateIndex):
             raise SystemExit("the benchmark client is not on the Weaviate index")
         payload["weaviate"] = {"version": bare.get_meta().get("version"), "at": args.weaviate}
+        payload["git"] = _git_state()
         _reset(mem, PREFIX)
         mem.index.reset()
+        gse.reset()
         data = build_data(size, parts, rng)
         wv_ids, payload["ingest"] = _ingest(mem, data)
+        copy_to(gse, mem, [i for ids in wv_ids.values() for us in ids.values() for i in us])
         if pg is not None:
             _reset(pg, PG_PREFIX)
             pg_ids = {s.name: write_docs(pg, PG_PREFIX, s.docs) for s in data.sets}
