@@ -137,7 +137,7 @@ class Memories:
         preset: str,
         scope_for: Callable[[str], UserScope],
         derived: DerivedIndex | None = None,
-        prefilter_limit: int = 2000,
+        prefilter_limit: int = 0,
         context_turns: int = 2,
     ) -> None:
         self._db = db
@@ -490,7 +490,8 @@ class Memories:
         if self._derived is None:
             return self._index.search(scope, query)
         f = query.filters
-        if f.intents is not None or f.occurred_after or f.occurred_before or f.session_id:
+        filtered = f.intents is not None or f.occurred_after or f.occurred_before or f.session_id
+        if filtered and self._prefilter_limit > 0:
             candidates = self._ledger.candidate_ids(
                 scope,
                 now=query.now,

@@ -85,7 +85,20 @@ def test_writes_reach_weaviate_through_the_outbox(wmem: MemoryClient) -> None:
     assert _weaviate(wmem).fragment_ids("buyer-001") == _ledger_ids(wmem, "buyer-001")
 
 
-def test_filtered_search_is_prefiltered_by_the_ledger(wmem: MemoryClient) -> None:
+@pytest.mark.parametrize("prefilter_limit", [0, 2000])
+def test_filtered_search_with_and_without_ledger_prefilter(
+    mem: MemoryClient, settings: Settings, weaviate_server: WeaviateConfig, prefilter_limit: int
+) -> None:
+    config = weaviate_server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
+    wmem = _client(settings, config, prefilter_limit=prefilter_limit)
+    try:
+        _filtered_searches(wmem)
+    finally:
+        wmem.index.reset()  # type: ignore[attr-defined]
+        wmem.close()
+
+
+def _filtered_searches(wmem: MemoryClient) -> None:
     t0 = datetime(2026, 6, 1, tzinfo=UTC)
     for day in range(10):
         wmem.write(

@@ -356,11 +356,22 @@ class WeaviateIndex:
         return self._call("search", lambda collection: self._search(collection, scope, query))
 
     def _search(self, collection: Any, scope: UserScope, query: SearchQuery) -> list[IndexHit]:
+        """A user without a tenant has no memories: Weaviate's "tenant not found" means []
+        (cheaper than asking whether the tenant exists before every search)."""
+        from weaviate.exceptions import WeaviateQueryError
+
+        try:
+            return self._query(collection, tenant_name(scope.user_id), scope, query)
+        except WeaviateQueryError as exc:
+            if "tenant not found" in str(exc):
+                return []
+            raise
+
+    def _query(
+        self, collection: Any, tenant: str, scope: UserScope, query: SearchQuery
+    ) -> list[IndexHit]:
         from weaviate.classes.query import HybridFusion, MetadataQuery
 
-        tenant = tenant_name(scope.user_id)
-        if not self._tenant_exists(collection, tenant):
-            return []
         keyword_prop = self.config.keyword_property
         keyword_query = " ".join(query.tokens) if keyword_prop == "index_text" else query.text
         if query.filters.candidate_ids is not None and not query.filters.candidate_ids:
