@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench clean
+.PHONY: install demo test lint typecheck unit bench bench-weaviate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,16 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# Weaviate beside pgvector: starts a server on port 8094, runs, stops it.
+bench-weaviate: $(STAMP)
+	WEAVIATE_PORT=8094 WEAVIATE_GRPC_PORT=50064 bash scripts/weaviate.sh start
+	$(BIN)/python -m benchmarks.unstructured --index pgvector,weaviate \
+	  --index-config 'weaviate={"port": 8094, "grpc_port": 50064}' $(ARGS) ; \
+	status=$$?; \
+	$(BIN)/python -m benchmarks.weaviate_paths --weaviate 127.0.0.1:8094:50064 $(ARGS) ; \
+	status=$$((status || $$?)); \
+	WEAVIATE_PORT=8094 WEAVIATE_GRPC_PORT=50064 bash scripts/weaviate.sh stop; exit $$status
 
 clean:
 	rm -rf $(VENV) .dualtrack .mypy_cache .ruff_cache .pytest_cache
