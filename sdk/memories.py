@@ -35,7 +35,13 @@ from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
 from unstructured_memory.search.presets import PRESETS, SearchConfig
-from unstructured_memory.summariser import SessionSummary, Turn, analyse_text, summarise
+from unstructured_memory.summariser import (
+    Entity,
+    SessionSummary,
+    Turn,
+    analyse_text,
+    summarise,
+)
 from unstructured_memory.tokenize import tokens
 
 __all__ = [
@@ -107,6 +113,11 @@ class _EmbeddingGuard:
 
     checked: bool = False
     problem: Exception | None = field(default=None)
+
+
+def _entity_dicts(entities: Iterable[Entity]) -> list[dict[str, Any]]:
+    """Entities as the ledger stores them (PII entities carry masked text)."""
+    return [{"type": e.type, "text": e.text, "start": e.start, "end": e.end} for e in entities]
 
 
 def _check_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
@@ -202,10 +213,7 @@ class Memories:
             expires_at=None,
             embedding=(),
             embedding_model=self._embedder.name,
-            entities=[
-                {"type": e.type, "text": e.text, "start": e.start, "end": e.end}
-                for e in analysis.entities
-            ],
+            entities=_entity_dicts(analysis.entities),
             metadata=metadata,
         )
         return fragment, list(analysis.pii)
@@ -326,10 +334,7 @@ class Memories:
             expires_at=None,
             embedding=(),
             embedding_model=self._embedder.name,
-            entities=[
-                {"type": e.type, "text": e.text, "start": e.start, "end": e.end}
-                for e in summary.entities
-            ],
+            entities=_entity_dicts(summary.entities),
             metadata={
                 "source": "end_session",
                 "language": summary.language,

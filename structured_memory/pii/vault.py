@@ -65,15 +65,9 @@ class PiiVault:
         entry_id = uuid.uuid4()
         sealed = self._cipher.seal(value, aad=aad_for(entry_id, scope.user_id, kind))
         with self._db.transaction(join, owner=scope.user_id) as conn:
-            existing = conn.execute(
-                select(_T.c.id).where(
-                    _T.c.user_id == scope.user_id,
-                    _T.c.kind == kind,
-                    _T.c.blind_index.in_(self._cipher.blind_indexes(kind, value)),
-                )
-            ).scalar_one_or_none()
+            existing = self.find(scope, kind, value, join=conn)
             if existing is not None:
-                return VaultRef(existing, kind)
+                return existing
             conn.execute(
                 _T.insert().values(
                     id=entry_id,
@@ -98,10 +92,12 @@ class PiiVault:
         sealed = Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext))
         return self._cipher.open(sealed, aad=aad_for(row.id, row.user_id, row.kind))
 
-    def find(self, scope: UserScope, kind: str, value: str) -> VaultRef | None:
+    def find(
+        self, scope: UserScope, kind: str, value: str, *, join: Connection | None = None
+    ) -> VaultRef | None:
         """The user's entry holding ``value``, found by blind index without decrypting."""
         kind = vault_kind(kind)
-        with self._db.transaction() as conn:
+        with self._db.transaction(join) as conn:
             found = conn.execute(
                 select(_T.c.id).where(
                     _T.c.user_id == scope.user_id,
