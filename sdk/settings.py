@@ -13,6 +13,8 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from policies.ttl import TTLConfig
+from unstructured_memory.embedders.registry import DEFAULT_EMBEDDER
+from unstructured_memory.index.registry import DEFAULT_INDEX
 
 __all__ = ["Settings"]
 
@@ -51,14 +53,16 @@ class Settings(BaseSettings):
     )
 
     embedder: str = Field(
-        default="hashing",
+        default=DEFAULT_EMBEDDER,
         description="Embedder name: hashing (offline default), sentence-transformers, openai.",
     )
     embedder_config: dict[str, Any] = Field(
         default_factory=dict,
         description='The embedder\'s settings as JSON, e.g. {"model_path": "/models/bge"}.',
     )
-    index: str = Field(default="pgvector", description="Search index backend: pgvector.")
+    index: str = Field(
+        default=DEFAULT_INDEX, description="Search index backend: pgvector, weaviate."
+    )
     index_config: dict[str, Any] = Field(
         default_factory=dict, description="The index backend's settings as JSON."
     )
