@@ -60,9 +60,10 @@ class DerivedIndex:
         def load(ids: Sequence[uuid.UUID]) -> Mapping[uuid.UUID, IndexedFragment]:
             return {k: to_indexed(v) for k, v in fragments_for_index(db, ids).items()}
 
+        outbox = Outbox(db)
         return cls(
-            outbox=Outbox(db),
-            worker=OutboxWorker(Outbox(db), load, index, max_delay_s=max_delay_s),
+            outbox=outbox,
+            worker=OutboxWorker(outbox, load, index, max_delay_s=max_delay_s),
             fallback=PgVectorIndex(db.transaction),
         )
 
