@@ -32,7 +32,15 @@ from typing import Any
 import numpy as np
 
 from benchmarks import locomo_offline
-from benchmarks.common import bench_client, console, percentile, print_table, write_result
+from benchmarks.common import (
+    bench_client,
+    console,
+    elapsed_ms,
+    fresh_users,
+    latency_stats,
+    print_table,
+    write_result,
+)
 from benchmarks.locomo_data import (
     METHODS,
     METRICS,
@@ -50,12 +58,12 @@ from benchmarks.locomo_data import (
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.memories import MemoryInput
+from sdk.schemas import MemoryInput
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.search.presets import PRESETS
 
-__all__ = ["main", "user_id"]
+__all__ = ["main", "memory_inputs", "user_id"]
 
 QUICK = ("conv-26", "conv-44")
 """One conversation of each split for ``--quick``."""
@@ -66,13 +74,11 @@ def user_id(sample_id: str) -> str:
     return f"locomo-{sample_id}"
 
 
-def ingest(mem: MemoryClient, conv: Conversation, batch_size: int) -> float:
-    """Replace the conversation's user with one memory per turn; seconds spent writing."""
-    uid = user_id(conv.sample_id)
-    mem.forget_user(uid)
-    items = [
+def memory_inputs(conv: Conversation) -> list[MemoryInput]:
+    """One EXPLICIT interaction record per turn of ``conv``, its ``dia_id`` in metadata."""
+    return [
         MemoryInput(
-            user_id=uid,
+            user_id=user_id(conv.sample_id),
             text=m.text,
             lifecycle_policy=LifecyclePolicy.EXPLICIT,
             session_id=m.session,
@@ -82,6 +88,12 @@ def ingest(mem: MemoryClient, conv: Conversation, batch_size: int) -> float:
         )
         for m in conv.memories
     ]
+
+
+def ingest(mem: MemoryClient, conv: Conversation, batch_size: int) -> float:
+    """Replace the conversation's user with one memory per turn; seconds spent writing."""
+    fresh_users(mem, [user_id(conv.sample_id)])
+    items = memory_inputs(conv)
     started = time.perf_counter()
     mem.write_many(items, batch_size=batch_size, progress=False)
     return time.perf_counter() - started
@@ -108,7 +120,7 @@ def evaluate_sdk(
             for method in METHODS:
                 started = time.perf_counter()
                 hits = mem.search(uid, query.text, limit=MRR_DEPTH, preset=method)
-                latencies[method].append((time.perf_counter() - started) * 1000)
+                latencies[method].append(elapsed_ms(started))
                 ranking = []
                 for hit in hits:
                     pos = position.get(str(hit.metadata.get("dia_id")))
@@ -136,7 +148,7 @@ def evaluate_reference(convs: Sequence[Conversation], embedder: Embedder) -> Rep
         queries = embedder.embed_documents([q.text for q in conv.queries])
         return np.asarray(docs, dtype=np.float32), np.asarray(queries, dtype=np.float32)
 
-    return locomo_offline.evaluate(convs, PRESETS["hybrid"], embedder, vectors)  # type: ignore[arg-type]
+    return locomo_offline.evaluate(convs, PRESETS["hybrid"], embedder, vectors)
 
 
 def _delta_rows(sdk: Report, ref: Report) -> list[list[Any]]:
@@ -195,16 +207,7 @@ def run_sdk(
         }
         print_split(f"SDK {split} ({', '.join(c.sample_id for c in group)})", result)
         console.print(f"checks: {stats}")
-    report["search_latency_ms"] = {
-        m: {
-            "searches": len(v),
-            "mean": round(statistics.fmean(v), 2),
-            "p50": round(percentile(v, 50), 2),
-            "p95": round(percentile(v, 95), 2),
-        }
-        for m, v in latencies.items()
-        if v
-    }
+    report["search_latency"] = {m: latency_stats(v) for m, v in latencies.items() if v}
     return report, results
 
 
@@ -248,8 +251,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ["ingest seconds", ingest_stats["seconds"]],
             ["ingest memories/s", ingest_stats["memories_per_s"]],
             *(
-                [f"{m} search mean / p95 (ms)", f"{s['mean']:.1f} / {s['p95']:.1f}"]
-                for m, s in run["search_latency_ms"].items()
+                [f"{m} search mean / p95 (ms)", f"{s['mean_ms']:.1f} / {s['p95_ms']:.1f}"]
+                for m, s in run["search_latency"].items()
             ),
         ],
     )

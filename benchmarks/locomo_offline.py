@@ -20,15 +20,14 @@ the tuning split only; the held-out split is reported separately.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks.common import write_result
 from benchmarks.locomo_data import (
     METHODS,
     MRR_DEPTH,
@@ -42,17 +41,16 @@ from benchmarks.locomo_data import (
     print_split,
     summarise,
 )
+from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.hashing import HashingEmbedder, HashingEmbedderConfig
 from unstructured_memory.search.bm25 import BM25Index
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import PRESETS, Fusion, SearchConfig
 
-RESULTS = Path(__file__).parent / "results" / "locomo_offline.json"
-
 Vectors = npt.NDArray[np.float32]
 
 
-def embed(embedder: HashingEmbedder, texts: Sequence[str]) -> Vectors:
+def embed(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     """Row-stacked vectors of ``texts``."""
     return np.asarray(embedder.embed_documents(texts), dtype=np.float32)
 
@@ -92,7 +90,7 @@ def rankings(
 def evaluate(
     convs: Sequence[Conversation],
     config: SearchConfig,
-    embedder: HashingEmbedder,
+    embedder: Embedder,
     vectors: Callable[[Conversation], tuple[Vectors, Vectors]] | None = None,
 ) -> Report:
     """``{method: {category or "overall": {metric: value, "n": count}}}`` in percent."""
@@ -109,9 +107,7 @@ def evaluate(
     return summarise(sums)
 
 
-def tune(
-    convs: Sequence[Conversation], embedder: HashingEmbedder, start: SearchConfig
-) -> SearchConfig:
+def tune(convs: Sequence[Conversation], embedder: Embedder, start: SearchConfig) -> SearchConfig:
     """Grid-search k1 and b (keyword recall@10), then alpha (hybrid recall@10)."""
     cache = {
         c.sample_id: (
@@ -149,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tune", action="store_true", help="grid-search k1, b, alpha first")
     parser.add_argument("--context-turns", type=int, default=0, help="contextual variant")
     parser.add_argument("--date-prefix", action="store_true", help="contextual variant")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", default="locomo_offline", help="benchmarks/results/<out>.json")
     args = parser.parse_args(argv)
 
     embedder = HashingEmbedder(HashingEmbedderConfig.model_validate_json(args.embedder))
@@ -178,8 +174,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         report["splits"][split] = {"conversations": [c.sample_id for c in group], **result}
         print_split(f"{split} ({', '.join(c.sample_id for c in group)})", result)
     print(f"\nembedder {embedder.name}: {docs_per_s:.0f} docs/s; search config {config}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result(args.out, report)
 
 
 if __name__ == "__main__":

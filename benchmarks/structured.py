@@ -23,7 +23,14 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import JSONB
 
-from benchmarks.common import bench_client, console, percentile, print_table, write_result
+from benchmarks.common import (
+    bench_client,
+    console,
+    elapsed_ms,
+    percentile,
+    print_table,
+    write_result,
+)
 from sdk.client import MemoryClient
 from structured_memory.records import Profile
 
@@ -45,7 +52,7 @@ def read_latency(mem: MemoryClient, users: list[str], reads: int) -> dict[str, f
         uid = random.choice(users)
         t0 = time.perf_counter()
         mem.profiles.get(uid)
-        samples.append((time.perf_counter() - t0) * 1000)
+        samples.append(elapsed_ms(t0))
     return {"reads": reads, "p50_ms": percentile(samples, 50), "p95_ms": percentile(samples, 95)}
 
 
@@ -102,7 +109,7 @@ def hot_optimistic(
     def op() -> None:
         t0 = time.perf_counter()
         result = mem.profiles.update_with_retry(uid, _bump)
-        ms = (time.perf_counter() - t0) * 1000
+        ms = elapsed_ms(t0)
         with stats.lock:
             stats.latencies_ms.append(ms)
             stats.attempts.append(result.attempts)
@@ -137,10 +144,10 @@ def hot_for_update(
         with mem.database.transaction() as conn:
             w0 = time.perf_counter()
             attrs = conn.execute(_SELECT_FOR_UPDATE, {"u": uid}).scalar_one()
-            waited = (time.perf_counter() - w0) * 1000
+            waited = elapsed_ms(w0)
             attrs = {**attrs, "counter": attrs.get("counter", 0) + 1}
             conn.execute(_UPDATE, {"u": uid, "a": attrs})
-        ms = (time.perf_counter() - t0) * 1000
+        ms = elapsed_ms(t0)
         with stats.lock:
             stats.latencies_ms.append(ms)
             stats.lock_wait_ms.append(waited)
@@ -182,7 +189,7 @@ def _run_threads(n: int, target: Callable[[int], None]) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run every measurement, print tables, write ``results/structured.json``."""
+    """Run every measurement, print tables, write ``results/structured[-quick].json``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="Smaller, faster run.")
     args = parser.parse_args(argv)
@@ -242,7 +249,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "hot_user": hot,
         "latency_p95_ratio_optimistic_over_for_update": ratio,
     }
-    write_result("structured", result)
+    write_result("structured-quick" if args.quick else "structured", result)
     return result
 
 

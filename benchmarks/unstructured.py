@@ -44,11 +44,20 @@ from typing import Any
 
 from sqlalchemy import text
 
-from benchmarks.common import bench_client, console, percentile, print_table, write_result
+from benchmarks.common import (
+    bench_client,
+    console,
+    elapsed_ms,
+    fresh_users,
+    latency_stats,
+    print_table,
+    wait_for_index,
+    write_result,
+)
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.memories import MemoryInput
+from sdk.schemas import MemoryInput
 
 __all__ = ["Generator", "main"]
 
@@ -278,23 +287,6 @@ def _storage_mib(mem: MemoryClient) -> dict[str, float]:
     }
 
 
-def _catch_up(mem: MemoryClient, timeout_s: float = 3600.0) -> float:
-    """Seconds until a derived index (fed by the outbox) has applied every write.
-
-    Zero for pgvector, whose index is the ledger itself. Drains in this
-    process too, beside the client's worker thread.
-    """
-    if mem.derived is None:
-        return 0.0
-    started = time.perf_counter()
-    while mem.outbox_lag().pending > 0:
-        if time.perf_counter() - started > timeout_s:
-            raise RuntimeError(f"the derived index is still behind after {timeout_s:.0f} s")
-        if mem.drain_outbox(deadline_s=30.0).applied == 0:
-            time.sleep(0.2)
-    return time.perf_counter() - started
-
-
 def ingest(
     mem: MemoryClient, items: Sequence[MemoryInput], batch_size: int, trace: bool
 ) -> dict[str, Any]:
@@ -304,7 +296,7 @@ def ingest(
     started = time.perf_counter()
     mem.write_many(items, batch_size=batch_size, progress=console.is_terminal)
     seconds = time.perf_counter() - started
-    catch_up = _catch_up(mem)
+    catch_up = wait_for_index(mem, timeout_s=3600.0)
     out: dict[str, Any] = {
         "fragments": len(items),
         "seconds": round(seconds, 2),
@@ -332,21 +324,19 @@ def search_latency(
         mem.search(user, query, limit=SEARCH_LIMIT)
     out = {}
     for method in SEARCH_METHODS:
-        samples, short, eligible, lengths, degraded = [], 0, 0, 0, 0
+        samples: list[float] = []
+        short = eligible = lengths = degraded = 0
         for user, query in pairs:
             started = time.perf_counter()
             hits = mem.search(user, query, limit=SEARCH_LIMIT, preset=method)
-            samples.append((time.perf_counter() - started) * 1000)
+            samples.append(elapsed_ms(started))
             lengths += len(hits)
             degraded += hits.degraded
             if gen.facts[user].count >= SEARCH_LIMIT:
                 eligible += 1
                 short += len(hits) < SEARCH_LIMIT
         out[method] = {
-            "searches": len(samples),
-            "p50_ms": round(percentile(samples, 50), 2),
-            "p95_ms": round(percentile(samples, 95), 2),
-            "mean_ms": round(sum(samples) / len(samples), 2),
+            **latency_stats(samples),
             "mean_hits": round(lengths / len(pairs), 2),
             "short_share": round(short / eligible, 3) if eligible else float("nan"),
             "degraded_share": round(degraded / len(pairs), 3),
@@ -366,8 +356,7 @@ def run_backend(
     out: dict[str, Any] = {"index": index, "stages": []}
     try:
         started = time.perf_counter()
-        for user in gen.users:
-            mem.forget_user(user)
+        fresh_users(mem, gen.users)
         console.print(
             f"{index}: emptied {len(gen.users)} users in {time.perf_counter() - started:.1f} s"
         )

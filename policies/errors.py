@@ -18,7 +18,9 @@ stable machine-readable ``code`` and the HTTP status the service answers with::
     ├── ConfigurationError               (500) bad settings or key ring
     └── StoreUnavailable                 (503)
         ├── DatabaseUnavailable
-        └── IndexUnavailable
+        ├── IndexUnavailable
+        └── TransientFailure             a deadlock or serialization failure that
+                                         persisted through the SDK's retries
 
 Each class registers its ``code`` when it is defined; a duplicate code is a
 programming error caught at import. Lower-level driver errors are translated
@@ -45,6 +47,7 @@ __all__ = [
     "PolicyMissing",
     "RecordNotFound",
     "StoreUnavailable",
+    "TransientFailure",
     "UserNotFound",
     "error_class_for_code",
 ]
@@ -175,3 +178,12 @@ class IndexUnavailable(StoreUnavailable):
     """The search index (Weaviate) could not be reached."""
 
     code = "index_unavailable"
+
+
+class TransientFailure(StoreUnavailable):
+    """A deadlock or serialization failure that outlasted the SDK's bounded retries.
+
+    Nothing was written; the same call may be retried as it is.
+    """
+
+    code = "transient_failure"

@@ -27,12 +27,14 @@ No masked form is detected again, so :func:`mask_pii` is idempotent.
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-__all__ = ["PiiKind", "PiiMatch", "find_pii", "mask_pii", "mask_value"]
+from policies.linear_re import LinearPattern, Subject
+
+__all__ = ["PiiKind", "PiiMatch", "find_pii", "mask_pii", "mask_value", "normalise_text"]
 
 
 class PiiKind(StrEnum):
@@ -47,7 +49,11 @@ class PiiKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PiiMatch:
-    """One detected value: ``text[start:end] == value``."""
+    """One detected value: ``text[start:end]`` holds it, ``value`` is its normalised form.
+
+    ``value`` is the matched part of :func:`normalise_text` of the text, so
+    ``value == text[start:end]`` whenever the text is already normal.
+    """
 
     kind: PiiKind
     start: int
@@ -55,36 +61,52 @@ class PiiMatch:
     value: str
 
 
-_NOT_ALNUM_BEFORE = r"(?<![0-9A-Za-z])"
-_NOT_ALNUM_AFTER = r"(?![0-9A-Za-z])"
+# Patterns run under RE2 in linear time (policies.linear_re): a "pre" group
+# stands for a one-character lookbehind, a "post" group for a lookahead.
+_B = r"(?P<pre>[^0-9A-Za-z])"
+"""Not right after a letter or digit: ``(?<![0-9A-Za-z])``."""
+_E = r"(?P<post>$|[^0-9A-Za-z])"
+"""Not right before a letter or digit: ``(?![0-9A-Za-z])``."""
+_NO_DIGIT_AFTER = r"(?P<post>$|\D)"
+"""Not right before a digit: ``(?!\\d)``."""
 
-_MOBILE_RE = re.compile(
-    _NOT_ALNUM_BEFORE + r"(?:(?:\+|00)?86[\s-]?)?1[3-9]\d(?:\d{8}|[\s-]\d{4}[\s-]\d{4})"
-    r"(?!\d)"
+_MOBILE_RE = LinearPattern(
+    _B + r"(?:(?:\+|00)?86[\s-]?)?1[3-9]\d(?:\d{8}|[\s.-]\d{4}[\s.-]\d{4})" + _NO_DIGIT_AFTER
 )
-_LANDLINE_RE = re.compile(
-    _NOT_ALNUM_BEFORE + r"(?:\(0\d{2,3}\)\s?|0\d{2,3}[\s-])\d{7,8}(?:-\d{1,5})?(?!\d)"
+_LANDLINE_RE = LinearPattern(
+    _B + r"(?:\(0\d{2,3}\)\s?|0\d{2,3}[\s-])\d{7,8}(?:-\d{1,5})?" + _NO_DIGIT_AFTER
 )
-_EMAIL_RE = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
-    r"\.[A-Za-z]{2,24}(?![A-Za-z0-9-])"
+_EMAIL_RE = LinearPattern(
+    r"(?P<pre>[^A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+    r"\.[A-Za-z]{2,24}(?P<post>$|[^A-Za-z0-9-])"
 )
-_ID_CARD_RE = re.compile(
-    _NOT_ALNUM_BEFORE
+_ID_CARD_RE = LinearPattern(
+    _B
     + r"[1-68]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
-    + _NOT_ALNUM_AFTER
+    + _E
 )
-_BANK_CARD_RE = re.compile(
-    _NOT_ALNUM_BEFORE + r"(?:[3-6]\d{15,18}|[3-6]\d{3}(?:[\s-]\d{4}){3}(?:[\s-]?\d{1,3})?)"
-    r"(?![0-9A-Za-z])"
+_BANK_CARD_RE = LinearPattern(
+    _B + r"(?:[3-6]\d{15,18}|[3-6]\d{3}(?:[\s-]\d{4}){3}(?:[\s-]?\d{1,3})?)" + _E
 )
+
+
+def _han_without(excluded: str) -> str:
+    """A character class of the CJK unified ideographs U+4E00-U+9FFF less ``excluded``."""
+    parts: list[str] = []
+    lo = 0x4E00
+    for cp in sorted({ord(c) for c in excluded}) + [0xA000]:
+        if cp > lo:
+            parts.append(f"\\u{lo:04x}" + (f"-\\u{cp - 1:04x}" if cp - 1 > lo else ""))
+        lo = cp + 1
+    return "[" + "".join(parts) + "]"
+
 
 # Chinese address: name characters exclude common function words and verbs so a
 # match cannot start inside "我的地址是" or "寄到".
 _STOP_CHARS = (
     "的是在我你他她址到寄送收货住家为和与从往请帮改成换填写了吗呢吧啊呀哦嗯就还也都把给被让"
 )
-_HAN = rf"(?:(?![{_STOP_CHARS}])[\u4e00-\u9fff])"
+_HAN = _han_without(_STOP_CHARS)
 _NUM = r"[0-9一二三四五六七八九十百零〇]"
 _ADMIN = rf"(?:{_HAN}{{1,8}}?(?:省|自治区|特别行政区|市|区|县|旗|镇|乡|街道))"
 _STREET = (
@@ -93,24 +115,34 @@ _STREET = (
 )
 _ESTATE = rf"(?:{_HAN}{{2,10}}?(?:小区|花园|公寓|大厦|家园|新村|苑|社区|广场))"
 _UNIT = r"(?:\s?[0-9A-Za-z一二三四五六七八九十]{1,5}\s?(?:号楼|栋|幢|座|单元|层|楼|室|号|户))"
-_ROOM = r"(?:[-\s]?\d{3,4}(?![\d元块.,]))?"
-_ZH_ADDRESS_RE = re.compile(
+
+
+def _room(post: str) -> str:
+    """An optional room number: 3-4 digits not followed by a digit, 元, 块, "." or ","."""
+    return rf"(?:[-\s]?\d{{3,4}}(?P<{post}>$|[^\d元块.,]))?"
+
+
+_ZH_ADDRESS_RE = LinearPattern(
     rf"(?P<admin>{_ADMIN}{{0,4}})"
-    rf"(?:{_STREET}院?(?:{_ESTATE})?(?:{_UNIT}+{_ROOM})?|{_ESTATE}{_UNIT}+{_ROOM})"
+    rf"(?:{_STREET}院?(?:{_ESTATE})?(?:{_UNIT}+{_room('post')})?"
+    rf"|{_ESTATE}{_UNIT}+{_room('post2')})"
 )
-_ADMIN_UNIT_RE = re.compile(_ADMIN)
-_EN_ADDRESS_RE = re.compile(
-    r"(?<![0-9A-Za-z])\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]+\s+){1,3}"
+_ADMIN_UNIT_RE = LinearPattern(_ADMIN)
+# The unit suffix ("apt 5") must not start with a letter: the street word ends a word.
+_EN_ADDRESS_RE = LinearPattern(
+    r"(?P<pre>[^0-9A-Za-z])\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]+\s+){1,3}"
     r"(?i:street|st\.|road|rd\.|avenue|ave\.|boulevard|blvd\.|lane|ln\.|drive|dr\.|court|"
-    r"ct\.|way|place|pl\.|terrace|crescent|close)(?![A-Za-z])"
-    r"(?:,?\s*(?i:apt\.?|apartment|suite|unit|flat|#)\s*[0-9A-Za-z-]+)?"
+    r"ct\.|way|place|pl\.|terrace|crescent|close)"
+    r"(?:(?:,\s*|\s+)(?i:apt\.?|apartment|suite|unit|flat|#)\s*[0-9A-Za-z-]+"
+    r"|#\s*[0-9A-Za-z-]+|(?P<post>$|[^A-Za-z]))"
 )
 
 # An id cue right before a number: then the number is an order/tracking id.
-_ID_CUE_RE = re.compile(
+_ID_CUE_RE = LinearPattern(
     r"(?i:订单|单号|运单|快递|物流|工单|退款|发票|order|tracking|parcel|shipment|refund|"
     r"invoice|ticket|ref)\s*(?i:号|编号|id|no\.?|number|num|#)?\s*(?:是|为|:|：|#)?\s*$"
 )
+_AREA_RE = LinearPattern(r"\(?0\d{2,3}\)?[\s-]?")
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
@@ -142,29 +174,33 @@ def _after_id_cue(text: str, start: int) -> bool:
     return _ID_CUE_RE.search(text[max(0, start - 20) : start]) is not None
 
 
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdecimal())
+
+
 def _candidates(text: str) -> list[PiiMatch]:
     found: list[PiiMatch] = []
+    subject = Subject(text)
 
-    def add(kind: PiiKind, m: re.Match[str]) -> None:
-        found.append(PiiMatch(kind, m.start(), m.end(), m.group()))
+    def scan(kind: PiiKind, rx: LinearPattern) -> list[tuple[int, int, str]]:
+        return [(a, b, text[a:b]) for a, b in rx.scan(subject)]
 
-    for m in _EMAIL_RE.finditer(text):
-        add(PiiKind.EMAIL, m)
-    for m in _ID_CARD_RE.finditer(text):
-        if _id_card_valid(m.group()) and not _after_id_cue(text, m.start()):
-            add(PiiKind.ID_CARD, m)
-    for m in _BANK_CARD_RE.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
-        if 16 <= len(digits) <= 19 and _luhn_valid(digits) and not _after_id_cue(text, m.start()):
-            add(PiiKind.BANK_CARD, m)
+    for a, b, value in scan(PiiKind.EMAIL, _EMAIL_RE):
+        found.append(PiiMatch(PiiKind.EMAIL, a, b, value))
+    for a, b, value in scan(PiiKind.ID_CARD, _ID_CARD_RE):
+        if _id_card_valid(value) and not _after_id_cue(text, a):
+            found.append(PiiMatch(PiiKind.ID_CARD, a, b, value))
+    for a, b, value in scan(PiiKind.BANK_CARD, _BANK_CARD_RE):
+        digits = _digits(value)
+        if 16 <= len(digits) <= 19 and _luhn_valid(digits) and not _after_id_cue(text, a):
+            found.append(PiiMatch(PiiKind.BANK_CARD, a, b, value))
     for rx in (_MOBILE_RE, _LANDLINE_RE):
-        for m in rx.finditer(text):
-            if not _after_id_cue(text, m.start()):
-                add(PiiKind.PHONE, m)
-    for m in _ZH_ADDRESS_RE.finditer(text):
-        add(PiiKind.ADDRESS, m)
-    for m in _EN_ADDRESS_RE.finditer(text):
-        add(PiiKind.ADDRESS, m)
+        for a, b, value in scan(PiiKind.PHONE, rx):
+            if not _after_id_cue(text, a):
+                found.append(PiiMatch(PiiKind.PHONE, a, b, value))
+    for rx in (_ZH_ADDRESS_RE, _EN_ADDRESS_RE):
+        for a, b, value in scan(PiiKind.ADDRESS, rx):
+            found.append(PiiMatch(PiiKind.ADDRESS, a, b, value))
     return found
 
 
@@ -177,17 +213,61 @@ _PRIORITY = {
 }
 
 
+def _normalise(text: str) -> tuple[str, list[int] | None]:
+    """:func:`normalise_text` of ``text`` and, where it differs, the index in ``text``
+    of the character each normalised character comes from."""
+    if text.isascii():
+        return text, None
+    out: list[str] = []
+    source: list[int] = []
+    changed = False
+    forms: dict[str, str] = {}
+    for i, ch in enumerate(text):
+        form = forms.get(ch)
+        if form is None:
+            cf = unicodedata.category(ch) == "Cf"
+            form = forms[ch] = "" if cf else unicodedata.normalize("NFKC", ch)
+        if form == ch:
+            out.append(ch)
+            source.append(i)
+        else:
+            changed = True
+            out.append(form)
+            source.extend([i] * len(form))
+    return ("".join(out), source) if changed else (text, None)
+
+
+def normalise_text(text: str) -> str:
+    """``text`` as PII is detected in it: NFKC character by character, format
+    characters (Unicode category Cf: zero-width spaces and joiners, BOMs,
+    direction marks, soft hyphens) removed.
+
+    Full-width digits and letters become ASCII (``１３８`` -> ``138``), so do
+    full-width punctuation and ideographic spaces.
+    """
+    return _normalise(text)[0]
+
+
 def find_pii(text: str) -> list[PiiMatch]:
     """Every PII value in ``text``: non-overlapping, sorted by position.
 
-    Where candidates overlap, the more specific kind wins (email, ID card, bank
-    card, phone, then address), and a longer match beats a shorter one.
+    Detection runs on :func:`normalise_text` of ``text``; the offsets refer to
+    ``text`` itself (a span covers any format characters inside the value),
+    ``value`` is the normalised form. Where candidates overlap, the more
+    specific kind wins (email, ID card, bank card, phone, then address), and a
+    longer match beats a shorter one. Linear in the length of ``text``.
     """
+    view, source = _normalise(text)
+    taken = bytearray(len(view))
     chosen: list[PiiMatch] = []
-    for cand in sorted(_candidates(text), key=lambda c: (_PRIORITY[c.kind], c.start - c.end)):
-        if all(cand.end <= c.start or cand.start >= c.end for c in chosen):
+    for cand in sorted(_candidates(view), key=lambda c: (_PRIORITY[c.kind], c.start - c.end)):
+        if taken.find(1, cand.start, cand.end) == -1:
+            taken[cand.start : cand.end] = b"\x01" * (cand.end - cand.start)
             chosen.append(cand)
-    return sorted(chosen, key=lambda c: c.start)
+    chosen.sort(key=lambda c: c.start)
+    if source is None:
+        return chosen
+    return [PiiMatch(c.kind, source[c.start], source[c.end - 1] + 1, c.value) for c in chosen]
 
 
 def _mask_digits(value: str, keep_head: int, keep_tail: int) -> str:
@@ -204,10 +284,10 @@ def _mask_digits(value: str, keep_head: int, keep_tail: int) -> str:
 
 
 def _mask_phone(value: str) -> str:
-    digits = re.sub(r"\D", "", value)
+    digits = _digits(value)
     if digits.startswith("0") or value.lstrip().startswith("("):
-        area = re.match(r"\(?0\d{2,3}\)?[\s-]?", value)
-        return (area.group() if area else "") + "****" + digits[-4:]
+        area = _AREA_RE.match(value)
+        return (area.group() or "" if area else "") + "****" + digits[-4:]
     return digits[-11:-8] + "****" + digits[-4:]
 
 
@@ -216,16 +296,21 @@ def _mask_address(value: str) -> str:
     if m is None:
         return "[address]"
     # Keep the province/city/district units; drop the town and everything below.
+    admin = m.group("admin") or ""
     prefix = ""
-    for unit in _ADMIN_UNIT_RE.finditer(m.group("admin")):
-        if unit.group().endswith(("镇", "乡", "街道")):
+    for a, b in _ADMIN_UNIT_RE.spans(admin):
+        if admin[a:b].endswith(("镇", "乡", "街道")):
             break
-        prefix += unit.group()
+        prefix += admin[a:b]
     return prefix + "[地址]"
 
 
 def mask_value(kind: PiiKind, value: str) -> str:
-    """The masked form of one detected ``value`` of ``kind`` (see the module docstring)."""
+    """The masked form of one detected ``value`` of ``kind`` (see the module docstring).
+
+    ``value`` is normalised first (:func:`normalise_text`), so ``１３８…`` masks as ``138****…``.
+    """
+    value = normalise_text(value)
     if kind is PiiKind.PHONE:
         return _mask_phone(value)
     if kind is PiiKind.EMAIL:
@@ -233,15 +318,16 @@ def mask_value(kind: PiiKind, value: str) -> str:
     if kind is PiiKind.ID_CARD:
         return _mask_digits(value, 3, 4)
     if kind is PiiKind.BANK_CARD:
-        return "**** **** **** " + re.sub(r"\D", "", value)[-4:]
+        return "**** **** **** " + _digits(value)[-4:]
     return _mask_address(value)
 
 
 def mask_pii(text: str) -> tuple[str, list[PiiMatch]]:
     """``text`` with every PII value replaced by its masked form, and the matches found.
 
-    The matches hold the clear values and offsets into the *original* text, so
-    the caller can store them encrypted; the returned text holds none of them.
+    The matches hold the clear values (normalised) and offsets into the
+    *original* text, so the caller can store them encrypted; the returned text
+    holds none of them and is otherwise ``text`` as given (not normalised).
     """
     matches = find_pii(text)
     if not matches:

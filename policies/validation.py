@@ -5,20 +5,32 @@ Pure functions of their arguments; they raise typed errors and never touch I/O.
 
 from __future__ import annotations
 
+import json
+import math
 import re
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from policies.errors import InvalidField, InvalidText, InvalidUserId
 
 __all__ = [
     "MAX_ID_CHARS",
     "MAX_TEXT_BYTES",
+    "MAX_JSON_DEPTH",
     "check_aware",
+    "check_bool",
     "check_choice",
     "check_field_length",
+    "check_int",
+    "check_json",
+    "check_json_depth",
+    "check_number",
     "check_text",
+    "check_timestamp",
     "check_user_id",
+    "check_uuid",
 ]
 
 MAX_ID_CHARS = 128
@@ -110,3 +122,114 @@ def check_aware(value: datetime | None, field: str) -> datetime | None:
     if value is not None and value.tzinfo is None:
         raise InvalidField(f"{field} must be timezone-aware", field=field)
     return value
+
+
+EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+
+
+def check_timestamp(value: datetime | None, field: str) -> datetime | None:
+    """``value`` if it is timezone-aware and lies in [1900, 2200) UTC, else :class:`InvalidField`.
+
+    The range keeps every stored time readable back in any time zone (a
+    ``datetime.min`` at UTC+14 would not be), and within what the search
+    indexes can hold. ``None`` passes.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidField(f"{field} must be a datetime", field=field)
+    check_aware(value, field)
+    try:
+        utc = value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        utc = None
+    if utc is None or not EARLIEST <= utc < LATEST:
+        raise InvalidField(f"{field} must lie between 1900 and 2200 (UTC)", field=field)
+    return value
+
+
+def check_json(value: Any, field: str, *, max_bytes: int) -> Any:
+    """``value`` if it is JSON PostgreSQL can store, else :class:`InvalidField`.
+
+    Refused: non-JSON types, NaN and infinities, NUL characters (``jsonb``
+    cannot hold ``\\u0000``), lone surrogates, and more than
+    ``max_bytes`` of UTF-8. The message never echoes the value.
+    """
+    try:
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        reason = "a NaN or infinite number" if "Out of range float" in str(exc) else "not JSON"
+        raise InvalidField(f"{field} is {reason}", field=field) from None
+    if "\\u0000" in encoded:
+        raise InvalidField(f"{field} contains a NUL character", field=field)
+    check_text(encoded, field=field, max_bytes=max_bytes, allow_empty=True)
+    return value
+
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of lists and objects accepted in stored JSON (metadata, attributes, facts)."""
+
+_MAX_JSON_NODES = 100_000
+
+
+def check_json_depth(value: Any, field: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``value`` if its lists and objects nest at most ``max_depth`` deep, else :class:`InvalidField`.
+
+    Deeper values store fine but fail to serialise on the way out (``export_user``),
+    so they are refused on the way in. Iterative, with a bound on the values
+    visited, so neither deep nor self-referencing input can exhaust the stack.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    visited = 0
+    while stack:
+        item, depth = stack.pop()
+        visited += 1
+        if visited > _MAX_JSON_NODES:
+            raise InvalidField(f"{field} holds too many values", field=field)
+        if isinstance(item, dict | list | tuple):
+            if depth > max_depth:
+                raise InvalidField(
+                    f"{field} nests deeper than {max_depth} levels", field=field, limit=max_depth
+                )
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return value
+
+
+def check_int(value: object, field: str, *, low: int, high: int) -> int:
+    """``value`` if it is an ``int`` (not a ``bool``) in ``[low, high]``, else :class:`InvalidField`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidField(f"{field} must be an integer in {low}..{high}", field=field)
+    return value
+
+
+def check_number(value: object, field: str, *, low: float, high: float) -> float:
+    """``value`` as a ``float`` if it is a finite number (not a ``bool``) in ``[low, high]``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise InvalidField(f"{field} must be a number in [{low}, {high}]", field=field)
+    return float(value)
+
+
+def check_bool(value: object, field: str) -> bool:
+    """``value`` if it is a ``bool``, else :class:`InvalidField`."""
+    if not isinstance(value, bool):
+        raise InvalidField(f"{field} must be true or false", field=field)
+    return value
+
+
+def check_uuid(value: object, field: str) -> uuid.UUID:
+    """``value`` as a UUID (a ``UUID`` or its string form), else :class:`InvalidField`."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if isinstance(value, str) and len(value) <= 64:
+        try:
+            return uuid.UUID(value)
+        except ValueError:
+            pass
+    raise InvalidField(f"{field} must be a UUID", field=field)

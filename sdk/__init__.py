@@ -1,6 +1,81 @@
-"""The dualtrack SDK: ``MemoryClient`` is the one facade agents call."""
+"""The dualtrack SDK: ``MemoryClient`` is the one facade agents call.
 
-from sdk.client import MemoryClient
+Everything a caller touches is importable from here: the client and its
+settings, the lifecycle policy and memory kind, the input and result types,
+the records the structured track returns, and every error::
+
+    from sdk import MemoryClient, LifecyclePolicy, MemoryInput, Turn, UserNotFound
+"""
+
+from policies.lifecycle import LifecyclePolicy
+from policies.ttl import MemoryKind
+from sdk.client import Health, MemoryClient
+from sdk.errors import (
+    ConcurrentModificationError,
+    ConfigurationError,
+    Conflict,
+    DatabaseUnavailable,
+    DecryptionError,
+    DualtrackError,
+    EmbedderError,
+    EmbedderUnavailable,
+    EmbeddingDimensionMismatch,
+    IndexUnavailable,
+    InvalidField,
+    InvalidInput,
+    InvalidText,
+    InvalidUserId,
+    NotFound,
+    PolicyMissing,
+    RecordNotFound,
+    StoreUnavailable,
+    TransientFailure,
+    UserNotFound,
+)
+from sdk.schemas import MemoryHit, MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
+from structured_memory.pii.vault import VaultRef
+from structured_memory.records import BusinessLink, Device, Fact, Profile
+from structured_memory.repositories.fragments import FragmentRecord
+from structured_memory.repositories.outbox import OutboxLag
+from unstructured_memory.summariser.transcript import Turn
 
-__all__ = ["MemoryClient", "Settings"]
+__all__ = [
+    "BusinessLink",
+    "ConcurrentModificationError",
+    "ConfigurationError",
+    "Conflict",
+    "DatabaseUnavailable",
+    "DecryptionError",
+    "Device",
+    "DualtrackError",
+    "EmbedderError",
+    "EmbedderUnavailable",
+    "EmbeddingDimensionMismatch",
+    "Fact",
+    "FragmentRecord",
+    "Health",
+    "IndexUnavailable",
+    "InvalidField",
+    "InvalidInput",
+    "InvalidText",
+    "InvalidUserId",
+    "LifecyclePolicy",
+    "MemoryClient",
+    "MemoryHit",
+    "MemoryInput",
+    "MemoryKind",
+    "NotFound",
+    "OutboxLag",
+    "PolicyMissing",
+    "Profile",
+    "RecordNotFound",
+    "SearchResults",
+    "SessionRecord",
+    "Settings",
+    "StoreUnavailable",
+    "TransientFailure",
+    "Turn",
+    "UserNotFound",
+    "VaultRef",
+]

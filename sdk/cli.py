@@ -1,6 +1,6 @@
 """``dualtrack``: the command line of a deployment.
 
-migrate, new-key, rotate-keys, sweep, worker, reindex, health and demo; each
+migrate, new-key, rotate-keys, repair-vault, sweep, worker, reindex, health and demo; each
 reads the same ``DUALTRACK_*`` settings as the SDK.
 """
 
@@ -18,17 +18,19 @@ from rich.table import Table
 
 from policies.errors import DualtrackError
 from sdk.client import MemoryClient
-from sdk.indexing import reindex as reindex_all
+from sdk.feed import reindex as reindex_all
 from structured_memory import migrate as migrations
 from structured_memory.cross_user import (
     count_expired,
     count_fragments,
+    count_vault_repairs,
     idle_users,
     pending_rotation,
+    repair_vault,
     rotate_keys,
-    sweep_expired,
 )
 from structured_memory.pii.keyring import PiiKey
+from unstructured_memory.index.base import ColdTenants, Resettable
 
 app = typer.Typer(help="dualtrack: user memory infrastructure for agents.", no_args_is_help=True)
 console = Console()
@@ -74,8 +76,26 @@ def migrate(
 
 
 @app.command("new-key")
-def new_key(key_id: Annotated[str | None, typer.Option(help="Key id.")] = None) -> None:
+def new_key(
+    key_id: Annotated[str | None, typer.Option(help="Key id.")] = None,
+    blind: Annotated[
+        bool,
+        typer.Option(
+            "--blind",
+            help="Print the configured ring's blind key as an @blind entry instead (derived "
+            "from its oldest key when the ring has none): pin it before retiring that key.",
+        ),
+    ] = False,
+) -> None:
     """Print a new PII key line; put it first in DUALTRACK_PII_KEYS, then rotate-keys."""
+    if blind:
+        try:
+            with _client() as mem:
+                line = mem.cipher.ring.blind.to_line()
+        except DualtrackError as exc:
+            _fail(exc)
+        console.print(line, soft_wrap=True)
+        return
     console.print(PiiKey.generate(datetime.now(UTC).date(), key_id).to_line(), soft_wrap=True)
 
 
@@ -83,10 +103,12 @@ def new_key(key_id: Annotated[str | None, typer.Option(help="Key id.")] = None) 
 def rotate_keys_command(
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per transaction.")] = 500,
 ) -> None:
-    """Re-encrypt every vault entry not sealed with the active key."""
+    """Re-wrap every user's data key under the active ring key, and move entries written
+    before envelope encryption to it. Entries that cannot be read are skipped and listed
+    (exit code 1); the rest rotate."""
     try:
         with _client() as mem:
-            with _bar("re-encrypting") as bar:
+            with _bar("rotating") as bar:
                 task = bar.add_task("rotate", total=pending_rotation(mem.database, mem.cipher))
                 report = rotate_keys(
                     mem.database,
@@ -94,12 +116,52 @@ def rotate_keys_command(
                     batch_size=batch_size,
                     progress=lambda n: bar.advance(task, n),
                 )
-            active = mem.cipher.ring.active.key_id
+            ring = mem.cipher.ring
     except DualtrackError as exc:
         _fail(exc)
+    unreadable = len(report.failed) + len(report.failed_data_keys)
     console.print(
-        f"re-encrypted {report.reencrypted} entries with key {active}; {report.remaining} remaining"
+        f"re-wrapped {report.rewrapped} data keys and moved {report.migrated} entries to "
+        f"envelope encryption with key {ring.active.key_id}; {unreadable} unreadable, "
+        f"{report.remaining} remaining"
     )
+    for entry_id in report.failed:
+        err_console.print(f"unreadable vault entry {entry_id}")
+    for user_id in report.failed_data_keys:
+        err_console.print(f"unreadable data key of user {escape(user_id)}")
+    if not ring.blind_pinned:
+        err_console.print(
+            "[yellow]the key ring has no @blind entry:[/yellow] its blind key derives from its "
+            "oldest key; pin it (`dualtrack new-key --blind`) before retiring that key"
+        )
+    if unreadable:
+        raise typer.Exit(code=1)
+
+
+@app.command("repair-vault")
+def repair_vault_command() -> None:
+    """Merge duplicate PII vault entries written before the unique index, rewrite the
+    references to them, and index every readable entry under the blind key."""
+    try:
+        with _client() as mem, _bar("repairing") as bar:
+            task = bar.add_task("repair", total=count_vault_repairs(mem.database))
+            report = repair_vault(mem.database, mem.cipher, progress=lambda n: bar.advance(task, n))
+    except DualtrackError as exc:
+        _fail(exc)
+    table = Table("users examined", "merged", "references rewritten", "indexed", "unreadable")
+    table.add_row(
+        str(report.users),
+        str(report.merged),
+        str(report.references),
+        str(report.indexed),
+        str(len(report.failed)),
+    )
+    console.print(table)
+    console.print(f"merged {report.merged} duplicate entries; {len(report.failed)} unreadable")
+    for entry_id in report.failed:
+        err_console.print(f"unreadable vault entry {entry_id}")
+    if report.failed:
+        raise typer.Exit(code=1)
 
 
 @app.command()
@@ -115,17 +177,12 @@ def sweep(
             now = datetime.now(UTC)
             with _bar("sweeping") as bar:
                 task = bar.add_task("sweep", total=count_expired(mem.database, now))
-                report = sweep_expired(
-                    mem.database,
-                    now,
-                    batch_size=batch_size,
-                    outbox=mem.derived is not None,
-                    progress=lambda n: bar.advance(task, n),
+                report = mem.sweep(
+                    now=now, batch_size=batch_size, progress=lambda n: bar.advance(task, n)
                 )
-            set_cold = getattr(mem.index, "set_cold", None)
-            if set_cold is not None:
+            if isinstance(mem.index, ColdTenants):
                 since = now - timedelta(days=mem.settings.cold_after_days)
-                cold = set_cold(idle_users(mem.database, since))
+                cold = mem.index.set_cold(idle_users(mem.database, since))
             mem.drain_outbox()
     except DualtrackError as exc:
         _fail(exc)
@@ -141,7 +198,7 @@ def worker(
     """Apply the outbox to the derived index until interrupted (Ctrl-C)."""
     try:
         with _client(outbox_worker="external") as mem:
-            if mem.derived is None:
+            if not mem.index.derived:
                 console.print(f"index {mem.index.name!r} reads the ledger; no outbox to apply")
                 return
             console.print(f"applying the outbox to {mem.index.name} every {interval}s")
@@ -165,9 +222,8 @@ def reindex(
     """Rebuild the search index from the ledger (a derived index is dropped first)."""
     try:
         with _client() as mem:
-            reset = getattr(mem.index, "reset", None)
-            if reset is not None:
-                reset()
+            if isinstance(mem.index, Resettable):
+                mem.index.reset()
             with _bar("reindexing") as bar:
                 task = bar.add_task("reindex", total=count_fragments(mem.database))
                 done = reindex_all(
@@ -208,6 +264,9 @@ def health() -> None:
         _mark(not h.active_key_stale),
     )
     table.add_row("entries pending rotation", str(h.entries_pending_rotation), _mark(True))
+    table.add_row(
+        "unreadable PII entries", str(h.entries_unreadable), _mark(h.entries_unreadable == 0)
+    )
     table.add_row(
         "outbox",
         f"{h.outbox.pending} pending, oldest {h.outbox.oldest_age_s:.0f}s, "

@@ -11,38 +11,43 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from policies.errors import DatabaseUnavailable, StoreUnavailable
-from policies.lifecycle import LifecyclePolicy
+from pydantic import ValidationError
+
+from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
+from policies.lifecycle import LifecyclePolicy, require_policy
+from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
-from sdk.indexing import DerivedIndex
-from sdk.memories import Memories, MemoryInput, SearchResults, SessionRecord
+from policies.validation import check_field_length, check_json_depth, check_text, check_timestamp
+from sdk.progress import progress_bar
+from sdk.schemas import MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
 from structured_memory import migrate
-from structured_memory.cross_user import pending_rotation
-from structured_memory.database import Database
-from structured_memory.embedded import start_embedded_server
-from structured_memory.pii.cipher import PiiCipher
+from structured_memory.cross_user import (
+    SweepReport,
+    count_unreadable,
+    pending_rotation,
+    sweep_expired,
+)
 from structured_memory.pii.keyring import KeyRing
-from structured_memory.pii.vault import PiiVault
-from structured_memory.repositories.business_link import BusinessLinkRepository
-from structured_memory.repositories.device import DeviceRepository
-from structured_memory.repositories.facts import FactRepository
-from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
+from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
-from structured_memory.repositories.profile import ProfileRepository
-from unstructured_memory.embedders.registry import create_embedder
-from unstructured_memory.index.base import FragmentIndex
-from unstructured_memory.index.registry import create_index
-from unstructured_memory.outbox.worker import DrainReport
-from unstructured_memory.summariser import Turn
+
+if TYPE_CHECKING:
+    from sdk.memories import Memories
+    from sdk.runtime import Runtime
+    from structured_memory.database import Database
+    from structured_memory.pii.cipher import PiiCipher
+    from unstructured_memory.index.base import FragmentIndex
+    from unstructured_memory.outbox.worker import DrainReport
+    from unstructured_memory.summariser.transcript import Turn
 
 __all__ = ["Health", "MemoryClient"]
 
@@ -60,6 +65,9 @@ class Health:
     active_key_age_days: int
     active_key_stale: bool
     entries_pending_rotation: int
+    entries_unreadable: int
+    """PII vault entries rotation or repair found unreadable (tampered, or under a retired
+    key); reported, but not a failed check: the rest of the vault works."""
     outbox: OutboxLag
 
     @property
@@ -73,27 +81,13 @@ class Health:
         )
 
 
-@dataclass(frozen=True)
-class _Runtime:
-    db: Database
-    cipher: PiiCipher
-    profiles: ProfileRepository
-    devices: DeviceRepository
-    links: BusinessLinkRepository
-    facts: FactRepository
-    vault: PiiVault
-    memories: Memories
-    index: FragmentIndex
-    derived: DerivedIndex | None
-
-
 class MemoryClient:
     """Entry point of the SDK; a context manager owning its engine."""
 
     def __init__(self, settings: Settings, *, agent_id: str | None = None) -> None:
         self.settings = settings
         self.agent_id = agent_id
-        self._runtime: _Runtime | None = None
+        self._runtime: Runtime | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -110,62 +104,14 @@ class MemoryClient:
         self._rt()
         return self
 
-    def _rt(self) -> _Runtime:
+    def _rt(self) -> Runtime:
         if self._runtime is None:
             with self._lock:
                 if self._runtime is None:
-                    self._runtime = self._build_runtime()
-        return self._runtime
+                    from sdk.runtime import Runtime  # loads jieba, spaCy, numpy: on first use
 
-    def _build_runtime(self) -> _Runtime:
-        s = self.settings
-        data_dir = s.resolved_data_dir()
-        ring = self._key_ring()
-        dsn = s.dsn() or start_embedded_server(data_dir)
-        db = Database.from_dsn(
-            dsn, pool_size=s.pool_size, statement_timeout_ms=s.statement_timeout_ms
-        )
-        try:
-            if s.auto_migrate and not migrate.is_current(db):
-                migrate.upgrade(db)
-        except DatabaseUnavailable:
-            db.dispose()
-            raise
-        cipher = PiiCipher(ring)
-        vault = PiiVault(db, cipher)
-        index = create_index(s.index, s.index_config, transaction=db.transaction)
-        derived = (
-            DerivedIndex.build(db, index, max_delay_s=s.outbox_max_delay_s)
-            if index.derived
-            else None
-        )
-        if derived is not None and s.outbox_worker == "thread":
-            derived.worker.start()
-        memories = Memories(
-            db=db,
-            ledger=FragmentLedger(db),
-            vault=vault,
-            index=index,
-            embedder=create_embedder(s.embedder, s.embedder_config),
-            ttl=s.ttl,
-            preset=s.search_preset,
-            scope_for=self.scope,
-            derived=derived,
-            prefilter_limit=s.prefilter_limit,
-            context_turns=s.context_turns,
-        )
-        return _Runtime(
-            db=db,
-            cipher=cipher,
-            profiles=ProfileRepository(db),
-            devices=DeviceRepository(db),
-            links=BusinessLinkRepository(db),
-            facts=FactRepository(db, s.ttl),
-            vault=vault,
-            memories=memories,
-            index=index,
-            derived=derived,
-        )
+                    self._runtime = Runtime.build(self.settings, self._key_ring(), self.scope)
+        return self._runtime
 
     def _key_ring(self) -> KeyRing:
         s = self.settings
@@ -228,11 +174,15 @@ class MemoryClient:
         """Store one memory under a lifecycle policy (required) and return its id.
 
         PII in ``text`` is masked in the stored text and kept encrypted in the
-        vault. ``private`` hides the memory from other agents.
+        vault. ``private`` hides the memory from other agents. Raises
+        :class:`UserNotFound` for a user without a profile (create it with
+        ``profiles.ensure``), :class:`InvalidInput` subclasses for bad input
+        (nothing is written), :class:`StoreUnavailable` subclasses when
+        PostgreSQL does not answer.
         """
-        return self._rt().memories.write(
-            user_id,
-            text,
+        item = _input(
+            user_id=user_id,
+            text=check_text(text),
             lifecycle_policy=lifecycle_policy,
             session_id=session_id,
             occurred_at=occurred_at,
@@ -240,12 +190,33 @@ class MemoryClient:
             kind=kind,
             private=private,
         )
+        return self.write_many([item], progress=False)[0]
 
     def write_many(
         self, items: Iterable[MemoryInput], *, batch_size: int = 256, progress: bool = True
     ) -> list[uuid.UUID]:
-        """Bulk import, one transaction per batch, with a progress bar."""
-        return self._rt().memories.write_many(items, batch_size=batch_size, progress=progress)
+        """Store many memories, a transaction per batch, with a progress bar.
+
+        Every item of a batch is validated and analysed before the batch is
+        written, so a bad item fails its batch whole (earlier batches stay
+        written) and the error's ``details["item"]`` names its position.
+        """
+        if not isinstance(batch_size, int) or not 1 <= batch_size <= 10_000:
+            raise _invalid("batch_size must be an integer in 1..10000", "batch_size")
+        if not isinstance(items, Iterable):
+            raise _invalid("items must be an iterable of MemoryInput", "items")
+        pending = list(items)
+        for position, item in enumerate(pending):
+            if not isinstance(item, MemoryInput):
+                raise _invalid(f"item {position} is not a MemoryInput", "items")
+            if item.metadata is not None:
+                try:
+                    check_json_depth(item.metadata, "metadata")
+                except InvalidField as exc:
+                    exc.details["item"] = position
+                    raise
+        with progress_bar("writing memories", len(pending), enabled=progress) as advance:
+            return self._rt().writes.write_batches(pending, batch_size=batch_size, advance=advance)
 
     def search(
         self,
@@ -260,28 +231,61 @@ class MemoryClient:
         occurred_before: datetime | None = None,
         session_id: str | None = None,
     ) -> SearchResults:
-        """Hybrid BM25 + vector search of the user's live memories, best first."""
-        return self._rt().memories.search(
-            user_id,
-            query,
-            limit=limit,
-            alpha=alpha,
-            preset=preset,
-            intents=intents,
-            occurred_after=occurred_after,
-            occurred_before=occurred_before,
-            session_id=session_id,
+        """Hybrid BM25 + vector search of the user's live memories, best first.
+
+        PII in ``query`` is masked before it is embedded or sent to an index;
+        a memory that held the same value is still found (blind index).
+        ``alpha`` (0 keyword only ... 1 vector only) overrides the preset's.
+        Raises :class:`InvalidText` for an empty or oversized query and
+        :class:`InvalidField` for a bad limit, alpha, preset or filter.
+        """
+        from sdk.search_path import MAX_QUERY_BYTES, SearchRequest
+
+        return self._rt().searches.search(
+            SearchRequest(
+                user_id=user_id,
+                query=check_text(query, field="query", max_bytes=MAX_QUERY_BYTES),
+                limit=limit,
+                alpha=alpha,
+                preset=preset,
+                intents=intents,
+                occurred_after=occurred_after,
+                occurred_before=occurred_before,
+                session_id=session_id,
+            )
         )
 
     def end_session(
         self, user_id: str, session_id: str, transcript: Sequence[Turn]
     ) -> SessionRecord:
-        """Summarise the session (rules + NER) into an interaction record and store it."""
-        return self._rt().memories.end_session(user_id, session_id, transcript)
+        """Summarise the session (rules + NER) into an interaction record and store it.
+
+        The record is IMPLICIT and kept 90 days; PII in the user's turns goes
+        to the vault and is masked in the record.
+        """
+        from unstructured_memory.summariser.summary import summarise
+        from unstructured_memory.summariser.transcript import Turn
+
+        rt = self._rt()
+        scope = self.scope(user_id)
+        session = _session_id(session_id)
+        if not isinstance(transcript, Iterable):
+            raise _invalid("transcript must be a sequence of Turn", "transcript")
+        turns = list(transcript)
+        if not all(isinstance(t, Turn) for t in turns):
+            raise _invalid("transcript must be a sequence of Turn", "transcript")
+        for position, turn in enumerate(turns):
+            when = turn.time
+            if isinstance(when, datetime) and when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)  # a naive turn time is read as UTC
+            check_timestamp(when, f"transcript[{position}].time")
+        summary = summarise(scope.user_id, session, turns)
+        memory_id = rt.writes.write_record(scope, summary, len(turns))
+        return SessionRecord(memory_id=memory_id, summary=summary)
 
     @property
     def memories(self) -> Memories:
-        """Unstructured memories: ``get``, ``list``, ``delete`` besides write and search."""
+        """Unstructured memories: ``get``, ``list`` and ``delete``."""
         return self._rt().memories
 
     def export_user(self, user_id: str) -> dict[str, Any]:
@@ -312,40 +316,60 @@ class MemoryClient:
     def forget_user(self, user_id: str) -> bool:
         """Erase everything stored about the user, in one transaction.
 
-        With a derived index, the same transaction queues the removal of the
-        user's tenant, which the outbox worker applies.
+        The same transaction queues the removal of the user's data from a
+        derived index, which the outbox worker applies.
         """
         rt = self._rt()
         scope = self.scope(user_id)
         with rt.db.transaction() as conn:
             existed = rt.profiles.delete_user(scope, join=conn)
-            if rt.derived is not None:
-                rt.derived.outbox.enqueue([("drop_user", scope.user_id, None)], join=conn)
-        if rt.derived is not None:
-            rt.derived.worker.wake()
+            rt.feed.enqueue(conn, [(OutboxOp.DROP_USER, scope.user_id, None)])
+        rt.feed.wake()
         return existed
+
+    def sweep(
+        self,
+        *,
+        now: datetime | None = None,
+        batch_size: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> SweepReport:
+        """Delete every user's expired memories and facts (ops work, across users).
+
+        Like a delete, a swept memory also takes the vault entries only it
+        referenced and its words in its neighbours' index context. A derived
+        index gets the deletes through the outbox.
+        """
+        rt = self._rt()
+        at = now or datetime.now(UTC)
+
+        def forgotten(user: str, ids: list[uuid.UUID], vault_ids: list[uuid.UUID]) -> None:
+            scope = UserScope(user)
+            with rt.db.transaction() as conn:
+                rt.writes.forget(conn, scope, ids, vault_ids, at)
+            rt.feed.wake()
+
+        return sweep_expired(
+            rt.db,
+            at,
+            batch_size=batch_size,
+            outbox=rt.index.derived,
+            progress=progress,
+            forgotten=forgotten,
+        )
 
     @property
     def index(self) -> FragmentIndex:
         """The configured search index."""
         return self._rt().index
 
-    @property
-    def derived(self) -> DerivedIndex | None:
-        """Outbox, worker and fallback of a derived index (``None`` for pgvector)."""
-        return self._rt().derived
-
     def drain_outbox(self, *, deadline_s: float = 30.0) -> DrainReport:
         """Apply pending index operations now (read-your-writes on a derived index)."""
-        derived = self._rt().derived
-        return DrainReport(0, 0) if derived is None else derived.worker.drain(deadline_s=deadline_s)
+        return self._rt().feed.drain(deadline_s=deadline_s)
 
     def outbox_lag(self) -> OutboxLag:
         """Pending outbox entries and the age of the oldest."""
-        derived = self._rt().derived
-        if derived is None:
-            return OutboxLag(pending=0, oldest_age_s=0.0, failing=0)
-        return derived.outbox.lag(datetime.now(UTC))
+        return self._rt().feed.lag(datetime.now(UTC))
 
     def health(self) -> Health:
         """Database and index reachability, schema revision, key age, outbox lag."""
@@ -356,15 +380,14 @@ class MemoryClient:
             rt.db.ping()
             revision = migrate.current_revision(rt.db)
             pending = pending_rotation(rt.db, rt.cipher)
+            unreadable = count_unreadable(rt.db)
             lag = self.outbox_lag()
             up = True
         except DatabaseUnavailable:
-            revision, pending, up = None, -1, False
+            revision, pending, unreadable, up = None, -1, -1, False
             lag = OutboxLag(pending=-1, oldest_age_s=0.0, failing=0)
         try:
-            ping = getattr(rt.index, "ping", None)
-            if ping is not None:
-                ping()
+            rt.index.ping()
             index_up = up
         except StoreUnavailable:
             index_up = False
@@ -378,20 +401,15 @@ class MemoryClient:
             active_key_age_days=ring.active.age_days(today),
             active_key_stale=ring.active_is_stale(today),
             entries_pending_rotation=pending,
+            entries_unreadable=unreadable,
             outbox=lag,
         )
 
     def close(self) -> None:
         """Stop the outbox thread, close the index client, release the engine's connections."""
         with self._lock:
-            rt = self._runtime
-            if rt is not None:
-                if rt.derived is not None:
-                    rt.derived.worker.stop()
-                close_index = getattr(rt.index, "close", None)
-                if close_index is not None:
-                    close_index()
-                rt.db.dispose()
+            if self._runtime is not None:
+                self._runtime.close()
                 self._runtime = None
 
     def __enter__(self) -> MemoryClient:
@@ -404,3 +422,23 @@ class MemoryClient:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _invalid(message: str, field: str) -> InvalidField:
+    return InvalidField(message, field=field)
+
+
+def _session_id(session_id: object) -> str:
+    if not isinstance(session_id, str):
+        raise _invalid("session_id must be a string", "session_id")
+    return check_field_length("session_id", session_id, 128)
+
+
+def _input(**fields: Any) -> MemoryInput:
+    """A ``MemoryInput`` from keyword arguments; a wrong type is :class:`InvalidField`."""
+    require_policy(fields["lifecycle_policy"])
+    try:
+        return MemoryInput(**fields)
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "input"
+        raise _invalid(f"{where} has the wrong type or value", where) from None

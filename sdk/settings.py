@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     )
     embedder_config: dict[str, Any] = Field(
         default_factory=dict,
+        repr=False,  # may hold an API key
         description='The embedder\'s settings as JSON, e.g. {"model_path": "/models/bge"}.',
     )
     index: str = Field(

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from policies.confidence import weight_for
+from policies.confidence import EVENT_WEIGHTS, weight_for
+from policies.errors import InvalidField
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from structured_memory.pii.vault import PiiVault, VaultRef
@@ -170,7 +171,11 @@ class Facts:
 
     def feedback(self, user_id: str, fact_id: uuid.UUID, action: str) -> Fact:
         """Apply a behaviour event (``click``, ``ignore``, ...) to the fact's confidence."""
-        return self._repo.feedback(self._scope(user_id), fact_id, weight_for(action))
+        scope = self._scope(user_id)
+        if not isinstance(action, str) or action not in EVENT_WEIGHTS:
+            known = ", ".join(sorted(EVENT_WEIGHTS))
+            raise InvalidField(f"unknown feedback action; known: {known}", field="action")
+        return self._repo.feedback(scope, fact_id, weight_for(action))
 
     def delete(self, user_id: str, key: str) -> bool:
         """Delete a fact."""
@@ -178,17 +183,22 @@ class Facts:
 
 
 class Pii:
-    """``mem.pii``: the encrypted vault."""
+    """``mem.pii``: the encrypted vault (a data key per user, wrapped by the key ring)."""
 
     def __init__(self, vault: PiiVault, scope: ScopeFor) -> None:
         self._vault, self._scope = vault, scope
 
     def store(self, user_id: str, kind: str, value: str) -> VaultRef:
-        """Encrypt and store a PII value (phone, email, id_card, bank_card, address)."""
+        """Encrypt and store a PII value (phone, email, id_card, bank_card, address).
+
+        Idempotent and safe under concurrency: an equal value (after
+        normalisation) of the same kind returns the entry already stored.
+        """
         return self._vault.store(self._scope(user_id), kind, value)
 
     def reveal(self, user_id: str, entry_id: uuid.UUID) -> str:
-        """Decrypt a vault entry of the user."""
+        """Decrypt a vault entry of the user; :class:`DecryptionError` if it was tampered
+        with or its key is unknown (a key file is re-read once first)."""
         return self._vault.reveal(self._scope(user_id), entry_id)
 
     def find(self, user_id: str, kind: str, value: str) -> VaultRef | None:

@@ -1,50 +1,100 @@
-"""Operations that span users, on purpose: PII lookup, key rotation, the TTL sweep.
+"""Operations that span users, on purpose: PII lookup, key rotation, vault repair, the TTL sweep.
 
 Everything else in dualtrack is confined to one :class:`UserScope`; the
-functions here are for operators and identity resolution, and their callers
-(the CLI, the ops API) check the ops role before calling them.
+functions here are for operators, workers and identity resolution, and their
+callers (the CLI, the ops API, the outbox worker) check the ops role before
+calling them. Their statements run in :func:`cross_user_transaction`, which
+marks them with the ``dualtrack_cross_user`` execution option: the only
+statements on user tables allowed to lack the user predicate (a test checks).
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
+from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    Connection,
+    Row,
+    Table,
+    Text,
+    and_,
+    cast,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 
+from policies.errors import DecryptionError
+from policies.outbox import OutboxOp
 from structured_memory.database import Database
-from structured_memory.models import MemoryFragment, PiiVaultEntry, table_of
+from structured_memory.models import (
+    MemoryFact,
+    MemoryFragment,
+    PiiDataKey,
+    PiiVaultEntry,
+    table_of,
+)
 from structured_memory.pii.cipher import PiiCipher, Sealed
-from structured_memory.pii.vault import aad_for, vault_kind
-from structured_memory.repositories.fragments import IndexRow, index_rows
+from structured_memory.pii.vault import aad_for, data_key, fill_blind_mac, matching, vault_kind
+from structured_memory.repositories.fragments import IndexRow, index_rows, vault_ids_of
 
 __all__ = [
+    "CROSS_USER",
+    "Forgotten",
     "RotationReport",
     "SweepReport",
+    "VaultRepairReport",
     "count_expired",
     "count_fragments",
+    "count_unreadable",
+    "count_vault_repairs",
+    "cross_user_transaction",
     "find_user_ids_by_pii",
     "fragments_for_index",
     "idle_users",
     "iter_fragments_for_index",
     "pending_rotation",
+    "repair_vault",
     "rotate_keys",
     "sweep_expired",
 ]
 
 _T = table_of(PiiVaultEntry)
+_KEY = table_of(PiiDataKey)
+_FACT = table_of(MemoryFact)
 _FRAGMENT = table_of(MemoryFragment)
+
+CROSS_USER = "dualtrack_cross_user"
+"""The execution option marking a statement as cross-user work."""
+
+
+@contextlib.contextmanager
+def cross_user_transaction(db: Database) -> Iterator[Connection]:
+    """A transaction whose statements are marked as spanning users on purpose."""
+    with db.transaction() as conn:
+        yield conn.execution_options(**{CROSS_USER: True})
 
 
 def find_user_ids_by_pii(db: Database, cipher: PiiCipher, kind: str, value: str) -> list[str]:
     """Ids of the users holding ``value`` (e.g. a phone number), by blind index only."""
     kind = vault_kind(kind)
-    with db.transaction() as conn:
+    with cross_user_transaction(db) as conn:
         rows = conn.execute(
             select(_T.c.user_id)
-            .where(_T.c.kind == kind, _T.c.blind_index.in_(cipher.blind_indexes(kind, value)))
+            .where(matching(cipher, kind, value))
             .distinct()
             .order_by(_T.c.user_id)
         ).all()
@@ -52,21 +102,54 @@ def find_user_ids_by_pii(db: Database, cipher: PiiCipher, kind: str, value: str)
 
 
 def pending_rotation(db: Database, cipher: PiiCipher) -> int:
-    """How many vault entries are sealed with a key other than the active one."""
-    with db.transaction() as conn:
+    """Data keys wrapped by a ring key other than the active one, plus vault entries
+    still in the ring format (written before revision 0004)."""
+    stale_keys = select(func.count()).where(_KEY.c.key_id != cipher.ring.active.key_id)
+    ring_format = select(func.count()).where(_T.c.dek.is_(False))
+    with cross_user_transaction(db) as conn:
         return int(
             conn.execute(
-                select(func.count()).where(_T.c.key_id != cipher.ring.active.key_id)
+                select(stale_keys.scalar_subquery() + ring_format.scalar_subquery())
+            ).scalar_one()
+        )
+
+
+def count_unreadable(db: Database) -> int:
+    """Vault entries that rotation or repair found unreadable (tampered, or under a key
+    the ring no longer holds): marked themselves, or their user's data key."""
+    key_unreadable = (
+        select(_KEY.c.user_id)
+        .where(_KEY.c.user_id == _T.c.user_id, _KEY.c.unreadable_since.is_not(None))
+        .exists()
+    )
+    with cross_user_transaction(db) as conn:
+        return int(
+            conn.execute(
+                select(func.count()).where(
+                    or_(_T.c.unreadable_since.is_not(None), and_(_T.c.dek, key_unreadable))
+                )
             ).scalar_one()
         )
 
 
 @dataclass(frozen=True)
 class RotationReport:
-    """What a rotation run did."""
+    """What a rotation run did; what it could not read is named by id, never by value."""
 
-    reencrypted: int
+    rewrapped: int
+    """Data keys re-wrapped under the active ring key."""
+    migrated: int
+    """Entries moved from the ring format to the envelope format."""
+    failed: tuple[uuid.UUID, ...]
+    """Vault entries that did not decrypt (or whose user's data key did not), left as they were."""
+    failed_data_keys: tuple[str, ...]
+    """Users whose data key did not unwrap, left as it was."""
     remaining: int
+    """Still pending after the run: the failures, and rows other transactions held locked."""
+
+
+def _unreadable(table: Table) -> ColumnElement[datetime]:
+    return func.coalesce(table.c.unreadable_since, func.now())
 
 
 def rotate_keys(
@@ -76,48 +159,325 @@ def rotate_keys(
     batch_size: int = 500,
     progress: Callable[[int], None] | None = None,
 ) -> RotationReport:
-    """Re-encrypt every entry not sealed with the active key, in batches.
+    """Re-wrap every data key under the active ring key, then move the vault entries of
+    the ring format to the envelope format. Values already in the envelope format are
+    not touched.
 
-    Each batch is one transaction that locks its rows (``FOR UPDATE SKIP
-    LOCKED``), so rotation can run beside live traffic and be interrupted and
-    resumed. The blind index is recomputed under the active key. A row that
-    fails to decrypt raises :class:`DecryptionError` and its batch rolls back.
-    ``progress`` is called with the number of rows done in each batch.
+    Each batch is one transaction over rows locked ``FOR UPDATE SKIP LOCKED``,
+    so rotation runs beside live traffic and can be interrupted and resumed.
+    Each row is visited once per run: one that cannot be read (tampered, or
+    under a key the ring no longer holds, after one re-read of a key file) is
+    skipped, marked ``unreadable_since`` (which the health check counts) and
+    named in the report; the others rotate. ``progress`` gets the rows visited
+    per batch.
     """
+    rewrapped, failed_keys = _rewrap_data_keys(db, cipher, batch_size, progress)
+    migrated, failed = _move_to_envelope(db, cipher, batch_size, progress)
+    return RotationReport(
+        rewrapped=rewrapped,
+        migrated=migrated,
+        failed=tuple(failed),
+        failed_data_keys=tuple(failed_keys),
+        remaining=pending_rotation(db, cipher),
+    )
+
+
+_Progress = Callable[[int], None] | None
+
+
+def _rewrap_data_keys(
+    db: Database, cipher: PiiCipher, batch_size: int, progress: _Progress
+) -> tuple[int, list[str]]:
     active = cipher.ring.active.key_id
-    done = 0
+    rewrapped, failed_keys = 0, list[str]()
+    last_user: str | None = None
     while True:
-        with db.transaction() as conn:
-            rows = conn.execute(
-                select(_T)
-                .where(_T.c.key_id != active)
-                .order_by(_T.c.id)
-                .limit(batch_size)
-                .with_for_update(skip_locked=True)
-            ).all()
-            for row in rows:
-                aad = aad_for(row.id, row.user_id, row.kind)
-                clear = cipher.open(
-                    Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)), aad=aad
-                )
-                sealed = cipher.seal(clear, aad=aad)
-                conn.execute(
-                    update(_T)
-                    .where(_T.c.id == row.id)
-                    .values(
-                        key_id=sealed.key_id,
-                        nonce=sealed.nonce,
-                        ciphertext=sealed.ciphertext,
-                        blind_index=cipher.blind_index(row.kind, clear),
-                        updated_at=func.now(),
-                    )
-                )
-        if not rows:
-            break
-        done += len(rows)
+        visited, failed = db.retrying(
+            partial(_rewrap_batch, db, cipher, active, last_user, batch_size)
+        )
+        if not visited:
+            return rewrapped, failed_keys
+        rewrapped += len(visited) - len(failed)
+        failed_keys += failed
+        last_user = visited[-1]
         if progress is not None:
-            progress(len(rows))
-    return RotationReport(reencrypted=done, remaining=pending_rotation(db, cipher))
+            progress(len(visited))
+
+
+def _rewrap_batch(
+    db: Database, cipher: PiiCipher, active: str, after: str | None, batch_size: int
+) -> tuple[list[str], list[str]]:
+    """Re-wrap one batch of data keys in one transaction; the users visited and those
+    whose key failed to unwrap."""
+    query = select(_KEY).where(_KEY.c.key_id != active)
+    if after is not None:
+        query = query.where(_KEY.c.user_id > after)
+    failed = []
+    with cross_user_transaction(db) as conn:
+        rows = conn.execute(
+            query.order_by(_KEY.c.user_id).limit(batch_size).with_for_update(skip_locked=True)
+        ).all()
+        for row in rows:
+            mine = _KEY.c.user_id == row.user_id
+            try:
+                key = cipher.unwrap(
+                    Sealed(row.key_id, bytes(row.nonce), bytes(row.wrapped)), row.user_id
+                )
+            except DecryptionError:
+                conn.execute(update(_KEY).where(mine).values(unreadable_since=_unreadable(_KEY)))
+                failed.append(row.user_id)
+                continue
+            wrapped = cipher.wrap(key, row.user_id)
+            conn.execute(
+                update(_KEY)
+                .where(mine)
+                .values(
+                    key_id=wrapped.key_id,
+                    nonce=wrapped.nonce,
+                    wrapped=wrapped.ciphertext,
+                    unreadable_since=None,
+                    updated_at=func.now(),
+                )
+            )
+    return [r.user_id for r in rows], failed
+
+
+def _move_to_envelope(
+    db: Database, cipher: PiiCipher, batch_size: int, progress: _Progress
+) -> tuple[int, list[uuid.UUID]]:
+    migrated, failed_entries = 0, list[uuid.UUID]()
+    last_id: uuid.UUID | None = None
+    while True:
+        visited, failed = db.retrying(partial(_envelope_batch, db, cipher, last_id, batch_size))
+        if not visited:
+            return migrated, failed_entries
+        migrated += len(visited) - len(failed)
+        failed_entries += failed
+        last_id = visited[-1]
+        if progress is not None:
+            progress(len(visited))
+
+
+def _envelope_batch(
+    db: Database, cipher: PiiCipher, after: uuid.UUID | None, batch_size: int
+) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+    """Move one batch of ring-format entries in one transaction; the entries visited
+    and those that failed."""
+    query = select(_T).where(_T.c.dek.is_(False))
+    if after is not None:
+        query = query.where(_T.c.id > after)
+    data_keys: dict[str, bytes | None] = {}
+    with cross_user_transaction(db) as conn:
+        rows = conn.execute(
+            query.order_by(_T.c.id).limit(batch_size).with_for_update(skip_locked=True)
+        ).all()
+        failed = [r.id for r in rows if not _to_envelope(conn, cipher, r, data_keys)]
+    return [r.id for r in rows], failed
+
+
+def _to_envelope(
+    conn: Connection, cipher: PiiCipher, row: Row[Any], data_keys: dict[str, bytes | None]
+) -> bool:
+    """Re-encrypt one ring-format entry with its user's data key; False if unreadable."""
+    aad = aad_for(row.id, row.user_id, row.kind)
+    mine = and_(_T.c.id == row.id, _T.c.user_id == row.user_id)
+    try:
+        clear = cipher.open(Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)), aad=aad)
+        if row.user_id not in data_keys:
+            data_keys[row.user_id] = None  # stays None if the data key fails to unwrap
+            data_keys[row.user_id] = data_key(conn, cipher, row.user_id, create=True)
+        key = data_keys[row.user_id]
+        if key is None:
+            raise DecryptionError("the user's PII data key did not unwrap")
+    except DecryptionError:
+        conn.execute(update(_T).where(mine).values(unreadable_since=_unreadable(_T)))
+        return False
+    sealed = cipher.seal(clear, aad=aad, data_key=key)
+    conn.execute(
+        update(_T)
+        .where(mine)
+        .values(
+            dek=True,
+            key_id=None,
+            nonce=sealed.nonce,
+            ciphertext=sealed.ciphertext,
+            unreadable_since=None,
+            updated_at=func.now(),
+        )
+    )
+    if row.blind_mac is None:
+        fill_blind_mac(conn, row.id, row.user_id, row.kind, cipher.blind_index(row.kind, clear))
+    return True
+
+
+@dataclass(frozen=True)
+class VaultRepairReport:
+    """What ``repair_vault`` did, in counts and entry ids (never values)."""
+
+    users: int
+    """Users whose entries were examined (those with entries lacking ``blind_mac``)."""
+    merged: int
+    """Duplicate entries deleted, their references moved to the entry kept."""
+    references: int
+    """Fragments and facts whose vault references were rewritten."""
+    indexed: int
+    """Entries given their ``blind_mac``."""
+    failed: tuple[uuid.UUID, ...]
+    """Entries that did not decrypt, left as they were (and marked unreadable)."""
+
+
+def count_vault_repairs(db: Database) -> int:
+    """Users holding vault entries without ``blind_mac`` (what ``repair_vault`` visits)."""
+    with cross_user_transaction(db) as conn:
+        return int(
+            conn.execute(
+                select(func.count(_T.c.user_id.distinct())).where(_T.c.blind_mac.is_(None))
+            ).scalar_one()
+        )
+
+
+def repair_vault(
+    db: Database, cipher: PiiCipher, *, progress: Callable[[int], None] | None = None
+) -> VaultRepairReport:
+    """Merge duplicate vault entries and give every readable entry its ``blind_mac``.
+
+    Visits each user holding entries without ``blind_mac`` (written before
+    revision 0004, when concurrent stores could duplicate a value), one
+    transaction per user: decrypts the user's entries, groups them by kind and
+    normalised value, keeps one per group (the one already indexed, else the
+    oldest), rewrites references to the others (items of
+    ``memory_fragment.metadata["pii"]`` and SENSITIVE fact values
+    ``{"vault_id", "kind"}``) to it, deletes the others and indexes the one
+    kept. Entries that do not decrypt are marked unreadable and left.
+    Idempotent, and safe beside live traffic: the user's entries are locked
+    first, and a store keeps the entry it returns locked until its reference
+    is committed. ``progress`` gets 1 per user.
+    """
+    users = merged = references = indexed = 0
+    failed: list[uuid.UUID] = []
+    last: str | None = None
+    while True:
+        query = select(_T.c.user_id).where(_T.c.blind_mac.is_(None)).distinct()
+        if last is not None:
+            query = query.where(_T.c.user_id > last)
+        with cross_user_transaction(db) as conn:
+            batch = list(conn.execute(query.order_by(_T.c.user_id).limit(100)).scalars())
+        if not batch:
+            break
+        for user_id in batch:
+            result = db.retrying(partial(_repair_user, db, cipher, user_id))
+            users += 1
+            merged += result.merged
+            references += result.references
+            indexed += result.indexed
+            failed += result.failed
+            if progress is not None:
+                progress(1)
+        last = batch[-1]
+    return VaultRepairReport(users, merged, references, indexed, tuple(failed))
+
+
+def _repair_user(db: Database, cipher: PiiCipher, user_id: str) -> VaultRepairReport:
+    """Repair one user's entries in one transaction."""
+    with cross_user_transaction(db) as conn:
+        return _repair_user_in(conn, cipher, user_id)
+
+
+def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultRepairReport:
+    rows = conn.execute(
+        select(_T)
+        .where(_T.c.user_id == user_id)
+        .order_by(_T.c.created_at, _T.c.id)
+        .with_for_update()
+    ).all()
+    key: bytes | None = None
+    if any(r.dek for r in rows):
+        try:
+            key = data_key(conn, cipher, user_id, create=False)
+        except DecryptionError:
+            conn.execute(
+                update(_KEY)
+                .where(_KEY.c.user_id == user_id)
+                .values(unreadable_since=_unreadable(_KEY))
+            )
+    groups: dict[tuple[str, bytes], list[Row[Any]]] = {}
+    failed: list[uuid.UUID] = []
+    for row in rows:
+        mine = and_(_T.c.id == row.id, _T.c.user_id == user_id)
+        try:
+            clear = cipher.open(
+                Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)),
+                aad=aad_for(row.id, user_id, row.kind),
+                data_key=key,
+            )
+        except DecryptionError:
+            conn.execute(update(_T).where(mine).values(unreadable_since=_unreadable(_T)))
+            failed.append(row.id)
+            continue
+        if row.unreadable_since is not None:
+            conn.execute(update(_T).where(mine).values(unreadable_since=None))
+        groups.setdefault((row.kind, cipher.blind_index(row.kind, clear)), []).append(row)
+    moved: dict[str, str] = {}
+    indexed = 0
+    for (kind, mac), members in groups.items():
+        keep = next((m for m in members if m.blind_mac is not None), members[0])
+        drop = [m.id for m in members if m is not keep]
+        if drop:
+            conn.execute(delete(_T).where(_T.c.user_id == user_id, _T.c.id.in_(drop)))
+            moved.update({str(d): str(keep.id) for d in drop})
+        if keep.blind_mac is None and fill_blind_mac(conn, keep.id, user_id, kind, mac):
+            indexed += 1
+    references = _move_references(conn, user_id, moved) if moved else 0
+    return VaultRepairReport(1, len(moved), references, indexed, tuple(failed))
+
+
+def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> int:
+    """Point the user's fragment and fact references at the entries kept; how many rows."""
+    changed = 0
+    fragments = conn.execute(
+        select(_FRAGMENT.c.id, _FRAGMENT.c["metadata"]["pii"].label("pii")).where(
+            _FRAGMENT.c.user_id == user_id,
+            func.jsonb_typeof(_FRAGMENT.c["metadata"]["pii"]) == "array",
+        )
+    ).all()
+    for fragment in fragments:
+        refs: list[Any] = []
+        for item in fragment.pii:
+            ref = item
+            if isinstance(item, dict) and item.get("vault_id") in moved:
+                ref = {**item, "vault_id": moved[item["vault_id"]]}
+            if ref not in refs:
+                refs.append(ref)
+        if refs != fragment.pii:
+            conn.execute(
+                update(_FRAGMENT)
+                .where(_FRAGMENT.c.id == fragment.id, _FRAGMENT.c.user_id == user_id)
+                .values(
+                    {
+                        _FRAGMENT.c["metadata"]: func.jsonb_set(
+                            _FRAGMENT.c["metadata"],
+                            literal(["pii"], ARRAY(Text)),
+                            cast(refs, JSONB),
+                        )
+                    }
+                )
+            )
+            changed += 1
+    vault_id = _FACT.c.value["vault_id"].astext
+    changed += conn.execute(
+        update(_FACT)
+        .where(_FACT.c.user_id == user_id, vault_id.in_(list(moved)))
+        .values(
+            value=func.jsonb_set(
+                _FACT.c.value,
+                literal(["vault_id"], ARRAY(Text)),
+                cast(moved, JSONB)[vault_id],
+            ),
+            version=_FACT.c.version + 1,
+            updated_at=func.now(),
+        )
+    ).rowcount
+    return changed
 
 
 @dataclass(frozen=True)
@@ -128,6 +488,11 @@ class SweepReport:
     facts: int
 
 
+Forgotten = Callable[[str, list[uuid.UUID], list[uuid.UUID]], None]
+"""Called per user and batch with the fragment ids a sweep deleted and the vault ids
+their PII referenced, in the sweep's transaction's aftermath."""
+
+
 def sweep_expired(
     db: Database,
     now: datetime,
@@ -135,33 +500,46 @@ def sweep_expired(
     batch_size: int = 1000,
     outbox: bool = False,
     progress: Callable[[int], None] | None = None,
+    forgotten: Forgotten | None = None,
 ) -> SweepReport:
     """Delete fragments and facts whose ``expires_at`` has passed, in batches.
 
     Each batch is one transaction over rows locked with ``SKIP LOCKED``, so
-    several sweepers can run at once. Reads never return expired rows, so the
-    sweep only reclaims space. With ``outbox``, each deleted fragment also
-    queues its index delete in the same transaction. ``progress`` gets the
-    rows removed per batch.
+    several sweepers can run at once. Reads never return expired rows; the
+    sweep reclaims space and, through ``forgotten``, lets the caller release
+    the swept fragments' vault entries and re-index the fragments that
+    borrowed their words. With ``outbox``, each deleted fragment also queues
+    its index delete in the same transaction. ``progress`` gets the rows
+    removed per batch.
     """
     removed = {"memory_fragment": 0, "memory_fact": 0}
     for table in removed:
-        returning = "RETURNING id, user_id" if outbox and table == "memory_fragment" else ""
         statement = (
             f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} "
             "WHERE expires_at <= :now ORDER BY expires_at LIMIT :n "
-            f"FOR UPDATE SKIP LOCKED) {returning}"
+            "FOR UPDATE SKIP LOCKED) RETURNING id, user_id"
         )
-        if returning:
-            statement = (
-                f"WITH gone AS ({statement}) "
-                "INSERT INTO fragment_outbox (op, user_id, fragment_id) "
-                "SELECT 'delete', user_id, id FROM gone"
-            )
+        if table == "memory_fragment":
+            statement = f"WITH gone AS ({statement}, metadata) "
+            if outbox:
+                statement += (
+                    ", queued AS (INSERT INTO fragment_outbox (op, user_id, fragment_id) "
+                    f"SELECT '{OutboxOp.DELETE.value}', user_id, id FROM gone) "
+                )
+            statement += "SELECT id, user_id, metadata FROM gone"
         while True:
-            with db.transaction() as conn:
-                n = conn.execute(text(statement), {"now": now, "n": batch_size}).rowcount
+            with cross_user_transaction(db) as conn:
+                rows = conn.execute(text(statement), {"now": now, "n": batch_size}).all()
+            n = len(rows)
             removed[table] += n
+            if forgotten is not None and table == "memory_fragment":
+                by_user: dict[str, tuple[list[uuid.UUID], list[uuid.UUID]]] = {}
+                for row in rows:
+                    ids, vaults = by_user.setdefault(row.user_id, ([], []))
+                    ids.append(row.id)
+                    vaults += vault_ids_of(row.metadata)
+                for user, (ids, vaults) in by_user.items():
+                    forgotten(user, ids, vaults)
             if progress is not None and n:
                 progress(n)
             if n < batch_size:
@@ -171,7 +549,7 @@ def sweep_expired(
 
 def count_expired(db: Database, now: datetime) -> int:
     """Fragments and facts past their expiry, not yet swept."""
-    with db.transaction() as conn:
+    with cross_user_transaction(db) as conn:
         return int(
             conn.execute(
                 text(
@@ -187,7 +565,7 @@ def fragments_for_index(db: Database, ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
     """The ledger rows among ``ids`` that still exist (the ids of one outbox batch)."""
     if not ids:
         return {}
-    with db.transaction() as conn:
+    with cross_user_transaction(db) as conn:
         return {r.id: r for r in index_rows(conn, _FRAGMENT.c.id.in_(list(ids)))}
 
 
@@ -195,7 +573,7 @@ def iter_fragments_for_index(db: Database, *, batch_size: int = 500) -> Iterator
     """Every ledger row, in id order, a batch per transaction (for ``dualtrack reindex``)."""
     last: uuid.UUID | None = None
     while True:
-        with db.transaction() as conn:
+        with cross_user_transaction(db) as conn:
             where = _FRAGMENT.c.id > last if last is not None else _FRAGMENT.c.id.is_not(None)
             rows = index_rows(conn, where, limit=batch_size)
         if not rows:
@@ -206,14 +584,14 @@ def iter_fragments_for_index(db: Database, *, batch_size: int = 500) -> Iterator
 
 def count_fragments(db: Database) -> int:
     """How many fragments the ledger holds (all users)."""
-    with db.transaction() as conn:
+    with cross_user_transaction(db) as conn:
         return int(conn.execute(select(func.count()).select_from(_FRAGMENT)).scalar_one())
 
 
 def idle_users(db: Database, since: datetime) -> list[str]:
     """Users whose fragments were all last written or used before ``since``."""
     last = func.max(func.greatest(_FRAGMENT.c.last_used_at, _FRAGMENT.c.created_at))
-    with db.transaction() as conn:
+    with cross_user_transaction(db) as conn:
         rows = conn.execute(
             select(_FRAGMENT.c.user_id).group_by(_FRAGMENT.c.user_id).having(last < since)
         ).scalars()

@@ -9,18 +9,36 @@ are stored as PostgreSQL ``infinity`` and read back as :data:`INFINITY`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.adapt import Buffer
 from psycopg.types.datetime import DatetimeDumper, TimestamptzLoader
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 
-from policies.errors import DatabaseUnavailable, UserNotFound
+from policies.errors import (
+    DatabaseUnavailable,
+    DualtrackError,
+    InvalidInput,
+    TransientFailure,
+    UserNotFound,
+)
 
-__all__ = ["INFINITY", "Database"]
+__all__ = ["INFINITY", "TRANSIENT_ATTEMPTS", "Database"]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+TRANSIENT_ATTEMPTS = 4
+"""How many times :meth:`Database.retrying` runs a unit of work that keeps deadlocking."""
+
+_TRANSIENT_STATES = {"40001", "40P01"}  # serialization failure, deadlock detected
 
 INFINITY = datetime.max.replace(tzinfo=UTC)
 """How PostgreSQL's timestamptz ``infinity`` reads in Python."""
@@ -54,6 +72,24 @@ def _is_connection_failure(orig: BaseException | None) -> bool:
     # No SQLSTATE: the client could not connect. 08: connection exception.
     # 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
     return state is None or state.startswith("08") or state in {"57P01", "57P02", "57P03"}
+
+
+def _translate(err: exc.DBAPIError, owner: str | None) -> DualtrackError:
+    """The typed error for a driver error (messages carry no parameter values)."""
+    orig = err.orig
+    state = getattr(orig, "sqlstate", None)
+    if owner is not None and isinstance(orig, psycopg.errors.ForeignKeyViolation):
+        return UserNotFound("no profile for this user", user_id=owner)
+    if err.connection_invalidated or _is_connection_failure(orig):
+        return DatabaseUnavailable("PostgreSQL is unreachable or dropped the connection")
+    if state in _TRANSIENT_STATES:
+        return TransientFailure("the write met a concurrent one (deadlock); retry it")
+    if state == "23514":
+        constraint = getattr(getattr(orig, "diag", None), "constraint_name", None)
+        return InvalidInput(f"a value breaks the schema rule {constraint}", constraint=constraint)
+    if state is not None and state.startswith("22"):
+        return InvalidInput(f"PostgreSQL refused a value (SQLSTATE {state})", sqlstate=state)
+    return DualtrackError(f"PostgreSQL error (SQLSTATE {state})", sqlstate=state)
 
 
 class Database:
@@ -90,11 +126,18 @@ class Database:
         """A connection in a transaction: committed on success, rolled back on error.
 
         With ``join``, the caller's connection is used as it is, so several
-        repository calls form one unit of work. With ``owner`` (a user id), a
-        foreign-key violation (the user has no profile) raises
-        :class:`UserNotFound`. A server that cannot be reached or drops the
-        connection raises :class:`DatabaseUnavailable`; other errors propagate
-        unchanged after rollback.
+        repository calls form one unit of work. Driver errors are translated
+        here, never echoing a statement's parameters (they may hold PII):
+
+        - a foreign-key violation with ``owner`` set (the user has no
+          profile): :class:`UserNotFound`;
+        - a server that cannot be reached or drops the connection:
+          :class:`DatabaseUnavailable`;
+        - a deadlock or serialization failure: :class:`TransientFailure`
+          (see :meth:`retrying`);
+        - a value the server refuses (SQLSTATE class 22) or a CHECK constraint
+          refuses: :class:`InvalidInput`;
+        - anything else: :class:`DualtrackError` naming the SQLSTATE.
         """
         try:
             if join is not None:
@@ -102,16 +145,22 @@ class Database:
             else:
                 with self.engine.begin() as conn:
                     yield conn
-        except exc.IntegrityError as err:
-            if owner is not None and isinstance(err.orig, psycopg.errors.ForeignKeyViolation):
-                raise UserNotFound("no profile for this user", user_id=owner) from err
-            raise
         except exc.DBAPIError as err:
-            if err.connection_invalidated or _is_connection_failure(err.orig):
-                raise DatabaseUnavailable(
-                    "PostgreSQL is unreachable or dropped the connection"
-                ) from err
-            raise
+            raise _translate(err, owner) from err
+
+    def retrying(self, work: Callable[[], T], *, attempts: int = TRANSIENT_ATTEMPTS) -> T:
+        """Run ``work`` (which opens its own transaction) again after a deadlock or
+        serialization failure, up to ``attempts`` times with jittered backoff; the last
+        :class:`TransientFailure` propagates."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return work()
+            except TransientFailure:
+                if attempt == attempts:
+                    raise
+                _log.info("transient conflict, retry %d of %d", attempt, attempts - 1)
+                time.sleep(random.uniform(0, 0.01 * 2**attempt))
+        raise AssertionError("unreachable")
 
     def ping(self) -> None:
         """Run ``SELECT 1``; raise :class:`DatabaseUnavailable` if it fails."""

@@ -32,10 +32,12 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy import text as sql_text
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from policies.lifecycle import LifecyclePolicy
+from policies.outbox import OutboxOp
+from policies.pii import PiiKind
 from policies.ttl import MemoryKind
 
 __all__ = [
@@ -47,11 +49,11 @@ __all__ = [
     "LinkRole",
     "MemoryFact",
     "MemoryFragment",
+    "PiiDataKey",
     "PiiVaultEntry",
     "UserBusinessLink",
     "UserDevice",
     "UserProfile",
-    "VaultKind",
     "table_of",
 ]
 
@@ -82,16 +84,6 @@ class FactStatus(StrEnum):
     ACTIVE = "active"
     PENDING_CONFIRMATION = "pending_confirmation"
     NEEDS_REVIEW = "needs_review"
-
-
-class VaultKind(StrEnum):
-    """Kinds of PII held in the vault."""
-
-    PHONE = "phone"
-    EMAIL = "email"
-    ID_CARD = "id_card"
-    BANK_CARD = "bank_card"
-    ADDRESS = "address"
 
 
 def _in(column: str, values: type[StrEnum]) -> str:
@@ -223,6 +215,7 @@ class MemoryFact(Base):
     confidence: Mapped[float] = mapped_column(Float, server_default="1.0")
     status: Mapped[str] = mapped_column(String(24), server_default=FactStatus.ACTIVE.value)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    renew_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     source: Mapped[str] = mapped_column(String(64), server_default="")
     agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
@@ -240,26 +233,77 @@ class MemoryFact(Base):
 
 
 class PiiVaultEntry(Base):
-    """One encrypted PII value: AES-256-GCM ciphertext, key id, HMAC blind index."""
+    """One encrypted PII value (formats in ``structured_memory.pii.cipher``).
+
+    ``dek`` true: sealed with the user's data key (``key_id`` NULL); false: the
+    format before revision 0004, sealed with ring key ``key_id``. ``blind_mac``
+    is the blind index under the ring's blind key, unique per user and kind;
+    NULL only on rows written before 0004 and not yet repaired or rotated,
+    which are found by ``blind_index`` (under the ring key of their time).
+    ``unreadable_since`` is set by rotation or repair when the row failed to
+    decrypt.
+    """
 
     __tablename__ = "pii_vault"
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     user_id: Mapped[str] = _user_fk()
     kind: Mapped[str] = mapped_column(String(16))
-    key_id: Mapped[str] = mapped_column(String(64))
+    key_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     nonce: Mapped[bytes] = mapped_column(LargeBinary)
     ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
     blind_index: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    dek: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
+    blind_mac: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    unreadable_since: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
 
     __table_args__ = (
-        CheckConstraint(_in("kind", VaultKind), name="kind_known"),
+        CheckConstraint(_in("kind", PiiKind), name="kind_known"),
         CheckConstraint("octet_length(nonce) = 12", name="nonce_96bit"),
+        CheckConstraint("dek = (key_id IS NULL)", name="format_marked"),
         Index(None, "kind", "blind_index"),
         Index(None, "key_id"),
         Index(None, "user_id"),
+        Index(
+            "uq_pii_vault_kind_blind_mac_user_id",
+            "kind",
+            "blind_mac",
+            "user_id",
+            unique=True,
+            postgresql_where=sql_text("blind_mac IS NOT NULL"),
+        ),
+    )
+
+
+class PiiDataKey(Base):
+    """A user's PII data key, wrapped (AES-256-GCM) by the ring key ``key_id``.
+
+    Deleted with the user: erasure destroys the key, and with it every copy of
+    the user's PII ciphertexts.
+    """
+
+    __tablename__ = "pii_data_key"
+
+    user_id: Mapped[str] = mapped_column(
+        String(128), ForeignKey("user_profile.user_id", ondelete="CASCADE"), primary_key=True
+    )
+    key_id: Mapped[str] = mapped_column(String(64))
+    nonce: Mapped[bytes] = mapped_column(LargeBinary)
+    wrapped: Mapped[bytes] = mapped_column(LargeBinary)
+    unreadable_since: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (
+        CheckConstraint("octet_length(nonce) = 12", name="nonce_96bit"),
+        CheckConstraint("octet_length(wrapped) = 48", name="wrapped_256bit"),
+        Index(None, "key_id"),
     )
 
 
@@ -297,6 +341,10 @@ class MemoryFragment(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    renew_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    context_ids: Mapped[list[uuid.UUID]] = mapped_column(
+        ARRAY(UUID(as_uuid=True)), server_default=sql_text("'{}'::uuid[]")
+    )
     metadata_: Mapped[dict[str, Any]] = mapped_column(
         "metadata", JSONB, server_default=sql_text("'{}'::jsonb")
     )
@@ -312,6 +360,7 @@ class MemoryFragment(Base):
         Index(None, "user_id", "occurred_at"),
         Index(None, "user_id", "session_id"),
         Index(None, "tsv", postgresql_using="gin"),
+        Index(None, "context_ids", postgresql_using="gin"),
         Index(None, "expires_at", postgresql_where=sql_text("expires_at IS NOT NULL")),
     )
 
@@ -351,9 +400,10 @@ class FragmentOutbox(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (
-        CheckConstraint("op IN ('upsert', 'delete', 'drop_user')", name="op_known"),
+        CheckConstraint(_in("op", OutboxOp), name="op_known"),
         CheckConstraint(
-            "(op = 'drop_user') = (fragment_id IS NULL)", name="fragment_for_fragment_ops"
+            f"(op = '{OutboxOp.DROP_USER.value}') = (fragment_id IS NULL)",
+            name="fragment_for_fragment_ops",
         ),
         Index(None, "next_attempt_at", "id"),
     )

@@ -21,7 +21,8 @@ from sdk.client import MemoryClient
 from sdk.settings import Settings
 from structured_memory.embedded import start_embedded_server
 from structured_memory.models import Base
-from unstructured_memory.index.weaviate import WeaviateConfig, WeaviateIndex
+from unstructured_memory.index.registry import WeaviateConfig
+from unstructured_memory.index.weaviate import WeaviateIndex
 
 
 def key_line(key_id: str, secret_byte: int, age_days: int = 0) -> str:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from policies.errors import InvalidField, InvalidText, RecordNotFound, UserNotFound
+from policies.errors import InvalidField, InvalidInput, InvalidText, RecordNotFound, UserNotFound
 from sdk.client import MemoryClient
 from structured_memory.repositories.device import fingerprint
 
@@ -161,16 +161,16 @@ def test_bad_links_are_refused_and_write_nothing(
 
 
 def test_check_constraint_refuses_unknown_entity_type_even_in_raw_sql(mem: MemoryClient) -> None:
-    from sqlalchemy.exc import IntegrityError
-
     mem.profiles.ensure("buyer-001")
-    with pytest.raises(IntegrityError), mem.database.transaction() as conn:
+    with pytest.raises(InvalidInput) as err, mem.database.transaction() as conn:
         conn.execute(
             text(
                 "INSERT INTO user_business_link (user_id, entity_type, entity_id, role) "
                 "VALUES ('buyer-001', 'spaceship', '1', 'owner')"
             )
         )
+    assert "entity_type_known" in err.value.message
+    assert "buyer-001" not in err.value.message
 
 
 def test_link_for_unknown_user(mem: MemoryClient) -> None:

@@ -81,6 +81,15 @@ def test_pii_entities_are_masked_but_offsets_are_original() -> None:
         assert all(secret not in e.text for e in found)
 
 
+def test_phone_in_full_width_digits_is_a_masked_entity() -> None:
+    text = "我的手机号是１３８１２３４０００２，麻烦改一下收货电话"
+    found = extract_entities(text)
+    phones = [e for e in found if e.type == "PHONE"]
+    assert [e.text for e in phones] == ["138****0002"]
+    assert text[phones[0].start : phones[0].end] == "１３８１２３４０００２"
+    assert ("PHONE", "138****0004") in _pairs("电话138\u200b1234\u200b0004")
+
+
 def test_phone_word_before_number_is_not_a_product() -> None:
     assert "PRODUCT" not in {e.type for e in extract_entities("我的手机13812345678")}
     assert ("PRODUCT", "手机") in _pairs("手机屏幕碎了")

@@ -24,7 +24,6 @@ from unstructured_memory.index.base import (
     FragmentIndex,
     IndexedFragment,
     SearchFilters,
-    SearchQuery,
     Upsert,
 )
 from unstructured_memory.index.registry import create_index
@@ -34,6 +33,7 @@ from unstructured_memory.search.presets import (
     VECTOR_ONLY,
     SearchConfig,
 )
+from unstructured_memory.search.query import build_query
 from unstructured_memory.tokenize import tokens
 
 EMBEDDER = HashingEmbedder()
@@ -80,9 +80,9 @@ class Harness:
             agent_id=agent,
             private=private,
         )
-        ledger = FragmentLedger(self.mem.database)
-        ledger.ensure_profiles([user])
-        ledger.insert([fragment])
+        self.mem.profiles.ensure(user)
+        with self.mem.database.transaction() as conn:
+            FragmentLedger(self.mem.database).insert(conn, [fragment])
         indexed = IndexedFragment(
             id=fragment.id,
             user_id=user,
@@ -108,7 +108,8 @@ class Harness:
         self.index.apply([Upsert(UserScope(indexed.user_id), indexed)] * 2)
 
     def remove(self, user: str, fragment_id: uuid.UUID) -> None:
-        FragmentLedger(self.mem.database).delete(UserScope(user), fragment_id)
+        with self.mem.database.transaction() as conn:
+            FragmentLedger(self.mem.database).delete(conn, UserScope(user), fragment_id)
         self.index.apply([Delete(UserScope(user), fragment_id)])
 
     def drop_user(self, user: str) -> None:
@@ -123,19 +124,18 @@ class Harness:
         config: SearchConfig = HYBRID_DEFAULT,
         limit: int = 10,
         agent: str | None = None,
+        sandbox_id: uuid.UUID | None = None,
         **filters: object,
     ) -> list[uuid.UUID]:
-        q = SearchQuery(
-            text=query,
-            tokens=tuple(tokens(query)),
-            vector=EMBEDDER.embed_query(query),
-            embedding_model=EMBEDDER.name,
+        q = build_query(
+            query,
+            embedder=EMBEDDER,
             config=config,
             limit=limit,
             now=datetime.now(UTC),
-            filters=SearchFilters(agent_id=agent, **filters),  # type: ignore[arg-type]
-        )
-        hits = self.index.search(UserScope(user, agent), q)
+            filters=SearchFilters(**filters),  # type: ignore[arg-type]
+        ).query
+        hits = self.index.search(UserScope(user, agent, sandbox_id), q)
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True), "hits must come best first"
         return [h.fragment_id for h in hits]
@@ -148,9 +148,7 @@ def harness(request: pytest.FixtureRequest, mem: MemoryClient) -> Harness:
         index = request.getfixturevalue("weaviate_index")
     else:
         index = create_index(request.param, {}, transaction=mem.database.transaction)
-    setup = getattr(index, "setup", None)
-    if setup is not None:
-        setup(EMBEDDER.name, EMBEDDER.dimensions)
+    index.setup(EMBEDDER.name, EMBEDDER.dimensions)
     return Harness(mem, index)
 
 

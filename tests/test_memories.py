@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from policies.errors import InvalidField, InvalidText, PolicyMissing
+from policies.errors import InvalidField, InvalidText, PolicyMissing, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.memories import MemoryInput
+from sdk.schemas import MemoryInput
 from sdk.settings import Settings
+from unstructured_memory.summariser.transcript import Turn
 from structured_memory.cross_user import sweep_expired
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 
@@ -32,6 +33,16 @@ INVOICE = "请帮我开增值税专用发票，抬头是上海某某科技有限
 def _count(mem: MemoryClient, sql: str, **params: object) -> int:
     with mem.database.transaction() as conn:
         return int(conn.execute(text(sql), params).scalar_one())
+
+
+USERS = ("buyer-001", "buyer-002", "buyer-en", "bulk-0", "bulk-1", "bulk-2", "loco")
+
+
+@pytest.fixture(autouse=True)
+def users(mem: MemoryClient) -> None:
+    """Users exist only through ``profiles.ensure``; these are the ones the tests use."""
+    for user in USERS:
+        mem.profiles.ensure(user)
 
 
 @pytest.fixture
@@ -107,24 +118,86 @@ def test_lifecycle_policy_is_required(mem: MemoryClient) -> None:
     assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0
 
 
+def _expiry(mem: MemoryClient, mid: object) -> tuple[datetime | None, int | None]:
+    with mem.database.transaction() as conn:
+        row = conn.execute(
+            text("SELECT expires_at, renew_days FROM memory_fragment WHERE id = :i"), {"i": mid}
+        ).one()
+    return row.expires_at, row.renew_days
+
+
 def test_ttl_follows_policy_and_kind(mem: MemoryClient) -> None:
+    """EXPLICIT means "until changed or deleted" whatever the kind; IMPLICIT kinds differ."""
     now = datetime.now(UTC)
     cases = [
-        (EXPLICIT, MemoryKind.NOTE, None),
-        (IMPLICIT, MemoryKind.NOTE, 7),
-        (EXPLICIT, MemoryKind.SESSION_SUMMARY, 7),
-        (EXPLICIT, MemoryKind.INTERACTION_RECORD, 90),
+        (EXPLICIT, MemoryKind.NOTE, None, None),
+        (EXPLICIT, MemoryKind.SESSION_SUMMARY, None, None),
+        (EXPLICIT, MemoryKind.INTERACTION_RECORD, None, None),
+        (LifecyclePolicy.SENSITIVE, MemoryKind.NOTE, None, None),
+        (LifecyclePolicy.BUSINESS, MemoryKind.NOTE, None, None),
+        (IMPLICIT, MemoryKind.NOTE, 7, 7),
+        (IMPLICIT, MemoryKind.SESSION_SUMMARY, 7, 7),
+        (IMPLICIT, MemoryKind.INTERACTION_RECORD, 90, None),
     ]
-    for policy, kind, days in cases:
+    for policy, kind, days, renew in cases:
         mid = mem.write("buyer-001", f"{kind} {policy} 测试", lifecycle_policy=policy, kind=kind)
-        with mem.database.transaction() as conn:
-            expires = conn.execute(
-                text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": mid}
-            ).scalar_one()
+        expires, renew_days = _expiry(mem, mid)
+        assert renew_days == renew, (policy, kind)
         if days is None:
-            assert expires is None
+            assert expires is None, (policy, kind)
         else:
+            assert expires is not None
             assert abs(expires - (now + timedelta(days=days))) < timedelta(minutes=1)
+
+
+def _set_expiry(mem: MemoryClient, mid: object, expires: datetime) -> None:
+    with mem.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fragment SET expires_at = :e WHERE id = :i"),
+            {"e": expires, "i": mid},
+        )
+
+
+def test_a_frequent_users_memory_is_renewed_for_thirty_days(mem: MemoryClient) -> None:
+    """Renewal on use follows the memory's own lifetime, not the global seven days."""
+    for s in range(5):
+        mem.write("buyer-001", f"第 {s} 次咨询", lifecycle_policy=EXPLICIT, session_id=f"s-{s}")
+    mid = mem.write("buyer-001", "偏好空气净化器的静音款", lifecycle_policy=IMPLICIT)
+    _set_expiry(mem, mid, datetime.now(UTC) + timedelta(days=1))
+    assert mem.search("buyer-001", "空气净化器 静音", limit=1)[0].memory_id == mid
+    expires, _ = _expiry(mem, mid)
+    assert expires is not None
+    assert expires > datetime.now(UTC) + timedelta(days=29)
+
+
+def test_an_interaction_record_is_not_renewed_past_its_retention(mem: MemoryClient) -> None:
+    record = mem.end_session(
+        "buyer-001",
+        "s-0629",
+        [Turn(role="user", text="订单 88231 的扫地机不回充，我要退款")],
+    )
+    soon = datetime.now(UTC) + timedelta(days=1)
+    _set_expiry(mem, record.memory_id, soon)
+    assert record.memory_id in [h.memory_id for h in mem.search("buyer-001", "扫地机 退款")]
+    expires, _ = _expiry(mem, record.memory_id)
+    assert expires == soon
+
+
+def test_facts_renew_like_fragments(mem: MemoryClient) -> None:
+    for s in range(5):
+        mem.write("buyer-001", f"第 {s} 次咨询", lifecycle_policy=EXPLICIT, session_id=f"s-{s}")
+    fact = mem.facts.put("buyer-001", "内容偏好", "图文", lifecycle_policy=IMPLICIT)
+    assert fact.expires_at is not None
+    assert fact.expires_at > datetime.now(UTC) + timedelta(days=29)
+    with mem.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fact SET expires_at = now() + interval '1 day' WHERE id = :i"),
+            {"i": fact.id},
+        )
+    renewed = mem.facts.get("buyer-001", "内容偏好")
+    assert renewed is not None
+    assert renewed.expires_at is not None
+    assert renewed.expires_at > datetime.now(UTC) + timedelta(days=29)
 
 
 def test_frequent_users_keep_implicit_memories_thirty_days(mem: MemoryClient) -> None:
@@ -390,12 +463,12 @@ def test_contextual_indexing_finds_an_answer_through_its_question(mem: MemoryCli
 def test_an_erasure_waits_for_a_write_that_holds_the_profile(mem: MemoryClient) -> None:
     import threading
 
-    from structured_memory.repositories.fragments import FragmentLedger
+    from structured_memory.repositories.fragments import hold_profiles
 
     mem.write("buyer-001", "旧记忆", lifecycle_policy=EXPLICIT)
     erased = threading.Event()
     with mem.database.engine.connect() as conn, conn.begin():
-        FragmentLedger(mem.database).ensure_profiles(["buyer-001"], join=conn)
+        hold_profiles(conn, ["buyer-001"])
 
         def erase() -> None:
             mem.forget_user("buyer-001")
@@ -422,3 +495,27 @@ def test_a_private_memory_needs_an_agent(settings: Settings, mem: MemoryClient) 
         anonymous.write("buyer-001", "私有备注", lifecycle_policy=EXPLICIT, private=True)
     assert err.value.details["field"] == "private"
     assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0
+
+
+def test_a_write_for_an_unknown_or_erased_user_raises_and_writes_nothing(
+    mem: MemoryClient,
+) -> None:
+    with pytest.raises(UserNotFound):
+        mem.write("stranger-1", "我想退款", lifecycle_policy=EXPLICIT)
+    mem.write("buyer-002", "订单 99999 已签收", lifecycle_policy=EXPLICIT)
+    mem.forget_user("buyer-002")
+    with pytest.raises(UserNotFound):
+        mem.write("buyer-002", "迟到的写入不能让用户复活", lifecycle_policy=EXPLICIT)
+    assert _count(mem, "SELECT count(*) FROM user_profile WHERE user_id = 'buyer-002'") == 0
+    assert _count(mem, "SELECT count(*) FROM memory_fragment") == 0
+
+
+def test_writers_of_one_user_share_the_profile_lock(mem: MemoryClient) -> None:
+    """An open write holds the profile FOR KEY SHARE, which a second write does not wait for."""
+    from structured_memory.repositories.fragments import hold_profiles
+
+    with mem.database.engine.connect() as first, first.begin():
+        hold_profiles(first, ["buyer-001"])
+        with mem.database.engine.connect() as second, second.begin():
+            second.execute(text("SET LOCAL lock_timeout = '200ms'"))
+            hold_profiles(second, ["buyer-001"])  # FOR NO KEY UPDATE would time out here

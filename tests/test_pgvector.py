@@ -11,12 +11,11 @@ from sqlalchemy import Connection, text
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.memories import MemoryInput
+from sdk.schemas import MemoryInput
 from unstructured_memory.embedders.hashing import HashingEmbedder
-from unstructured_memory.index.base import SearchFilters, SearchQuery
 from unstructured_memory.index.pgvector import PgVectorIndex, hnsw_index_name
 from unstructured_memory.search.presets import VECTOR_ONLY
-from unstructured_memory.tokenize import tokens
+from unstructured_memory.search.query import build_query
 
 
 def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
@@ -29,6 +28,8 @@ def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
         for u in range(4)
         for i in range(60)
     ]
+    for u in range(4):
+        mem.profiles.ensure(f"user-{u}")
     mem.write_many(items, progress=False)
     embedder = HashingEmbedder()
 
@@ -42,16 +43,9 @@ def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
             yield conn
             tx.rollback()
 
-    query = SearchQuery(
-        text="订单咨询",
-        tokens=tuple(tokens("订单咨询")),
-        vector=embedder.embed_query("订单咨询"),
-        embedding_model=embedder.name,
-        config=VECTOR_ONLY,
-        limit=50,
-        now=datetime.now(UTC),
-        filters=SearchFilters(),
-    )
+    query = build_query(
+        "订单咨询", embedder=embedder, config=VECTOR_ONLY, limit=50, now=datetime.now(UTC)
+    ).query
     with hnsw_only() as conn:
         plan = "\n".join(
             conn.execute(

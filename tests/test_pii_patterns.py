@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.pii import PiiKind, find_pii, mask_pii, mask_value
+from policies.pii import PiiKind, find_pii, mask_pii, mask_value, normalise_text
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
@@ -111,6 +111,63 @@ def test_matches_are_sorted_and_disjoint() -> None:
         assert a.end <= b.start
 
 
+# --------------------------------------------------------------------------- normalisation
+
+
+@pytest.mark.parametrize(
+    ("text", "masked", "value"),
+    [
+        (  # full-width digits, as Chinese input methods type them
+            "我的手机号是１３８１２３４０００２，麻烦改一下收货电话",
+            "我的手机号是138****0002，麻烦改一下收货电话",
+            "13812340002",
+        ),
+        (
+            "新号码138.1234.0003，以后打这个",
+            "新号码138****0003，以后打这个",
+            "138.1234.0003",
+        ),
+        (  # zero-width spaces pasted between the groups
+            "收货电话138\u200b1234\u200b0004别打错了",
+            "收货电话138****0004别打错了",
+            "13812340004",
+        ),
+        (
+            "call me on 138\u200d1234\ufeff0005 after 6pm",
+            "call me on 138****0005 after 6pm",
+            "13812340005",
+        ),
+        (
+            "邮箱ｚｈａｎｇｓａｎ＠ｑｑ．ｃｏｍ，发票寄这里",
+            "邮箱z***@qq.com，发票寄这里",
+            "zhangsan@qq.com",
+        ),
+    ],
+)
+def test_pii_is_found_in_normalised_form(text: str, masked: str, value: str) -> None:
+    assert mask_pii(text)[0] == masked
+    [match] = find_pii(text)
+    assert match.value == value
+    assert normalise_text(text[match.start : match.end]) == value
+    assert mask_pii(masked) == (masked, [])
+
+
+def test_normalise_text_is_nfkc_without_format_characters() -> None:
+    assert normalise_text("１３８\u200b１２３４\u2060５６７８，ＯＫ") == "13812345678,OK"
+    assert normalise_text("订单 88231 的退款") == "订单 88231 的退款"
+    assert normalise_text("\u200e\u200f\u00ad\u2066a\u2069") == "a"
+    assert normalise_text("") == ""
+
+
+def test_masking_keeps_the_rest_of_the_text_as_written() -> None:
+    text = "（急）订单８８２３１，手机１３９１２３４５６７８！"
+    assert mask_pii(text)[0] == "（急）订单８８２３１，手机139****5678！"
+
+
+def test_ids_in_full_width_digits_are_still_ids() -> None:
+    assert find_pii("订单号：１３８１２３４５６７８") == []
+
+
 # --------------------------------------------------------------------------- properties
 
 _FILLER = st.text(
@@ -147,7 +204,8 @@ _pii_values = st.one_of(_phones, _emails, _ids, _cards)
 def test_masking_removes_values_and_is_idempotent(pre: str, value: str, post: str) -> None:
     text = f"{pre} {value} {post}"
     masked, matches = mask_pii(text)
-    assert [m.value for m in matches] == [value]
+    assert [m.value for m in matches] == [normalise_text(value)]
+    assert [text[m.start : m.end] for m in matches] == [value]
     assert value not in masked
     assert mask_pii(masked) == (masked, [])
 

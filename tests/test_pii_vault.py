@@ -1,4 +1,7 @@
-"""PII vault: round trip, tamper, wrong key, rotation, blind index, no plaintext at rest."""
+"""PII vault: round trip, tamper, wrong key, rotation, blind index, no plaintext at rest.
+
+More in test_vault_race.py, test_vault_envelope.py and test_vault_legacy.py.
+"""
 
 from __future__ import annotations
 
@@ -123,27 +126,28 @@ def test_wrong_key_and_missing_key(mem: MemoryClient, other_client: ClientFactor
     assert err.value.details["key_id"] == "k-test-1"
 
 
-def test_rotation_reencrypts_everything(mem: MemoryClient, other_client: ClientFactory) -> None:
+def test_rotation_rewraps_every_data_key(mem: MemoryClient, other_client: ClientFactory) -> None:
     refs = []
     for i in range(23):
         uid = f"buyer-{i:03d}"
         mem.profiles.ensure(uid)
         refs.append((uid, mem.pii.store(uid, "phone", f"1380000{i:04d}")))
+    pinned = mem.cipher.ring.blind.to_line()
     rotated = other_client(key_line("k-test-2", 8) + "," + key_line("k-test-1", 7))
     assert pending_rotation(rotated.database, rotated.cipher) == 23
-    # lookups work mid-rotation: the blind index is tried under every key
+    # lookups work mid-rotation: the blind key is the same under both rings
     assert find_user_ids_by_pii(rotated.database, rotated.cipher, "phone", "13800000005") == [
         "buyer-005"
     ]
     batches: list[int] = []
     report = rotate_keys(rotated.database, rotated.cipher, batch_size=10, progress=batches.append)
-    assert (report.reencrypted, report.remaining) == (23, 0)
+    assert (report.rewrapped, report.migrated, report.remaining) == (23, 0, 0)
     assert batches == [10, 10, 3]
     with rotated.database.transaction() as conn:
-        assert conn.execute(text("SELECT DISTINCT key_id FROM pii_vault")).scalars().all() == [
+        assert conn.execute(text("SELECT DISTINCT key_id FROM pii_data_key")).scalars().all() == [
             "k-test-2"
         ]
-    only_new = other_client(key_line("k-test-2", 8))
+    only_new = other_client(key_line("k-test-2", 8) + "," + pinned)
     for uid, ref in refs:
         assert only_new.pii.reveal(uid, ref.id) == f"1380000{int(uid[-3:]):04d}"
     assert only_new.pii.find("buyer-007", "phone", "13800000007") is not None
@@ -243,8 +247,12 @@ def test_bad_key_rings_are_configuration_errors(ring: str) -> None:
 
 def test_cipher_binds_associated_data() -> None:
     cipher = PiiCipher(KeyRing.parse(key_line("k", 3)))
-    sealed = cipher.seal("秘密", aad=b"row-1")
-    assert cipher.open(sealed, aad=b"row-1") == "秘密"
+    data_key = cipher.new_data_key()
+    sealed = cipher.seal("秘密", aad=b"row-1", data_key=data_key)
+    assert sealed.key_id is None
+    assert cipher.open(sealed, aad=b"row-1", data_key=data_key) == "秘密"
     with pytest.raises(DecryptionError):
-        cipher.open(sealed, aad=b"row-2")
-    assert cipher.seal("秘密", aad=b"row-1").nonce != sealed.nonce
+        cipher.open(sealed, aad=b"row-2", data_key=data_key)
+    with pytest.raises(DecryptionError):
+        cipher.open(sealed, aad=b"row-1", data_key=cipher.new_data_key())
+    assert cipher.seal("秘密", aad=b"row-1", data_key=data_key).nonce != sealed.nonce

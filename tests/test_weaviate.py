@@ -18,10 +18,11 @@ from sqlalchemy import text
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.memories import MemoryInput
+from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
-from unstructured_memory.index.weaviate import WeaviateConfig, WeaviateIndex, tenant_name
+from unstructured_memory.index.registry import WeaviateConfig
+from unstructured_memory.index.weaviate import WeaviateIndex, tenant_name
 
 pytestmark = pytest.mark.weaviate
 

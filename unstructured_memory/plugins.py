@@ -1,9 +1,14 @@
-"""Name -> lazily imported class plus pydantic config: what both registries share."""
+"""Name -> lazily imported class plus pydantic config: what both registries share.
+
+Also :func:`lazy_exports`, which lets a package name its public members
+without importing the modules that hold them (importing ``sdk`` must not load
+jieba, spaCy or numpy before they are used).
+"""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from policies.errors import ConfigurationError
 
-__all__ = ["PluginSpec", "resolve"]
+__all__ = ["PluginSpec", "lazy_exports", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +45,19 @@ def resolve(
         raise ConfigurationError(f"invalid config for {kind} {name!r}: {exc}") from exc
     module_name, _, class_name = spec.class_path.partition(":")
     return getattr(importlib.import_module(module_name), class_name), settings
+
+
+def lazy_exports(package: str, members: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` importing each public member from its module on first use.
+
+    ``members`` maps a name to the module that defines it. The package imports
+    the same names under ``TYPE_CHECKING`` so type checkers see them.
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = members.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    return __getattr__

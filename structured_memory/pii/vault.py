@@ -1,7 +1,11 @@
 """The PII vault: encrypted values with a blind index, one user scope at a time.
 
 Only this module and :mod:`structured_memory.cross_user` see PII in clear.
-Associated data binds each ciphertext to its vault id, user and kind.
+Values are sealed with the user's data key (envelope encryption, see
+:mod:`structured_memory.pii.cipher`); associated data binds each ciphertext
+to its vault id, user and kind. A value is stored once per user and kind: a
+unique upsert on the blind index, so concurrent stores of one value, or
+stores from pods holding an older key ring, return the same entry.
 """
 
 from __future__ import annotations
@@ -9,20 +13,34 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import ColumnElement, Connection, and_, delete, exists, or_, select, update
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.dialects.postgresql import insert
 
 from policies.errors import RecordNotFound
+from policies.pii import PiiKind
 from policies.scope import UserScope
 from policies.validation import check_choice, check_text
 from structured_memory.database import Database
-from structured_memory.models import PiiVaultEntry, VaultKind, table_of
+from structured_memory.models import PiiDataKey, PiiVaultEntry, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed
+from structured_memory.scoping import owned
 
-__all__ = ["MAX_PII_BYTES", "PiiVault", "VaultRef", "aad_for"]
+__all__ = [
+    "MAX_PII_BYTES",
+    "PiiVault",
+    "VaultRef",
+    "aad_for",
+    "data_key",
+    "fill_blind_mac",
+    "matching",
+    "vault_kind",
+]
 
 MAX_PII_BYTES = 1024
 
 _T = table_of(PiiVaultEntry)
+_K = table_of(PiiDataKey)
 
 
 def aad_for(entry_id: uuid.UUID, user_id: str, kind: str) -> bytes:
@@ -32,7 +50,74 @@ def aad_for(entry_id: uuid.UUID, user_id: str, kind: str) -> bytes:
 
 def vault_kind(kind: str) -> str:
     """``kind`` if it is a known PII kind, else :class:`InvalidField`."""
-    return check_choice(VaultKind, kind, "kind")
+    return check_choice(PiiKind, kind, "kind")
+
+
+def matching(cipher: PiiCipher, kind: str, value: str) -> ColumnElement[bool]:
+    """Vault rows holding ``value``: by ``blind_mac``, or, for rows written before
+    revision 0004 and not yet repaired, by the ring-format blind index under any ring key."""
+    return and_(
+        _T.c.kind == kind,
+        or_(
+            _T.c.blind_mac == cipher.blind_index(kind, value),
+            and_(
+                _T.c.blind_mac.is_(None),
+                _T.c.blind_index.in_(cipher.legacy_blind_indexes(kind, value)),
+            ),
+        ),
+    )
+
+
+def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool) -> bytes | None:
+    """The user's data key, unwrapped; with ``create``, made and stored if the user has none.
+
+    Concurrent creators agree on one key (insert-if-absent, then read the
+    winner). Raises :class:`DecryptionError` if the stored key does not unwrap.
+    """
+    where = _K.c.user_id == user_id
+    row = conn.execute(select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(where)).one_or_none()
+    if row is None:
+        if not create:
+            return None
+        fresh = cipher.new_data_key()
+        wrapped = cipher.wrap(fresh, user_id)
+        won = conn.execute(
+            insert(_K)
+            .values(
+                user_id=user_id,
+                key_id=wrapped.key_id,
+                nonce=wrapped.nonce,
+                wrapped=wrapped.ciphertext,
+            )
+            .on_conflict_do_nothing(index_elements=[_K.c.user_id])
+            .returning(_K.c.user_id)
+        ).first()
+        if won is not None:
+            return fresh
+        row = conn.execute(select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(where)).one()
+    return cipher.unwrap(Sealed(row.key_id, bytes(row.nonce), bytes(row.wrapped)), user_id)
+
+
+def fill_blind_mac(
+    conn: Connection, entry_id: uuid.UUID, user_id: str, kind: str, mac: bytes
+) -> bool:
+    """Give a row written before 0004 its ``blind_mac`` unless another row of the user
+    already holds it (a duplicate, merged by ``repair-vault``); returns whether it did."""
+    other = _T.alias("other")
+    taken = exists().where(
+        other.c.user_id == user_id, other.c.kind == kind, other.c.blind_mac == mac
+    )
+    try:
+        with conn.begin_nested():
+            done = conn.execute(
+                update(_T)
+                .where(_T.c.id == entry_id, _T.c.user_id == user_id, _T.c.blind_mac.is_(None))
+                .where(~taken)
+                .values(blind_mac=mac)
+            ).rowcount
+    except sa_exc.IntegrityError:  # a concurrent insert took the index after the check
+        return False
+    return bool(done)
 
 
 @dataclass(frozen=True)
@@ -55,42 +140,69 @@ class PiiVault:
     ) -> VaultRef:
         """Encrypt and store ``value``; an equal value of the same kind is stored once.
 
-        ``join`` makes the write part of the caller's transaction. Raises
-        :class:`InvalidField` for an unknown kind, :class:`InvalidText` for an
-        empty or oversized value, :class:`UserNotFound` without a profile.
+        Safe under concurrency: one row per (user, kind, normalised value)
+        whoever stores it, with whichever ring. An entry written before
+        revision 0004 and not yet repaired is returned locked (``FOR KEY
+        SHARE``) until the transaction ends, so ``repair-vault`` cannot delete
+        it under a reference being written. ``join`` makes the
+        write part of the caller's transaction. Raises :class:`InvalidField`
+        for an unknown kind, :class:`InvalidText` for an empty or oversized
+        value, :class:`UserNotFound` without a profile, :class:`DecryptionError`
+        if the user's data key does not unwrap.
         """
         kind = vault_kind(kind)
         value = check_text(value, field="value", max_bytes=MAX_PII_BYTES)
-        index = self._cipher.blind_index(kind, value)
-        entry_id = uuid.uuid4()
-        sealed = self._cipher.seal(value, aad=aad_for(entry_id, scope.user_id, kind))
         with self._db.transaction(join, owner=scope.user_id) as conn:
-            existing = self.find(scope, kind, value, join=conn)
-            if existing is not None:
-                return existing
-            conn.execute(
-                _T.insert().values(
-                    id=entry_id,
-                    user_id=scope.user_id,
-                    kind=kind,
-                    key_id=sealed.key_id,
-                    nonce=sealed.nonce,
-                    ciphertext=sealed.ciphertext,
-                    blind_index=index,
-                )
+            found = self._find(conn, scope, kind, value, lock=True)
+            if found is not None:
+                return found
+            key = data_key(conn, self._cipher, scope.user_id, create=True)
+            assert key is not None
+            entry_id = uuid.uuid4()
+            sealed = self._cipher.seal(
+                value, aad=aad_for(entry_id, scope.user_id, kind), data_key=key
             )
-        return VaultRef(entry_id, kind)
+            statement = insert(_T).values(
+                id=entry_id,
+                user_id=scope.user_id,
+                kind=kind,
+                dek=True,
+                key_id=None,
+                nonce=sealed.nonce,
+                ciphertext=sealed.ciphertext,
+                blind_mac=self._cipher.blind_index(kind, value),
+                blind_index=self._cipher.legacy_blind_index(kind, value),
+            )
+            stored = conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[_T.c.kind, _T.c.blind_mac, _T.c.user_id],
+                    index_where=_T.c.blind_mac.is_not(None),
+                    set_={"updated_at": _T.c.updated_at},
+                ).returning(_T.c.id)
+            ).scalar_one()
+        return VaultRef(stored, kind)
 
     def reveal(self, scope: UserScope, entry_id: uuid.UUID) -> str:
         """Decrypt one entry of the user; :class:`DecryptionError` if it was tampered with."""
         with self._db.transaction() as conn:
             row = conn.execute(
-                select(_T).where(_T.c.user_id == scope.user_id, _T.c.id == entry_id)
+                select(
+                    _T,
+                    _K.c.key_id.label("wrapping_key_id"),
+                    _K.c.nonce.label("wrapping_nonce"),
+                    _K.c.wrapped,
+                )
+                .outerjoin(_K, _K.c.user_id == _T.c.user_id)
+                .where(owned(_T, scope), _T.c.id == entry_id)
             ).one_or_none()
         if row is None:
             raise RecordNotFound("no such vault entry for this user")
+        key = None
+        if row.dek and row.wrapped is not None:
+            wrapped = Sealed(row.wrapping_key_id, bytes(row.wrapping_nonce), bytes(row.wrapped))
+            key = self._cipher.unwrap(wrapped, scope.user_id)
         sealed = Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext))
-        return self._cipher.open(sealed, aad=aad_for(row.id, row.user_id, row.kind))
+        return self._cipher.open(sealed, aad=aad_for(row.id, row.user_id, row.kind), data_key=key)
 
     def find(
         self, scope: UserScope, kind: str, value: str, *, join: Connection | None = None
@@ -98,29 +210,38 @@ class PiiVault:
         """The user's entry holding ``value``, found by blind index without decrypting."""
         kind = vault_kind(kind)
         with self._db.transaction(join) as conn:
-            found = conn.execute(
-                select(_T.c.id).where(
-                    _T.c.user_id == scope.user_id,
-                    _T.c.kind == kind,
-                    _T.c.blind_index.in_(self._cipher.blind_indexes(kind, value)),
-                )
-            ).scalar_one_or_none()
-        return None if found is None else VaultRef(found, kind)
+            return self._find(conn, scope, kind, value, lock=False)
+
+    def _find(
+        self, conn: Connection, scope: UserScope, kind: str, value: str, *, lock: bool
+    ) -> VaultRef | None:
+        # Before repair-vault has merged them, duplicates written before 0004 may
+        # match: the indexed row wins, then the oldest. Only such unindexed rows
+        # can be deleted by repair-vault, so only they are locked.
+        unindexed = _T.c.blind_mac.is_(None)
+        statement = (
+            select(_T.c.id, unindexed.label("unindexed"))
+            .where(owned(_T, scope), matching(self._cipher, kind, value))
+            .order_by(unindexed, _T.c.created_at, _T.c.id)
+            .limit(1)
+        )
+        found = conn.execute(statement).first()
+        if lock and found is not None and found.unindexed:
+            found = conn.execute(statement.with_for_update(read=True, key_share=True)).first()
+        return None if found is None else VaultRef(found.id, kind)
 
     def list(self, scope: UserScope) -> list[VaultRef]:
         """References to every vault entry of the user (no values)."""
         with self._db.transaction() as conn:
             rows = conn.execute(
                 select(_T.c.id, _T.c.kind)
-                .where(_T.c.user_id == scope.user_id)
-                .order_by(_T.c.created_at)
+                .where(owned(_T, scope))
+                .order_by(_T.c.created_at, _T.c.id)
             ).all()
         return [VaultRef(r.id, r.kind) for r in rows]
 
     def delete(self, scope: UserScope, entry_id: uuid.UUID) -> bool:
         """Delete one entry; returns whether it existed."""
         with self._db.transaction() as conn:
-            n = conn.execute(
-                delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == entry_id)
-            ).rowcount
+            n = conn.execute(delete(_T).where(owned(_T, scope), _T.c.id == entry_id)).rowcount
         return bool(n)

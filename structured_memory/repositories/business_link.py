@@ -11,11 +11,10 @@ import uuid
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.exc import IntegrityError
 
-from policies.errors import InvalidField, RecordNotFound
+from policies.errors import InvalidField, InvalidInput, RecordNotFound
 from policies.scope import UserScope
-from policies.validation import check_aware, check_choice, check_field_length
+from policies.validation import check_choice, check_field_length, check_timestamp, check_uuid
 from structured_memory.database import INFINITY, Database
 from structured_memory.models import BusinessEntityType, LinkRole, UserBusinessLink, table_of
 from structured_memory.records import BusinessLink
@@ -44,7 +43,8 @@ class BusinessLinkRepository:
         """Link the user to an entity. ``effective_from`` defaults to now, ``effective_to`` to open.
 
         Raises :class:`InvalidField` for an unknown type or role, naive
-        datetimes or an empty range; :class:`UserNotFound` without a profile.
+        datetimes or ones outside 1900-2200, or an empty range;
+        :class:`UserNotFound` without a profile.
         """
         entity = check_field_length("entity_id", entity_id, 128)
         if not entity.strip():
@@ -54,9 +54,9 @@ class BusinessLinkRepository:
             "entity_type": check_choice(BusinessEntityType, entity_type, "entity_type"),
             "entity_id": entity,
             "role": check_choice(LinkRole, role, "role"),
-            "effective_to": check_aware(effective_to, "effective_to") or INFINITY,
+            "effective_to": check_timestamp(effective_to, "effective_to") or INFINITY,
         }
-        start = check_aware(effective_from, "effective_from")
+        start = check_timestamp(effective_from, "effective_from")
         if start is not None:
             values["effective_from"] = start
             if effective_to is not None and effective_to <= start:
@@ -66,7 +66,7 @@ class BusinessLinkRepository:
         try:
             with self._db.transaction(owner=scope.user_id) as conn:
                 row = conn.execute(_T.insert().values(**values).returning(_T)).one()
-        except IntegrityError as exc:
+        except InvalidInput as exc:
             # the start defaulted to now() in the database and lies after the given end
             raise InvalidField(
                 "effective_to must be after effective_from", field="effective_to"
@@ -77,7 +77,7 @@ class BusinessLinkRepository:
         self, scope: UserScope, when: datetime | None = None, *, entity_type: str | None = None
     ) -> list[BusinessLink]:
         """Links valid at ``when`` (default: now), optionally of one entity type."""
-        at = check_aware(when, "when")
+        at = check_timestamp(when, "when")
         moment = func.now() if at is None else at
         query = select(_T).where(
             _T.c.user_id == scope.user_id,
@@ -102,7 +102,8 @@ class BusinessLinkRepository:
 
     def end(self, scope: UserScope, link_id: uuid.UUID, at: datetime | None = None) -> BusinessLink:
         """Close a link at ``at`` (default: now)."""
-        moment = check_aware(at, "at")
+        link_id = check_uuid(link_id, "link_id")
+        moment = check_timestamp(at, "at")
         try:
             with self._db.transaction() as conn:
                 row = conn.execute(
@@ -111,7 +112,7 @@ class BusinessLinkRepository:
                     .values(effective_to=func.now() if moment is None else moment)
                     .returning(_T)
                 ).one_or_none()
-        except IntegrityError as exc:
+        except InvalidInput as exc:
             raise InvalidField("a link cannot end before it starts", field="at") from exc
         if row is None:
             raise RecordNotFound("no such link for this user")
@@ -119,6 +120,7 @@ class BusinessLinkRepository:
 
     def remove(self, scope: UserScope, link_id: uuid.UUID) -> bool:
         """Delete a link; returns whether it existed."""
+        link_id = check_uuid(link_id, "link_id")
         with self._db.transaction() as conn:
             n = conn.execute(
                 delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == link_id)

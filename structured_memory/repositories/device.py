@@ -9,13 +9,14 @@ nothing, and trust can be revoked.
 from __future__ import annotations
 
 import hashlib
+import string
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from policies.errors import RecordNotFound
+from policies.errors import InvalidField, RecordNotFound
 from policies.scope import UserScope
-from policies.validation import check_field_length
+from policies.validation import check_bool, check_field_length
 from structured_memory.database import Database
 from structured_memory.models import UserDevice, table_of
 from structured_memory.records import Device
@@ -25,6 +26,15 @@ __all__ = ["TRUST_AFTER_VERIFICATIONS", "DeviceRepository", "fingerprint"]
 TRUST_AFTER_VERIFICATIONS = 2
 
 _T = table_of(UserDevice)
+
+_HEX = frozenset(string.hexdigits)
+
+
+def _check_fingerprint(fp: object) -> str:
+    """``fp`` as stored (64 lowercase hex digits), else :class:`InvalidField`."""
+    if not isinstance(fp, str) or len(fp) != 64 or not set(fp) <= _HEX:
+        raise InvalidField("fingerprint must be 64 hex digits (SHA-256)", field="fingerprint")
+    return fp.lower()
 
 
 def fingerprint(device_id: str, os: str, browser: str) -> str:
@@ -64,6 +74,8 @@ class DeviceRepository:
 
     def record_verification(self, scope: UserScope, fp: str, *, succeeded: bool) -> Device:
         """Count a verification on the device; trusted after the second success."""
+        fp = _check_fingerprint(fp)
+        check_bool(succeeded, "succeeded")
         with self._db.transaction() as conn:
             if succeeded:
                 count = _T.c.verified_count + 1
@@ -87,6 +99,7 @@ class DeviceRepository:
 
     def revoke_trust(self, scope: UserScope, fp: str) -> Device:
         """Mark the device untrusted and reset its verification count."""
+        fp = _check_fingerprint(fp)
         with self._db.transaction() as conn:
             row = conn.execute(
                 update(_T)
@@ -108,6 +121,7 @@ class DeviceRepository:
 
     def remove(self, scope: UserScope, fp: str) -> bool:
         """Forget a device; returns whether it existed."""
+        fp = _check_fingerprint(fp)
         with self._db.transaction() as conn:
             n = conn.execute(
                 delete(_T).where(_T.c.user_id == scope.user_id, _T.c.fingerprint == fp)

@@ -1,30 +1,39 @@
 """Structured facts: one key, one JSON value, a policy, a confidence and a TTL.
 
-Expired facts are never returned, before or after the sweep. Reading an
-IMPLICIT fact refreshes its TTL in the same statement. A SENSITIVE fact holds
+Expired facts are never returned, before or after the sweep. A fact's
+lifetime is decided by ``policies.ttl`` like a fragment's (policy, kind
+``fact``, frequent user), and reading it renews it by its own period in the
+same statement, exactly as a fragment is renewed. A SENSITIVE fact holds
 only a reference to the PII vault (``{"vault_id": ..., "kind": ...}``), never
 the value itself.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, delete, or_, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.confidence import is_pending, update_confidence
 from policies.errors import InvalidField, RecordNotFound
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.scope import UserScope
-from policies.ttl import DEFAULT_TTL, TTLConfig, expires_at
-from policies.validation import check_field_length, check_text
+from policies.ttl import DEFAULT_TTL, MemoryKind, TTLConfig, lifetime
+from policies.validation import (
+    check_field_length,
+    check_json,
+    check_json_depth,
+    check_number,
+    check_uuid,
+)
 from structured_memory.database import Database
 from structured_memory.models import FactStatus, MemoryFact, table_of
 from structured_memory.records import Fact
+from structured_memory.repositories.fragments import frequent_user, renewal
+from structured_memory.scoping import live, owned
 
 __all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository"]
 
@@ -33,16 +42,8 @@ MAX_FACT_VALUE_BYTES = 16 * 1024
 _T = table_of(MemoryFact)
 
 
-def _live(now: datetime) -> ColumnElement[bool]:
-    return or_(_T.c.expires_at.is_(None), _T.c.expires_at > now)
-
-
 def _check_value(policy: LifecyclePolicy, value: Any) -> Any:
-    try:
-        encoded = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidField(f"fact value is not JSON: {exc}", field="value") from None
-    check_text(encoded, field="value", max_bytes=MAX_FACT_VALUE_BYTES)
+    check_json(check_json_depth(value, "value"), "value", max_bytes=MAX_FACT_VALUE_BYTES)
     if policy is LifecyclePolicy.SENSITIVE and not (
         isinstance(value, dict) and set(value) == {"vault_id", "kind"}
     ):
@@ -81,51 +82,47 @@ class FactRepository:
         key = check_field_length("key", key, 128)
         if not key.strip():
             raise InvalidField("fact key is empty", field="key")
-        if not 0.0 <= confidence <= 1.0:
-            raise InvalidField("confidence must lie in [0, 1]", field="confidence")
+        confidence = check_number(confidence, "confidence", low=0.0, high=1.0)
         value = _check_value(policy, value)
         now = now or datetime.now(UTC)
-        values = {
+        values: dict[str, Any] = {
             "value": value,
             "policy": policy.value,
             "confidence": confidence,
             "status": (
                 FactStatus.PENDING_CONFIRMATION if is_pending(confidence) else FactStatus.ACTIVE
             ).value,
-            "expires_at": expires_at(policy, now, config=self._ttl),
             "last_used_at": now,
             "updated_at": now,
             "source": check_field_length("source", source, 64),
             "agent_id": scope.agent_id,
         }
-        stmt = (
-            pg_insert(_T)
-            .values(user_id=scope.user_id, key=key, **values)
-            .on_conflict_do_update(
-                index_elements=[_T.c.user_id, _T.c.key],
-                set_={**values, "version": _T.c.version + 1},
-            )
-            .returning(_T)
-        )
         with self._db.transaction(owner=scope.user_id) as conn:
-            row = conn.execute(stmt).one()
+            frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(
+                conn, scope, now, self._ttl
+            )
+            life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
+            values |= {"expires_at": life.expires_at(now), "renew_days": life.renew_days}
+            row = conn.execute(
+                pg_insert(_T)
+                .values(user_id=scope.user_id, key=key, **values)
+                .on_conflict_do_update(
+                    index_elements=[_T.c.user_id, _T.c.key],
+                    set_={**values, "version": _T.c.version + 1},
+                )
+                .returning(_T)
+            ).one()
         return Fact.model_validate(row._mapping)
 
     def get(self, scope: UserScope, key: str, *, now: datetime | None = None) -> Fact | None:
-        """The live fact ``key``, or ``None``; an IMPLICIT fact's TTL restarts from ``now``."""
+        """The live fact ``key``, or ``None``; a renewable fact is renewed from ``now``."""
+        key = check_field_length("key", key, 128)
         now = now or datetime.now(UTC)
-        renewed = expires_at(LifecyclePolicy.IMPLICIT, now, config=self._ttl)
         with self._db.transaction() as conn:
             row = conn.execute(
                 update(_T)
-                .where(_T.c.user_id == scope.user_id, _T.c.key == key, _live(now))
-                .values(
-                    last_used_at=now,
-                    expires_at=case(
-                        (_T.c.policy == LifecyclePolicy.IMPLICIT.value, renewed),
-                        else_=_T.c.expires_at,
-                    ),
-                )
+                .where(owned(_T, scope), _T.c.key == key, live(_T, now))
+                .values(last_used_at=now, expires_at=renewal(_T, now))
                 .returning(_T)
             ).one_or_none()
         return None if row is None else Fact.model_validate(row._mapping)
@@ -135,7 +132,7 @@ class FactRepository:
         now = now or datetime.now(UTC)
         with self._db.transaction() as conn:
             rows = conn.execute(
-                select(_T).where(_T.c.user_id == scope.user_id, _live(now)).order_by(_T.c.key)
+                select(_T).where(owned(_T, scope), live(_T, now)).order_by(_T.c.key)
             ).all()
         return [Fact.model_validate(r._mapping) for r in rows]
 
@@ -145,10 +142,11 @@ class FactRepository:
         Below the pending threshold the fact becomes ``pending_confirmation``.
         Read and write happen in one transaction under the row lock.
         """
+        fact_id = check_uuid(fact_id, "fact_id")
         with self._db.transaction() as conn:
             row = conn.execute(
                 select(_T.c.confidence)
-                .where(_T.c.user_id == scope.user_id, _T.c.id == fact_id)
+                .where(owned(_T, scope), _T.c.id == fact_id)
                 .with_for_update()
             ).one_or_none()
             if row is None:
@@ -157,7 +155,7 @@ class FactRepository:
             status = FactStatus.PENDING_CONFIRMATION if is_pending(new) else FactStatus.ACTIVE
             updated = conn.execute(
                 update(_T)
-                .where(_T.c.id == fact_id)
+                .where(owned(_T, scope), _T.c.id == fact_id)
                 .values(confidence=new, status=status.value, version=_T.c.version + 1)
                 .returning(_T)
             ).one()
@@ -165,8 +163,7 @@ class FactRepository:
 
     def delete(self, scope: UserScope, key: str) -> bool:
         """Delete the fact ``key``; returns whether it existed."""
+        key = check_field_length("key", key, 128)
         with self._db.transaction() as conn:
-            n = conn.execute(
-                delete(_T).where(_T.c.user_id == scope.user_id, _T.c.key == key)
-            ).rowcount
+            n = conn.execute(delete(_T).where(owned(_T, scope), _T.c.key == key)).rowcount
         return bool(n)

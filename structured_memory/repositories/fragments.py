@@ -1,9 +1,12 @@
 """The fragment ledger: every unstructured memory as a PostgreSQL row.
 
 The ledger is the system of record of the unstructured track; search indexes
-are derived from it. Expired rows are never returned, whether or not the
-sweeper has removed them yet, and reading an IMPLICIT fragment through
-:meth:`FragmentLedger.hydrate` renews its TTL in the same statement.
+are derived from it. Every statement is confined to a :class:`UserScope` and
+its visibility (``structured_memory.scoping``): expired rows, another agent's
+private rows and another sandbox's rows are never returned, whether or not the
+sweeper has removed them yet. Using a fragment through
+:meth:`FragmentLedger.hydrate` renews it by its own renewal period
+(``renew_days``, decided by ``policies.ttl``) in the same statement.
 """
 
 from __future__ import annotations
@@ -11,23 +14,45 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, and_, case, delete, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import Connection, Text, case, delete, func, literal, or_, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 
-from policies.errors import ConcurrentModificationError
+from policies.errors import UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
+from policies.ttl import FREQUENT_USER_WINDOW, TTLConfig, is_frequent
 from structured_memory.database import Database
-from structured_memory.models import MemoryFragment, UserProfile, table_of
+from structured_memory.models import (
+    MemoryFact,
+    MemoryFragment,
+    PiiVaultEntry,
+    UserProfile,
+    table_of,
+)
+from structured_memory.scoping import owned, visible
 
-__all__ = ["FragmentLedger", "FragmentRecord", "IndexRow", "NewFragment", "index_rows"]
+__all__ = [
+    "FragmentLedger",
+    "FragmentRecord",
+    "IndexRow",
+    "Neighbour",
+    "NewFragment",
+    "frequent_user",
+    "hold_profiles",
+    "index_rows",
+    "release_vault_entries",
+    "renewal",
+    "vault_ids_of",
+]
 
 _T = table_of(MemoryFragment)
 _PROFILE = table_of(UserProfile)
+_VAULT = table_of(PiiVaultEntry)
+_FACT = table_of(MemoryFact)
 
 
 @dataclass(frozen=True)
@@ -45,6 +70,8 @@ class NewFragment:
     expires_at: datetime | None
     embedding: Sequence[float]
     embedding_model: str
+    renew_days: int | None = None
+    context_ids: tuple[uuid.UUID, ...] = ()
     entities: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     session_id: str | None = None
@@ -123,8 +150,113 @@ def _record(row: Any) -> FragmentRecord:
     return FragmentRecord.model_validate(dict(row._mapping))
 
 
-def _live(now: datetime) -> Any:
-    return or_(_T.c.expires_at.is_(None), _T.c.expires_at > now)
+def renewal(table: Any, now: datetime) -> Any:
+    """The expiry of a row used at ``now``: ``policies.ttl.renewed`` in SQL (never shorter)."""
+    return case(
+        (
+            table.c.renew_days.is_not(None) & table.c.expires_at.is_not(None),
+            func.greatest(
+                table.c.expires_at, now + func.make_interval(0, 0, 0, table.c.renew_days)
+            ),
+        ),
+        else_=table.c.expires_at,
+    )
+
+
+def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
+    """Lock the users' profiles ``FOR KEY SHARE`` until the transaction ends, in user order.
+
+    Writers of one user never block each other (the lock is shared); an
+    erasure of the user waits for them, or finishes first, and then this
+    raises :class:`UserNotFound`: a write never brings an erased user back.
+    Users are created only by ``profiles.ensure``.
+    """
+    wanted = sorted(set(user_ids))
+    if not wanted:
+        return
+    held = set(
+        conn.execute(
+            select(_PROFILE.c.user_id)
+            .where(_PROFILE.c.user_id.in_(wanted))
+            .order_by(_PROFILE.c.user_id)
+            .with_for_update(read=True, key_share=True)
+        ).scalars()
+    )
+    missing = [u for u in wanted if u not in held]
+    if missing:
+        raise UserNotFound("no profile for this user; create it with profiles.ensure")
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A fragment indexed with another's words (contextual indexing), to re-index."""
+
+    id: uuid.UUID
+    user_id: str
+    agent_id: str | None
+    private: bool
+    sandbox_id: uuid.UUID | None
+    session_id: str | None
+    text: str
+    occurred_at: datetime
+    created_at: datetime
+
+
+_NEIGHBOUR_COLUMNS = [_T.c[name] for name in Neighbour.__dataclass_fields__]
+
+
+def vault_ids_of(metadata: Any) -> list[uuid.UUID]:
+    """The vault ids a fragment's ``metadata["pii"]`` references."""
+    refs = metadata.get("pii", []) if isinstance(metadata, dict) else []
+    out = []
+    for ref in refs if isinstance(refs, list) else []:
+        try:
+            out.append(uuid.UUID(str(ref.get("vault_id"))))
+        except (AttributeError, ValueError):
+            continue
+    return out
+
+
+def release_vault_entries(
+    conn: Connection, scope: UserScope, vault_ids: Iterable[uuid.UUID]
+) -> int:
+    """Delete those of ``vault_ids`` that no remaining fragment or fact of the user
+    references (the PII of a deleted or expired memory); returns how many."""
+    wanted = sorted(set(vault_ids))
+    if not wanted:
+        return 0
+    by_fragment = select(_T.c.id).where(
+        owned(_T, scope),
+        _T.c["metadata"].op("@>")(
+            func.jsonb_build_object(
+                "pii",
+                func.jsonb_build_array(
+                    func.jsonb_build_object("vault_id", func.cast(_VAULT.c.id, Text))
+                ),
+            )
+        ),
+    )
+    by_fact = select(_FACT.c.id).where(
+        owned(_FACT, scope), _FACT.c.value["vault_id"].astext == func.cast(_VAULT.c.id, Text)
+    )
+    return conn.execute(
+        delete(_VAULT).where(
+            owned(_VAULT, scope),
+            _VAULT.c.id.in_(wanted),
+            ~by_fragment.exists(),
+            ~by_fact.exists(),
+        )
+    ).rowcount
+
+
+def frequent_user(conn: Connection, scope: UserScope, now: datetime, config: TTLConfig) -> bool:
+    """Whether the user had enough sessions in the last 30 days to count as frequent."""
+    sessions = conn.execute(
+        select(func.count(func.distinct(_T.c.session_id))).where(
+            owned(_T, scope), _T.c.occurred_at >= now - FREQUENT_USER_WINDOW
+        )
+    ).scalar_one()
+    return is_frequent(int(sessions), config)
 
 
 class FragmentLedger:
@@ -133,39 +265,8 @@ class FragmentLedger:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def ensure_profiles(self, user_ids: Iterable[str], *, join: Connection | None = None) -> None:
-        """Create a default profile for each user seen for the first time, and hold it.
-
-        The profiles are locked ``FOR KEY SHARE`` until the caller's transaction
-        ends, so an erasure running at the same moment either finishes first
-        (the profile is then created anew) or waits for this write and erases
-        it too; it never fails another user's write in the same batch.
-        """
-        wanted = sorted(set(user_ids))
-        if not wanted:
-            return
-        with self._db.transaction(join) as conn:
-            for _ in range(3):
-                conn.execute(
-                    pg_insert(_PROFILE).on_conflict_do_nothing(), [{"user_id": u} for u in wanted]
-                )
-                held = conn.execute(
-                    select(_PROFILE.c.user_id)
-                    .where(_PROFILE.c.user_id.in_(wanted))
-                    .with_for_update(key_share=True)
-                ).scalars()
-                if set(held) == set(wanted):
-                    return
-        raise ConcurrentModificationError("profiles kept disappearing during a write; retry")
-
-    def insert(
-        self, fragments: Sequence[NewFragment], *, join: Connection | None = None
-    ) -> list[uuid.UUID]:
-        """Store fragments in one transaction and return their ids.
-
-        Raises :class:`UserNotFound` if a user has no profile (see
-        :meth:`ensure_profiles`).
-        """
+    def insert(self, conn: Connection, fragments: Sequence[NewFragment]) -> list[uuid.UUID]:
+        """Store fragments in the caller's transaction and return their ids."""
         if not fragments:
             return []
         rows = [
@@ -186,48 +287,33 @@ class FragmentLedger:
                 "confidence": f.confidence,
                 "occurred_at": f.occurred_at,
                 "expires_at": f.expires_at,
+                "renew_days": f.renew_days,
+                "context_ids": list(f.context_ids),
                 "metadata": f.metadata,
                 "embedding": list(f.embedding),
                 "embedding_model": f.embedding_model,
             }
             for f in fragments
         ]
-        with self._db.transaction(join, owner=fragments[0].user_id) as conn:
-            conn.execute(_T.insert(), rows)
+        conn.execute(_T.insert(), rows)
         return [f.id for f in fragments]
 
     def hydrate(
-        self,
-        scope: UserScope,
-        ids: Sequence[uuid.UUID],
-        *,
-        now: datetime,
-        implicit_ttl: timedelta,
+        self, scope: UserScope, ids: Sequence[uuid.UUID], *, now: datetime
     ) -> dict[uuid.UUID, FragmentRecord]:
-        """The live fragments among ``ids``, marking them used.
+        """The fragments among ``ids`` visible in ``scope``, marked used at ``now``.
 
-        In the same statement, ``last_used_at`` becomes ``now`` and each
-        IMPLICIT fragment's expiry restarts at ``now + implicit_ttl``.
+        In the same statement ``last_used_at`` becomes ``now`` and each
+        renewable fragment's expiry moves to ``now`` plus its own renewal
+        period, if that is later.
         """
         if not ids:
             return {}
         with self._db.transaction() as conn:
             rows = conn.execute(
                 update(_T)
-                .where(_T.c.user_id == scope.user_id, _T.c.id.in_(list(ids)), _live(now))
-                .values(
-                    last_used_at=now,
-                    expires_at=case(
-                        (
-                            and_(
-                                _T.c.policy == LifecyclePolicy.IMPLICIT.value,
-                                _T.c.expires_at.is_not(None),
-                            ),
-                            func.greatest(_T.c.expires_at, now + implicit_ttl),
-                        ),
-                        else_=_T.c.expires_at,
-                    ),
-                )
+                .where(visible(_T, scope, now), _T.c.id.in_(list(ids)))
+                .values(last_used_at=now, expires_at=renewal(_T, now))
                 .returning(*_RECORD_COLUMNS)
             ).all()
         return {r.id: _record(r) for r in rows}
@@ -235,23 +321,21 @@ class FragmentLedger:
     def get(
         self, scope: UserScope, fragment_id: uuid.UUID, *, now: datetime
     ) -> FragmentRecord | None:
-        """One live fragment of the user, or ``None`` (no TTL renewal)."""
+        """One fragment visible in ``scope``, or ``None`` (no TTL renewal)."""
         with self._db.transaction() as conn:
             row = conn.execute(
-                select(*_RECORD_COLUMNS).where(
-                    _T.c.user_id == scope.user_id, _T.c.id == fragment_id, _live(now)
-                )
+                select(*_RECORD_COLUMNS).where(visible(_T, scope, now), _T.c.id == fragment_id)
             ).one_or_none()
         return None if row is None else _record(row)
 
     def list(
         self, scope: UserScope, *, now: datetime, limit: int = 100, offset: int = 0
     ) -> list[FragmentRecord]:
-        """Live fragments of the user, newest first."""
+        """Fragments visible in ``scope``, newest first."""
         with self._db.transaction() as conn:
             rows = conn.execute(
                 select(*_RECORD_COLUMNS)
-                .where(_T.c.user_id == scope.user_id, _live(now))
+                .where(visible(_T, scope, now))
                 .order_by(_T.c.occurred_at.desc(), _T.c.id)
                 .limit(limit)
                 .offset(offset)
@@ -269,8 +353,8 @@ class FragmentLedger:
         session_id: str | None = None,
         limit: int = 2000,
     ) -> Sequence[uuid.UUID]:
-        """Ids of the user's live fragments matching the filters (the pre-filter of a search)."""
-        query = select(_T.c.id).where(_T.c.user_id == scope.user_id, _live(now))
+        """Ids of fragments visible in ``scope`` matching the filters (a search pre-filter)."""
+        query = select(_T.c.id).where(visible(_T, scope, now))
         if intents is not None:
             query = query.where(_T.c.intent.in_(sorted(intents)))
         if occurred_after is not None:
@@ -282,40 +366,99 @@ class FragmentLedger:
         with self._db.transaction() as conn:
             return conn.execute(query.limit(limit)).scalars().all()
 
-    def recent_texts(
-        self, scope: UserScope, session_id: str, *, until: datetime, limit: int
-    ) -> Sequence[str]:
-        """The texts of the session's last ``limit`` fragments up to ``until``, oldest first."""
+    def referencing_vault(
+        self, scope: UserScope, vault_ids: Iterable[uuid.UUID], *, now: datetime, limit: int
+    ) -> Sequence[uuid.UUID]:
+        """Ids of visible fragments whose PII came from one of ``vault_ids``, newest first."""
+        wanted = [str(v) for v in vault_ids]
+        if not wanted:
+            return []
+        refs = or_(
+            *(_T.c["metadata"].op("@>")(literal({"pii": [{"vault_id": v}]}, JSONB)) for v in wanted)
+        )
         with self._db.transaction() as conn:
-            rows = conn.execute(
-                select(_T.c.text)
-                .where(
-                    _T.c.user_id == scope.user_id,
-                    _T.c.session_id == session_id,
-                    _T.c.occurred_at <= until,
-                )
-                .order_by(_T.c.occurred_at.desc(), _T.c.created_at.desc())
-                .limit(limit)
-            ).scalars()
-            return rows.all()[::-1]
-
-    def count_sessions_since(self, scope: UserScope, since: datetime) -> int:
-        """Distinct sessions of the user with a fragment since ``since``."""
-        with self._db.transaction() as conn:
-            return int(
+            return (
                 conn.execute(
-                    select(func.count(func.distinct(_T.c.session_id))).where(
-                        _T.c.user_id == scope.user_id, _T.c.occurred_at >= since
-                    )
-                ).scalar_one()
+                    select(_T.c.id)
+                    .where(visible(_T, scope, now), refs)
+                    .order_by(_T.c.occurred_at.desc())
+                    .limit(limit)
+                )
+                .scalars()
+                .all()
             )
 
-    def delete(
-        self, scope: UserScope, fragment_id: uuid.UUID, *, join: Connection | None = None
-    ) -> bool:
-        """Delete one fragment; returns whether it existed."""
+    def recent_turns(
+        self,
+        scope: UserScope,
+        session_id: str,
+        *,
+        until: datetime,
+        now: datetime,
+        limit: int,
+        before: Neighbour | None = None,
+        join: Connection | None = None,
+    ) -> Sequence[tuple[uuid.UUID, str]]:
+        """Ids and texts of the session's last ``limit`` fragments visible in ``scope``
+        that occurred up to ``until`` (written before ``before``, if given), oldest
+        first; fragments expired at ``now`` are excluded."""
+        query = select(_T.c.id, _T.c.text).where(
+            visible(_T, scope, now), _T.c.session_id == session_id, _T.c.occurred_at <= until
+        )
+        if before is not None:
+            query = query.where(_T.c.id != before.id, _T.c.created_at <= before.created_at)
         with self._db.transaction(join) as conn:
-            n = conn.execute(
-                delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == fragment_id)
-            ).rowcount
-        return bool(n)
+            rows = conn.execute(
+                query.order_by(_T.c.occurred_at.desc(), _T.c.created_at.desc()).limit(limit)
+            ).all()
+        return [(r.id, r.text) for r in rows[::-1]]
+
+    def neighbours(
+        self, conn: Connection, scope: UserScope, gone: Sequence[uuid.UUID]
+    ) -> Sequence[Neighbour]:
+        """The user's fragments whose index context drew on a fragment of ``gone``."""
+        if not gone:
+            return []
+        rows = conn.execute(
+            select(*_NEIGHBOUR_COLUMNS)
+            .where(owned(_T, scope), _T.c.context_ids.overlap(list(gone)))
+            .with_for_update()
+        ).all()
+        return [Neighbour(**dict(r._mapping)) for r in rows]
+
+    def reindex(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        fragment_id: uuid.UUID,
+        *,
+        index_text: str,
+        embedding: Sequence[float],
+        context_ids: Sequence[uuid.UUID],
+    ) -> None:
+        """Replace a fragment's index text, vector and context (its text stays)."""
+        conn.execute(
+            update(_T)
+            .where(owned(_T, scope), _T.c.id == fragment_id)
+            .values(
+                index_text=index_text,
+                token_count=len(index_text.split()),
+                embedding=list(embedding),
+                context_ids=list(context_ids),
+            )
+        )
+
+    def delete(
+        self, conn: Connection, scope: UserScope, fragment_id: uuid.UUID
+    ) -> Sequence[uuid.UUID] | None:
+        """Delete one fragment visible in ``scope`` (in the caller's transaction).
+
+        Returns the vault ids its masked PII referenced, or ``None`` if there
+        was no such fragment.
+        """
+        row = conn.execute(
+            delete(_T)
+            .where(visible(_T, scope, None), _T.c.id == fragment_id)
+            .returning(_T.c["metadata"])
+        ).one_or_none()
+        return None if row is None else vault_ids_of(row[0])

@@ -16,6 +16,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
+from policies.outbox import OutboxOp
+from structured_memory.cross_user import cross_user_transaction
 from structured_memory.database import Database
 from structured_memory.models import FragmentOutbox, table_of
 
@@ -29,7 +31,7 @@ class OutboxEntry:
     """One pending index operation."""
 
     id: int
-    op: str
+    op: OutboxOp
     user_id: str
     fragment_id: uuid.UUID | None
     attempts: int
@@ -67,23 +69,19 @@ class Outbox:
         self._db = db
 
     def enqueue(
-        self,
-        entries: Sequence[tuple[str, str, uuid.UUID | None]],
-        *,
-        join: Connection | None = None,
+        self, conn: Connection, entries: Sequence[tuple[OutboxOp, str, uuid.UUID | None]]
     ) -> None:
-        """Add ``(op, user_id, fragment_id)`` entries, normally in the caller's transaction."""
+        """Add ``(op, user_id, fragment_id)`` entries in the caller's transaction."""
         if entries:
-            with self._db.transaction(join) as conn:
-                conn.execute(
-                    _T.insert(),
-                    [{"op": op, "user_id": u, "fragment_id": f} for op, u, f in entries],
-                )
+            conn.execute(
+                _T.insert(),
+                [{"op": op.value, "user_id": u, "fragment_id": f} for op, u, f in entries],
+            )
 
     @contextlib.contextmanager
     def claim(self, limit: int) -> Iterator[ClaimedBatch]:
         """Lock up to ``limit`` due entries, oldest first, for the duration of the block."""
-        with self._db.transaction() as conn:
+        with cross_user_transaction(self._db) as conn:
             rows = conn.execute(
                 select(_T.c.id, _T.c.op, _T.c.user_id, _T.c.fragment_id, _T.c.attempts)
                 .where(_T.c.next_attempt_at <= func.now())
@@ -91,7 +89,12 @@ class Outbox:
                 .limit(limit)
                 .with_for_update(skip_locked=True)
             ).all()
-            batch = ClaimedBatch([OutboxEntry(*r) for r in rows])
+            batch = ClaimedBatch(
+                [
+                    OutboxEntry(r.id, OutboxOp(r.op), r.user_id, r.fragment_id, r.attempts)
+                    for r in rows
+                ]
+            )
             yield batch
             ids = [e.id for e in batch.entries]
             if not ids or batch._outcome is None:
@@ -112,7 +115,7 @@ class Outbox:
 
     def lag(self, now: datetime) -> OutboxLag:
         """Pending entries, the age of the oldest, and how many have failed at least once."""
-        with self._db.transaction() as conn:
+        with cross_user_transaction(self._db) as conn:
             row = conn.execute(
                 select(
                     func.count(),

@@ -9,7 +9,6 @@ backoff and full jitter.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -22,7 +21,13 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
 from policies.scope import UserScope
-from policies.validation import check_field_length, check_text
+from policies.validation import (
+    check_field_length,
+    check_int,
+    check_json,
+    check_json_depth,
+    check_number,
+)
 from structured_memory.database import Database
 from structured_memory.models import UserProfile, table_of
 from structured_memory.records import Profile
@@ -43,11 +48,13 @@ _T = table_of(UserProfile)
 
 
 def _check_timezone(value: object) -> str:
-    name = check_field_length("timezone", value if isinstance(value, str) else "", 64)
+    if not isinstance(value, str):
+        raise InvalidField("timezone must be an IANA name such as 'Asia/Shanghai'", field="timezone")
+    name = check_field_length("timezone", value, 64)
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidField(f"unknown timezone {name!r}", field="timezone") from None
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise InvalidField("unknown timezone (an IANA name such as 'Asia/Shanghai')", field="timezone") from None
     return name
 
 
@@ -63,11 +70,9 @@ def _check_notifications(value: object) -> dict[str, bool]:
             "notification_preference must map channels to true/false",
             field="notification_preference",
         )
-    unknown = set(value) - NOTIFICATION_CHANNELS
-    if unknown:
+    if not set(value) <= NOTIFICATION_CHANNELS:
         raise InvalidField(
-            f"unknown notification channels {sorted(unknown)}; known: "
-            f"{sorted(NOTIFICATION_CHANNELS)}",
+            f"unknown notification channel; known: {sorted(NOTIFICATION_CHANNELS)}",
             field="notification_preference",
         )
     return dict(value)
@@ -76,12 +81,9 @@ def _check_notifications(value: object) -> dict[str, bool]:
 def _check_attributes(value: object) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidField("attributes must be a JSON object", field="attributes")
-    try:
-        encoded = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidField(f"attributes are not JSON: {exc}", field="attributes") from None
-    check_text(encoded, field="attributes", max_bytes=MAX_ATTRIBUTES_BYTES)
-    return dict(value)
+    attributes = dict(value)
+    check_json(check_json_depth(attributes, "attributes"), "attributes", max_bytes=MAX_ATTRIBUTES_BYTES)
+    return attributes
 
 
 def _check_summary(value: object) -> str:
@@ -105,11 +107,13 @@ def validate_changes(changes: Mapping[str, object]) -> dict[str, Any]:
     ``notification_preference`` changes are partial: the given channels are
     merged into the stored preference by :meth:`ProfileRepository.update`.
     """
-    unknown = set(changes) - set(_VALIDATORS)
+    if not isinstance(changes, Mapping):
+        raise InvalidField("profile changes must be a mapping of field names", field="changes")
+    unknown = [name for name in changes if name not in _VALIDATORS]
     if unknown:
         raise InvalidField(
-            f"unknown profile fields {sorted(unknown)}; known: {sorted(_VALIDATORS)}",
-            fields=sorted(unknown),
+            f"{len(unknown)} unknown profile field(s); known: {sorted(_VALIDATORS)}",
+            field="changes",
         )
     return {name: _VALIDATORS[name](value) for name, value in changes.items()}
 
@@ -165,6 +169,7 @@ class ProfileRepository:
         :class:`UserNotFound` for an unknown user and :class:`InvalidField` for
         a bad change; in every error case nothing is written.
         """
+        check_int(expected_version, "expected_version", low=1, high=2**31 - 1)
         updated, profile = self._compare_and_set(scope, expected_version, changes)
         if not updated:
             raise ConcurrentModificationError(
@@ -219,6 +224,11 @@ class ProfileRepository:
         starts from a row that went stale during the sleep. After
         ``max_attempts`` conflicts :class:`ConcurrentModificationError` is raised.
         """
+        if not callable(change):
+            raise InvalidField("change must be a function of the profile", field="change")
+        check_int(max_attempts, "max_attempts", low=1, high=1000)
+        check_number(base_delay_s, "base_delay_s", low=0.0, high=60.0)
+        check_number(max_delay_s, "max_delay_s", low=0.0, high=60.0)
         current = self.get(scope)
         for attempt in range(1, max_attempts + 1):
             updated, profile = self._compare_and_set(scope, current.version, change(current))

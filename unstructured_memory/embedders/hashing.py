@@ -29,9 +29,9 @@ from typing import cast
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
 from unstructured_memory.embedders.base import ensure_texts
+from unstructured_memory.embedders.registry import HashingEmbedderConfig
 from unstructured_memory.tokenize import tokens
 
 __all__ = ["HashingEmbedder", "HashingEmbedderConfig"]
@@ -55,24 +55,6 @@ _ZH_STOP_WORDS = """
     还 又 这 那 这个 那个 一个 个 有 没 没有 不 要 会 能 可以 请 什么 怎么 为什么
 """
 _STOP = frozenset(_EN_STOP_WORDS.split()) | frozenset(_ZH_STOP_WORDS.split())
-
-
-class HashingEmbedderConfig(BaseModel):
-    """Settings of :class:`HashingEmbedder`; any non-default value changes its ``name``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    dimensions: int = Field(default=1024, ge=16, le=1 << 16, description="vector length")
-    word_weight: float = Field(default=1.0, ge=0.0, description="weight of the word family")
-    char_weight: float = Field(default=1.0, ge=0.0, description="weight of Latin char n-grams")
-    cjk_weight: float = Field(
-        default=0.7, ge=0.0, description="weight of CJK char bigrams/trigrams"
-    )
-    symbol_weight: float = Field(default=0.3, ge=0.0, description="weight of emoji/symbol chars")
-    stopword_weight: float = Field(default=0.3, ge=0.0, le=1.0, description="factor for stop words")
-    char_ngram_min: int = Field(default=3, ge=1, le=8)
-    char_ngram_max: int = Field(default=5, ge=1, le=8)
-    stem: bool = Field(default=True, description="light English suffix stemming of word features")
 
 
 _DEFAULT = HashingEmbedderConfig()

@@ -20,35 +20,15 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from policies.errors import ConfigurationError
 from unstructured_memory.embedders.base import ensure_texts
+from unstructured_memory.embedders.registry import OpenAIEmbedderConfig
 from unstructured_memory.errors import EmbedderError, EmbedderUnavailable
 
 __all__ = ["OpenAIEmbedder", "OpenAIEmbedderConfig"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
-
-
-class OpenAIEmbedderConfig(BaseModel):
-    """Settings of :class:`OpenAIEmbedder`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    base_url: str = Field(description="API root including the version, e.g. .../v1")
-    api_key: SecretStr | None = Field(default=None, description="sent as a Bearer token when set")
-    model: str = Field(min_length=1, description="e.g. text-embedding-3-small")
-    dimensions: int | None = Field(
-        default=None, ge=1, description="requested dimension, sent when set"
-    )
-    batch_size: int = Field(default=32, ge=1, le=2048, description="texts per request")
-    timeout_s: float = Field(default=30.0, gt=0.0, description="per-request timeout")
-    max_retries: int = Field(default=3, ge=0, le=20, description="retries after the first attempt")
-    backoff_s: float = Field(
-        default=0.5, ge=0.0, description="first retry delay, doubled each time"
-    )
-    backoff_max_s: float = Field(default=20.0, ge=0.0, description="upper bound of one retry delay")
 
 
 class OpenAIEmbedder:

@@ -13,30 +13,15 @@ import importlib.util
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from policies.errors import ConfigurationError
 from unstructured_memory.embedders.base import ensure_texts
+from unstructured_memory.embedders.registry import SentenceTransformersEmbedderConfig
 
 __all__ = ["SentenceTransformersEmbedder", "SentenceTransformersEmbedderConfig"]
 
 _INSTALL_HINT = "pip install 'dualtrack-memory[sentence-transformers]'"
-
-
-class SentenceTransformersEmbedderConfig(BaseModel):
-    """Settings of :class:`SentenceTransformersEmbedder`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model_path: Path = Field(description="directory of a saved sentence-transformers model")
-    device: str | None = Field(default=None, description='e.g. "cpu", "cuda:0"; None picks one')
-    batch_size: int = Field(default=32, ge=1, le=4096)
-    normalize: bool = Field(
-        default=True, description="L2-normalise outputs; turn off only for self-normalising models"
-    )
 
 
 class SentenceTransformersEmbedder:

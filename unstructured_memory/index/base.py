@@ -11,25 +11,34 @@ lag behind expiry without ever returning an expired memory.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
+
+from sqlalchemy import Connection
 
 from policies.scope import UserScope
 from unstructured_memory.search.presets import SearchConfig
 
 __all__ = [
+    "ColdTenants",
     "Delete",
     "DropUser",
     "FragmentIndex",
     "IndexHit",
     "IndexOp",
     "IndexedFragment",
+    "Resettable",
     "SearchFilters",
     "SearchQuery",
+    "Transaction",
     "Upsert",
 ]
+
+Transaction = Callable[[], AbstractContextManager[Connection]]
+"""Opens a transaction on the ledger's database (what a backend reading PostgreSQL gets)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,20 +89,17 @@ IndexOp = Upsert | Delete | DropUser
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
-    """Restrictions every backend applies inside the user scope.
+    """Restrictions a caller asks for, applied inside the scope's visibility.
 
-    ``sandbox_id`` ``None`` searches long-term memory only; a sandbox id
-    searches long-term memory plus that sandbox. ``candidate_ids`` restricts
-    ranking to ids a ledger pre-filter produced. Private fragments are visible
-    only to the agent that wrote them (``agent_id``).
+    Who may see what (user, agent-private, sandbox, live) comes from the
+    :class:`UserScope` and the query's ``now``, never from here.
+    ``candidate_ids`` restricts ranking to ids a ledger pre-filter produced.
     """
 
     intents: frozenset[str] | None = None
     occurred_after: datetime | None = None
     occurred_before: datetime | None = None
     session_id: str | None = None
-    sandbox_id: uuid.UUID | None = None
-    agent_id: str | None = None
     candidate_ids: frozenset[uuid.UUID] | None = None
 
 
@@ -122,7 +128,11 @@ class IndexHit:
 
 
 class FragmentIndex(Protocol):
-    """A search index over fragments, always queried inside one user scope."""
+    """A search index over fragments, always queried inside one user scope.
+
+    Every backend renders the scope's visibility (``policies.scope``) into its
+    own filter: the user, agent-private rows, the sandbox and live status.
+    """
 
     @property
     def name(self) -> str:
@@ -135,6 +145,21 @@ class FragmentIndex(Protocol):
         the ledger itself, so ``apply`` has nothing to copy)."""
         ...
 
+    def setup(self, model: str, dimensions: int) -> None:
+        """Create what the index needs for vectors of ``model`` (idempotent).
+
+        Raises :class:`IndexUnavailable` when the backend cannot be reached.
+        """
+        ...
+
+    def ping(self) -> None:
+        """Return when the backend answers; raise :class:`IndexUnavailable` otherwise."""
+        ...
+
+    def close(self) -> None:
+        """Release the backend's connections (the index may be used again after)."""
+        ...
+
     def apply(self, ops: Sequence[IndexOp]) -> None:
         """Apply upserts and deletes, idempotently and in order.
 
@@ -144,10 +169,29 @@ class FragmentIndex(Protocol):
         ...
 
     def search(self, scope: UserScope, query: SearchQuery) -> list[IndexHit]:
-        """The best ``query.limit`` hits of the scope's user, best first.
+        """The best ``query.limit`` hits visible in ``scope``, best first.
 
-        Never returns another user's fragments. Raises :class:`IndexUnavailable`
+        Never returns another user's fragments, another agent's private ones,
+        another sandbox's or expired ones. Raises :class:`IndexUnavailable`
         when the backend cannot be reached and :class:`EmbeddingDimensionMismatch`
         when the query vector does not fit the stored vectors.
         """
+        ...
+
+
+@runtime_checkable
+class ColdTenants(Protocol):
+    """An index that can offload idle users (Weaviate's inactive tenants)."""
+
+    def set_cold(self, user_ids: Iterable[str]) -> int:
+        """Offload the users' data; returns how many had any. A later use reloads it."""
+        ...
+
+
+@runtime_checkable
+class Resettable(Protocol):
+    """An index that can be dropped whole and rebuilt from the ledger."""
+
+    def reset(self) -> None:
+        """Drop everything the index holds (``dualtrack reindex`` refills it)."""
         ...

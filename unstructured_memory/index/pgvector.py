@@ -19,14 +19,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from policies.scope import UserScope
-from unstructured_memory.index.base import IndexHit, IndexOp, SearchQuery
+from unstructured_memory.index.base import IndexHit, IndexOp, SearchQuery, Transaction
 from unstructured_memory.search.bm25 import bm25_idf
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import Fusion
@@ -38,8 +37,6 @@ MAX_QUERY_TERMS = 32
 
 KEYWORD_MATCH_CAP = 2000
 """Most documents matching a query term that BM25 scores (pre-ranked by ts_rank)."""
-
-Transaction = Callable[[], AbstractContextManager[Connection]]
 
 
 def tsquery_any(terms: Sequence[str]) -> str:
@@ -88,6 +85,14 @@ class PgVectorIndex:
                     f"WHERE embedding_model = {model_literal}"
                 )
             )
+
+    def ping(self) -> None:
+        """Run ``SELECT 1`` on the ledger's database (its errors are the database's)."""
+        with self._transaction() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def close(self) -> None:
+        """Nothing to release: the connections belong to the ledger's engine."""
 
     def apply(self, ops: Sequence[IndexOp]) -> None:
         """Nothing to copy: the ledger rows are the index."""
@@ -186,19 +191,21 @@ def _vector_literal(vector: Sequence[float]) -> str:
 
 
 def _filters(scope: UserScope, query: SearchQuery) -> tuple[str, dict[str, Any]]:
-    """The WHERE clause every statement shares: user, live status, visibility, filters."""
+    """The WHERE clause every statement shares: the scope's visibility (user,
+    agent-private, sandbox, live; see ``policies.scope``), then the query's filters."""
     f = query.filters
-    clauses = [
-        "user_id = :user_id",
-        "(expires_at IS NULL OR expires_at > :now)",
-        "(NOT private OR agent_id = :agent_id)",
-    ]
-    params: dict[str, Any] = {"user_id": scope.user_id, "now": query.now, "agent_id": f.agent_id}
-    if f.sandbox_id is None:
+    clauses = ["user_id = :user_id", "(expires_at IS NULL OR expires_at > :now)"]
+    params: dict[str, Any] = {"user_id": scope.user_id, "now": query.now}
+    if scope.agent_id is None:
+        clauses.append("NOT private")
+    else:
+        clauses.append("(NOT private OR agent_id = :agent_id)")
+        params["agent_id"] = scope.agent_id
+    if scope.sandbox_id is None:
         clauses.append("sandbox_id IS NULL")
     else:
         clauses.append("(sandbox_id IS NULL OR sandbox_id = :sandbox_id)")
-        params["sandbox_id"] = f.sandbox_id
+        params["sandbox_id"] = scope.sandbox_id
     if f.intents is not None:
         clauses.append("intent = ANY(:intents)")
         params["intents"] = sorted(f.intents)

@@ -1,23 +1,33 @@
-"""The one list of index backend names: name -> lazily imported class and its config.
+"""The one list of index backend names: name -> lazily imported class, config, fallback.
 
 A backend class offers ``from_config(config, *, transaction)``: the pydantic
 config validated from settings, and the ledger's transaction factory (used by
-backends that read PostgreSQL, ignored by the others).
+backends that read PostgreSQL, ignored by the others). A backend module is
+imported only when it is configured. A derived backend names the backend that
+answers from the ledger while it is unreachable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
+from dataclasses import dataclass
+from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from unstructured_memory.index.base import FragmentIndex
-from unstructured_memory.index.pgvector import Transaction
-from unstructured_memory.index.weaviate import WeaviateConfig
+from unstructured_memory.index.base import FragmentIndex, Transaction
 from unstructured_memory.plugins import PluginSpec, resolve
+from unstructured_memory.search.presets import HYBRID_DEFAULT
 
-__all__ = ["DEFAULT_INDEX", "INDEXES", "IndexSpec", "PgVectorConfig", "create_index"]
+__all__ = [
+    "DEFAULT_INDEX",
+    "INDEXES",
+    "IndexSpec",
+    "PgVectorConfig",
+    "WeaviateConfig",
+    "create_fallback",
+    "create_index",
+]
 
 
 class PgVectorConfig(BaseModel):
@@ -26,11 +36,38 @@ class PgVectorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-IndexSpec = PluginSpec
+class WeaviateConfig(BaseModel):
+    """Where the Weaviate server is and how the collection is shaped."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    grpc_port: int = Field(default=50051, ge=1, le=65535)
+    collection: str = Field(default="UserMemory", pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$")
+    keyword_property: Literal["index_text", "text_gse"] = "index_text"
+    native_ttl: bool = Field(
+        default=True, description="Let the server delete objects past expires_at."
+    )
+    timeout_s: float = Field(default=10.0, gt=0)
+    probe_after_idle_s: float = Field(default=2.0, ge=0)
+    down_retry_s: float = Field(default=1.0, ge=0)
+    bm25_k1: float = HYBRID_DEFAULT.bm25_k1
+    bm25_b: float = HYBRID_DEFAULT.bm25_b
+
+
+@dataclass(frozen=True)
+class IndexSpec(PluginSpec):
+    """A backend's class path and config, and for a derived one the fallback's name."""
+
+    fallback: str | None = None
+
 
 INDEXES: Mapping[str, IndexSpec] = {
     "pgvector": IndexSpec("unstructured_memory.index.pgvector:PgVectorIndex", PgVectorConfig),
-    "weaviate": IndexSpec("unstructured_memory.index.weaviate:WeaviateIndex", WeaviateConfig),
+    "weaviate": IndexSpec(
+        "unstructured_memory.index.weaviate:WeaviateIndex", WeaviateConfig, fallback="pgvector"
+    ),
 }
 
 DEFAULT_INDEX = "pgvector"
@@ -46,3 +83,11 @@ def create_index(
     """
     cls, settings = resolve("index backend", name, INDEXES, config)
     return cast(FragmentIndex, cls.from_config(settings, transaction=transaction))
+
+
+def create_fallback(name: str, *, transaction: Transaction) -> FragmentIndex | None:
+    """The ledger-backed index answering while backend ``name`` is down (``None``: none)."""
+    spec = INDEXES.get(name)
+    if spec is None or spec.fallback is None:
+        return None
+    return create_index(spec.fallback, {}, transaction=transaction)

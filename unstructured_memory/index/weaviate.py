@@ -33,9 +33,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, TypeVar
 
 from policies.errors import IndexUnavailable
 from policies.scope import UserScope
@@ -46,38 +44,19 @@ from unstructured_memory.index.base import (
     IndexHit,
     IndexOp,
     SearchQuery,
+    Transaction,
     Upsert,
 )
-from unstructured_memory.index.pgvector import Transaction
-from unstructured_memory.search.presets import HYBRID_DEFAULT, Fusion
+from unstructured_memory.index.registry import WeaviateConfig
+from unstructured_memory.search.presets import Fusion
 
-__all__ = ["ABSENT", "NEVER", "WeaviateConfig", "WeaviateIndex", "object_uuid", "tenant_name"]
+__all__ = ["ABSENT", "NEVER", "WeaviateIndex", "object_uuid", "tenant_name"]
 
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 _NAMESPACE = uuid.UUID("6f1c9a1e-3a57-5d0e-9c39-64d75a1c7a01")
-
-
-class WeaviateConfig(BaseModel):
-    """Where the server is and how the collection is shaped."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=1, le=65535)
-    grpc_port: int = Field(default=50051, ge=1, le=65535)
-    collection: str = Field(default="UserMemory", pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$")
-    keyword_property: Literal["index_text", "text_gse"] = "index_text"
-    native_ttl: bool = Field(
-        default=True, description="Let the server delete objects past expires_at."
-    )
-    timeout_s: float = Field(default=10.0, gt=0)
-    probe_after_idle_s: float = Field(default=2.0, ge=0)
-    down_retry_s: float = Field(default=1.0, ge=0)
-    bm25_k1: float = HYBRID_DEFAULT.bm25_k1
-    bm25_b: float = HYBRID_DEFAULT.bm25_b
 
 
 def tenant_name(user_id: str) -> str:
@@ -483,22 +462,23 @@ def _runs(ops: Sequence[IndexOp]) -> list[list[IndexOp]]:
 
 
 def _filters(scope: UserScope, query: SearchQuery) -> Any:
-    """User filter (defence in depth inside the tenant), live status, visibility, filters."""
+    """The scope's visibility (user inside the tenant as defence in depth, agent-private,
+    sandbox; see ``policies.scope``), live status, then the query's filters."""
     from weaviate.classes.query import Filter
 
     f = query.filters
     visible = Filter.by_property("private").equal(False)
-    if f.agent_id is not None:
-        visible = visible | Filter.by_property("agent_id").equal(f.agent_id)
+    if scope.agent_id is not None:
+        visible = visible | Filter.by_property("agent_id").equal(scope.agent_id)
     parts = [
         Filter.by_property("user_id").equal(scope.user_id),
         Filter.by_property("expires_at").greater_than(query.now),
         visible,
     ]
-    if f.sandbox_id is None:
+    if scope.sandbox_id is None:
         parts.append(Filter.by_property("sandbox_id").equal(ABSENT))
     else:
-        parts.append(Filter.by_property("sandbox_id").contains_any([ABSENT, str(f.sandbox_id)]))
+        parts.append(Filter.by_property("sandbox_id").contains_any([ABSENT, str(scope.sandbox_id)]))
     if f.intents is not None:
         parts.append(Filter.by_property("intent").contains_any(sorted(f.intents) or [""]))
     if f.occurred_after is not None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from policies.errors import StoreUnavailable
+from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from unstructured_memory.index.base import (
     Delete,
@@ -42,7 +43,7 @@ class Entry(Protocol):
     """One outbox entry as the queue hands it out."""
 
     @property
-    def op(self) -> str: ...
+    def op(self) -> OutboxOp: ...
     @property
     def user_id(self) -> str: ...
     @property
@@ -133,16 +134,18 @@ class OutboxWorker:
         return DrainReport(applied, failed)
 
     def _ops(self, entries: Sequence[Entry]) -> list[IndexOp]:
-        wanted = [e.fragment_id for e in entries if e.op == "upsert" and e.fragment_id is not None]
+        wanted = [
+            e.fragment_id for e in entries if e.op is OutboxOp.UPSERT and e.fragment_id is not None
+        ]
         rows = self._load(wanted)
         ops: list[IndexOp] = []
         for e in entries:
             scope = UserScope(e.user_id)
-            if e.op == "drop_user":
+            if e.op is OutboxOp.DROP_USER:
                 ops.append(DropUser(scope))
             elif e.fragment_id is None:
                 continue
-            elif e.op == "upsert" and e.fragment_id in rows:
+            elif e.op is OutboxOp.UPSERT and e.fragment_id in rows:
                 ops.append(Upsert(scope, rows[e.fragment_id]))
             else:
                 ops.append(Delete(scope, e.fragment_id))

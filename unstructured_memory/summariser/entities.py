@@ -44,6 +44,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from policies.linear_re import LinearPattern, Subject
 from policies.pii import PiiKind, find_pii, mask_value
 from policies.validation import check_text
 from unstructured_memory.tokenize import segment
@@ -86,8 +87,13 @@ class Entity:
 
 # --------------------------------------------------------------------------- patterns
 
-_B = r"(?<![0-9A-Za-z])"
-_E = r"(?![0-9A-Za-z])"
+# Patterns run under RE2 in linear time (policies.linear_re): a "pre" group
+# stands for a one-character lookbehind, a "post" group for a lookahead.
+_B = r"(?P<pre>[^0-9A-Za-z])"
+"""Not right after a letter or digit: ``(?<![0-9A-Za-z])``."""
+_E = r"(?P<post>$|[^0-9A-Za-z])"
+"""Not right before a letter or digit: ``(?![0-9A-Za-z])``."""
+_NO_DIGIT_AFTER = r"(?P<post>$|\D)"
 _ID = r"(?P<id>[A-Za-z]{0,4}\d[0-9A-Za-z]{4,30})" + _E
 _SEP = r"\s*(?:是|为|:|：|#|＃)?\s*#?\s*"
 
@@ -99,10 +105,13 @@ _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _EN_NUM = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|several)"
 _ZH_NUM = r"[一二两三四五六七八九十]"
 _ZH_DAY = r"[一二三四五六日天]"
+_CURRENCY = r"(?:¥|￥|US\$|\$)"
+_CODE = r"(?P<pre>[^A-Za-z])(?i:rmb|cny|usd)\s?"
+_UNIT_WORDS = r"(?:元|块钱|块|(?i:rmb|yuan|dollars?|usd|bucks)(?P<{post}>$|[^A-Za-z])|美元|美金|刀)"
 
 # (label, priority, pattern); a pattern with an "id" group marks only that group.
-_PATTERNS: Final[tuple[tuple[str, int, re.Pattern[str]], ...]] = tuple(
-    (label, prio, re.compile(rx))
+_PATTERNS: Final[tuple[tuple[str, int, LinearPattern], ...]] = tuple(
+    (label, prio, LinearPattern(rx))
     for label, prio, rx in (
         ("REFUND_ID", 1, _B + r"RF\d{6,24}" + _E),
         (
@@ -124,36 +133,47 @@ _PATTERNS: Final[tuple[tuple[str, int, re.Pattern[str]], ...]] = tuple(
             + _ID,
         ),
         ("ORDER_ID", 2, r"订单\s*(?:号|编号)?" + _SEP + _ID),
-        ("ORDER_ID", 2, r"(?<![运递流款])单号" + _SEP + _ID),
+        ("ORDER_ID", 2, r"(?P<pre>[^运递流款])单号" + _SEP + _ID),
         ("ORDER_ID", 2, _B + r"(?i:order)\s*(?i:number|num|no\.?|id)?" + _SEP + _ID),
-        ("ORDER_ID", 2, r"(?<![0-9A-Za-z#])#(?P<id>\d{5,24})" + _E),
+        ("ORDER_ID", 2, r"(?P<pre>[^0-9A-Za-z#])#(?P<id>\d{5,24})" + _E),
+        # amounts: a currency sign, or a currency code that does not end a word, before
+        # the number; or a unit after it
         (
             "AMOUNT",
             3,
-            r"(?:¥|￥|US\$|\$|(?<![A-Za-z])(?i:rmb|cny|usd)\s?)\s?\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?(?!\d)"
-            r"|(?:¥|￥|US\$|\$|(?<![A-Za-z])(?i:rmb|cny|usd)\s?)\s?\d+(?:\.\d{1,2})?(?!\d)",
+            _CURRENCY + r"\s?(?:\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?(?P<post>$|\D)"
+            r"|\d+(?:\.\d{1,2})?(?P<post2>$|\D))",
+        ),
+        (
+            "AMOUNT",
+            3,
+            _CODE + r"\s?(?:\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?(?P<post>$|\D)"
+            r"|\d+(?:\.\d{1,2})?(?P<post2>$|\D))",
         ),
         (
             "AMOUNT",
             3,
             _B
-            + r"\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?\s?(?:元|块钱|块|(?i:rmb|yuan|dollars?|usd|bucks)"
-            r"(?![A-Za-z])|美元|美金|刀)"
-            r"|" + _B + r"\d+(?:\.\d{1,2})?\s?(?:元|块钱|块|(?i:rmb|yuan|dollars?|usd|bucks)"
-            r"(?![A-Za-z])|美元|美金|刀)",
+            + r"(?:\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?\s?"
+            + _UNIT_WORDS.format(post="post")
+            + r"|\d+(?:\.\d{1,2})?\s?"
+            + _UNIT_WORDS.format(post="post2")
+            + ")",
         ),
         ("AMOUNT", 3, _ZH_NUM + r"+[百千万][一二两三四五六七八九十百千万]*(?:元|块钱|块)"),
         (
             "DATE",
             4,
-            _B + r"(?:19|20)\d{2}[-/.](?:1[0-2]|0?[1-9])[-/.](?:3[01]|[12]\d|0?[1-9])(?!\d)",
+            _B
+            + r"(?:19|20)\d{2}[-/.](?:1[0-2]|0?[1-9])[-/.](?:3[01]|[12]\d|0?[1-9])"
+            + _NO_DIGIT_AFTER,
         ),
         (
             "DATE",
             4,
-            r"(?<!\d)(?:(?:19|20)\d{2}年)?(?:1[0-2]|0?[1-9])月(?:3[01]|[12]\d|0?[1-9])[日号]",
+            r"(?P<pre>\D)(?:(?:19|20)\d{2}年)?(?:1[0-2]|0?[1-9])月(?:3[01]|[12]\d|0?[1-9])[日号]",
         ),
-        ("DATE", 4, r"(?<!\d)(?:(?:19|20)\d{2}年)?(?:1[0-2]|0?[1-9])月(?:份|初|中旬|底)"),
+        ("DATE", 4, r"(?P<pre>\D)(?:(?:19|20)\d{2}年)?(?:1[0-2]|0?[1-9])月(?:份|初|中旬|底)"),
         (
             "DATE",
             4,
@@ -170,13 +190,13 @@ _PATTERNS: Final[tuple[tuple[str, int, re.Pattern[str]], ...]] = tuple(
         (
             "DATE",
             4,
-            r"(?<![A-Za-z])(?i:"
-            rf"{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*\d{{4}})?(?!\d)"
-            rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s*\d{{4}})?"
+            r"(?P<pre>[^A-Za-z])(?i:"
+            rf"{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*\d{{4}})?(?P<post>$|(?-i:[^\dA-Za-z]))"
+            rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s*\d{{4}})?"
             r"|today|tonight|tomorrow|yesterday"
             rf"|(?:next|last|this)\s+(?:week|month|year|weekend|{_WEEKDAY})|{_WEEKDAY}"
             rf"|{_EN_NUM}(?:\s?(?:-|to|~)\s?{_EN_NUM})?\s+(?:business\s+|working\s+|calendar\s+)?"
-            r"(?:days?|weeks?|hours?|months?))(?![A-Za-z])",
+            r"(?:days?|weeks?|hours?|months?))(?P<post2>$|(?-i:[^A-Za-z])))",
         ),
         (
             "MODEL",
@@ -203,18 +223,20 @@ class _Candidate:
 
 def _pattern_candidates(text: str) -> list[_Candidate]:
     cands = [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in find_pii(text)]
+    subject = Subject(text)
     for label, prio, rx in _PATTERNS:
-        for m in rx.finditer(text):
-            span = m.span("id") if "id" in rx.groupindex else m.span()
-            if span[1] > span[0]:
-                cands.append(_Candidate(label, prio, span[0], span[1]))
+        group = "id" if "id" in rx.groupindex else None
+        cands.extend(_Candidate(label, prio, a, b) for a, b in rx.scan(subject, group))
     return cands
 
 
 def _resolve(cands: list[_Candidate]) -> list[_Candidate]:
+    """The candidates kept, by priority, then length, then position; none overlap."""
+    taken = bytearray(max((c.end for c in cands), default=0))
     chosen: list[_Candidate] = []
     for c in sorted(cands, key=lambda c: (c.priority, c.start - c.end, c.start)):
-        if all(c.end <= o.start or c.start >= o.end for o in chosen):
+        if taken.find(1, c.start, c.end) == -1:
+            taken[c.start : c.end] = b"\x01" * (c.end - c.start)
             chosen.append(c)
     return sorted(chosen, key=lambda c: c.start)
 
@@ -244,19 +266,25 @@ def _lexicon() -> dict[str, tuple[str, ...]]:
 
 
 @lru_cache(maxsize=1)
-def _lexicon_re() -> re.Pattern[str]:
+def _lexicon_re() -> LinearPattern:
+    """Any lexicon term, longest first; an ASCII term must end a word.
+
+    Non-ASCII terms come first: an ASCII term matching at the same position is
+    a prefix of the non-ASCII one's Latin head, so shorter, as longest-first wants.
+    """
     terms = sorted({t for ts in _lexicon().values() for t in ts}, key=len, reverse=True)
-    alts = [re.escape(t) + (_E if t.isascii() else "") for t in terms]
-    return re.compile(r"(?i:" + "|".join(alts) + ")")
+    wide = "|".join(re.escape(t) for t in terms if not t.isascii())
+    ascii_ = "|".join(re.escape(t) for t in terms if t.isascii())
+    return LinearPattern(rf"(?i:{wide}|(?:{ascii_})(?P<post>$|[^0-9A-Za-z]))")
 
 
 def _boundaries(text: str) -> list[int]:
     cuts = {0, len(text)}
     for c in _entity_spans(text):
         cuts.update((c.start, c.end))
-    for m in _lexicon_re().finditer(text):
-        if m.start() == 0 or not (text[m.start() - 1].isascii() and text[m.start() - 1].isalnum()):
-            cuts.update(m.span())
+    for a, b in _lexicon_re().spans(text):
+        if a == 0 or not (text[a - 1].isascii() and text[a - 1].isalnum()):
+            cuts.update((a, b))
     return sorted(cuts)
 
 
@@ -281,9 +309,11 @@ _PATTERNS_COMPONENT = "dualtrack_patterns"
 @Language.component(_PATTERNS_COMPONENT)
 def _patterns_component(doc: Doc) -> Doc:
     spans: list[Span] = []
+    taken = bytearray(len(doc))
     for c in _entity_spans(doc.text):
         span = doc.char_span(c.start, c.end, label=c.label, alignment_mode="expand")
-        if span is not None and all(span.end <= s.start or span.start >= s.end for s in spans):
+        if span is not None and taken.find(1, span.start, span.end) == -1:
+            taken[span.start : span.end] = b"\x01" * (span.end - span.start)
             spans.append(span)
     doc.ents = spans
     return doc
@@ -345,7 +375,7 @@ def detect_language(text: str) -> Lang:
     return "zh" if 3 * cjk >= latin else "en"
 
 
-_NUMBER_CUE = re.compile(r"号|[\s:：是为]*$")
+_NUMBER_CUE = LinearPattern(r"号|[\s:：是为]*$")
 
 
 def _names_a_number(text: str, span: Span, following: list[Span]) -> bool:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
 
@@ -68,7 +68,7 @@ class SessionSummary:
     occurred_at: datetime
     summary_text: str
     language: Lang
-    pii: list[PiiMatch]
+    pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ class TextAnalysis:
     intent: Intent
     intent_confidence: float
     language: Lang
-    pii: list[PiiMatch]
+    pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
 
 
 def analyse_text(text: str) -> TextAnalysis:

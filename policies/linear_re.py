@@ -1,0 +1,257 @@
+"""Regular expressions in linear time: RE2 (``google-re2``) behind a small typed face.
+
+Python's ``re`` backtracks: a pattern such as ``\\d+x`` takes quadratic time on
+``"1" * n``, and nested bounded repeats multiply. RE2 simulates the automaton
+instead, so a search takes time linear in the text whatever the pattern. The
+PII and entity rules compile their patterns with :class:`LinearPattern`.
+
+Patterns are written in Python syntax with these rules:
+
+* ``\\d``, ``\\D`` and ``\\s`` keep their Python (Unicode) meaning: they are
+  translated to ``\\p{Nd}``, ``\\P{Nd}`` and Python's white-space set (RE2's own
+  are ASCII). ``\\b``, ``\\B``, ``\\w``, ``\\W`` and ``\\Z`` are refused, and RE2
+  itself refuses lookaround and backreferences.
+* A one-character negative lookbehind is written as a group named ``pre`` that
+  opens the pattern (every branch of it) and consumes the character before the
+  match: ``(?P<pre>[^0-9A-Za-z])`` stands for ``(?<![0-9A-Za-z])``. The start
+  of the text counts as a newline, which such a negated class must admit.
+* A one-character lookahead is written as a group whose name starts with
+  ``post``, ending its branch of the pattern: ``(?P<post>$|\\D)`` stands for
+  ``(?!\\d)``.
+
+:meth:`LinearPattern.scan` reports each match without its ``pre``/``post``
+context and resumes where Python's ``finditer`` would, so it finds exactly the
+matches of the lookaround pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Protocol, cast
+
+import re2  # type: ignore[import-untyped]
+
+__all__ = ["LinearMatch", "LinearPattern", "Subject"]
+
+_WS = (
+    r"\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
+    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+)
+"""Python's ``\\s`` for ``str`` patterns (the characters for which ``str.isspace()`` holds)."""
+
+_OUTSIDE = {"d": r"\p{Nd}", "D": r"\P{Nd}", "s": f"[{_WS}]", "S": f"[^{_WS}]"}
+_INSIDE = {"d": r"\p{Nd}", "s": _WS}
+_REFUSED = frozenset("bBwWZ")
+
+
+def _translate(pattern: str) -> str:
+    """``pattern`` in RE2 syntax: Python's Unicode classes spelt out, ``\\uXXXX`` as ``\\x{XXXX}``."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            esc = pattern[i + 1]
+            table = _INSIDE if in_class else _OUTSIDE
+            if esc in table:
+                out.append(table[esc])
+            elif esc in _REFUSED or esc in "DS":
+                raise ValueError(f"\\{esc} has no linear-time equivalent here")
+            elif esc in "uU":
+                width = 4 if esc == "u" else 8
+                out.append(r"\x{" + pattern[i + 2 : i + 2 + width] + "}")
+                i += width
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+            out.append(ch)
+            if pattern.startswith("^", i + 1):
+                out.append("^")
+                i += 1
+        else:
+            if ch == "]" and in_class:
+                in_class = False
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _has_top_level_alternation(pattern: str) -> bool:
+    depth = 0
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern.startswith("^", i + 1):
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _safe(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot carry) as U+FFFD; same length."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+class LinearMatch(Protocol):
+    """A match of a :class:`LinearPattern` on a ``str`` (the subset of ``re.Match`` used)."""
+
+    def __getitem__(self, group: int | str) -> str | None: ...
+
+    def group(self, group: int | str = 0) -> str | None: ...
+
+    def start(self, group: int = 0) -> int: ...
+
+    def end(self, group: int = 0) -> int: ...
+
+    def span(self, group: int = 0) -> tuple[int, int]: ...
+
+
+class _Re2(Protocol):
+    groupindex: dict[str, int]
+
+    def search(self, text: str | bytes, pos: int = ...) -> LinearMatch | None: ...
+
+    def match(self, text: str) -> LinearMatch | None: ...
+
+    def fullmatch(self, text: str) -> LinearMatch | None: ...
+
+    def finditer(self, text: str) -> Iterator[LinearMatch]: ...
+
+    def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str: ...
+
+
+class Subject:
+    """A text prepared once for scanning with several patterns (UTF-8, offsets mapped back).
+
+    The bytes start with a ``"\\n"`` sentinel standing for "no character": it
+    lies outside every ``pre`` class, so a match at the start of the text needs
+    no special case.
+    """
+
+    __slots__ = ("_ascii", "_b", "_c", "data", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.data = b"\n" + _safe(text).encode("utf-8")
+        self._ascii = len(self.data) == len(text) + 1
+        self._b = 1
+        self._c = 0
+
+    def offset(self, pos: int) -> int:
+        """The character offset of byte ``pos`` of :attr:`data`.
+
+        Amortised O(1) for non-decreasing positions (as one scan asks), O(n) otherwise.
+        """
+        if self._ascii:
+            return pos - 1
+        if pos < self._b:
+            self._b, self._c = 1, 0
+        self._c += len(self.data[self._b : pos].decode("utf-8"))
+        self._b = pos
+        return self._c
+
+    def char_before(self, pos: int) -> int:
+        """The byte position of the character that ends at byte ``pos``."""
+        pos -= 1
+        while self.data[pos] & 0xC0 == 0x80:
+            pos -= 1
+        return pos
+
+    def char_after(self, pos: int) -> int:
+        """The byte position just after the character that starts at byte ``pos``."""
+        pos += 1
+        while pos < len(self.data) and self.data[pos] & 0xC0 == 0x80:
+            pos += 1
+        return pos
+
+
+class LinearPattern:
+    """A compiled pattern matched by RE2 in linear time (see the module docstring)."""
+
+    __slots__ = ("_posts", "_pre", "_rx", "groupindex", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._rx = cast(_Re2, re2.compile(_translate(pattern)))
+        self.groupindex: dict[str, int] = dict(self._rx.groupindex)
+        self._pre = self.groupindex.get("pre")
+        if self._pre is not None and (
+            not pattern.startswith("(?P<pre>") or _has_top_level_alternation(pattern)
+        ):
+            raise ValueError("a pre group must open the pattern, for every branch")
+        self._posts = tuple(i for name, i in self.groupindex.items() if name.startswith("post"))
+
+    def __repr__(self) -> str:
+        return f"LinearPattern({self.pattern!r})"
+
+    def scan(self, subject: Subject, group: str | None = None) -> Iterator[tuple[int, int]]:
+        """Character spans of the matches in ``subject``, as Python's ``finditer`` finds them.
+
+        Each span is the match without its ``pre``/``post`` context, or the span
+        of ``group`` where it is given and took part; empty spans are skipped.
+        """
+        data = subject.data
+        index = None if group is None else self.groupindex[group]
+        pos = 0 if self._pre is not None else 1
+        while pos < len(data):
+            m = self._rx.search(data, pos)
+            if m is None:
+                return
+            start, stop = m.span()
+            if self._pre is not None:
+                start = m.end(self._pre)
+            for i in self._posts:
+                if m.start(i) >= 0:
+                    stop = m.start(i)
+                    break
+            a, b = (start, stop) if index is None or m.start(index) < 0 else m.span(index)
+            if b > a:
+                yield subject.offset(a), subject.offset(b)
+            if stop <= start:
+                pos = subject.char_after(stop)
+            else:
+                pos = subject.char_before(stop) if self._pre is not None else stop
+
+    def spans(self, text: str, group: str | None = None) -> list[tuple[int, int]]:
+        """:meth:`scan` over a text of its own."""
+        return list(self.scan(Subject(text), group))
+
+    def search(self, text: str) -> LinearMatch | None:
+        """The first match in ``text`` (no ``pre``/``post`` handling), as ``re.search``."""
+        return self._rx.search(_safe(text))
+
+    def match(self, text: str) -> LinearMatch | None:
+        """A match at the start of ``text``, as ``re.match``."""
+        return self._rx.match(_safe(text))
+
+    def fullmatch(self, text: str) -> LinearMatch | None:
+        """A match of the whole of ``text``, as ``re.fullmatch``."""
+        return self._rx.fullmatch(_safe(text))
+
+    def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
+        """``text`` with every match replaced, as ``re.sub``."""
+        return self._rx.sub(repl, _safe(text))

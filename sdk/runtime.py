@@ -1,0 +1,166 @@
+"""What a started client owns: the engine, repositories, index, feed and both paths.
+
+Built on first use by :class:`MemoryClient` (constructors do no I/O), from
+``Settings`` passed down explicitly.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from policies.errors import DatabaseUnavailable, IndexUnavailable
+from policies.scope import UserScope
+from sdk.feed import IndexFeed, build_feed
+from sdk.memories import Memories
+from sdk.search_path import SearchPath
+from sdk.settings import Settings
+from sdk.write_path import WritePath
+from structured_memory import migrate
+from structured_memory.database import Database
+from structured_memory.embedded import start_embedded_server
+from structured_memory.embedding_space import claim_embedding_space
+from structured_memory.pii.cipher import PiiCipher
+from structured_memory.pii.keyring import KeyRing
+from structured_memory.pii.vault import PiiVault
+from structured_memory.repositories.business_link import BusinessLinkRepository
+from structured_memory.repositories.device import DeviceRepository
+from structured_memory.repositories.facts import FactRepository
+from structured_memory.repositories.fragments import FragmentLedger
+from structured_memory.repositories.profile import ProfileRepository
+from unstructured_memory.embedders.base import Embedder
+from unstructured_memory.embedders.registry import create_embedder
+from unstructured_memory.errors import EmbeddingDimensionMismatch
+from unstructured_memory.index.base import FragmentIndex
+from unstructured_memory.index.registry import create_fallback, create_index
+
+__all__ = ["Runtime"]
+
+_log = logging.getLogger(__name__)
+
+
+class EmbeddingGuard:
+    """Checks once per client that the embedder matches the stored vectors, then sets
+    up the index for them; a mismatch is raised on every later write and search."""
+
+    def __init__(self, db: Database, embedder: Embedder, index: FragmentIndex) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._index = index
+        self._lock = threading.Lock()
+        self._checked = False
+        self._problem: EmbeddingDimensionMismatch | None = None
+
+    def __call__(self) -> None:
+        if not self._checked:
+            with self._lock:
+                if not self._checked:
+                    self._check()
+        if self._problem is not None:
+            raise self._problem
+
+    def _check(self) -> None:
+        e = self._embedder
+        model, dims = claim_embedding_space(self._db, e.name, e.dimensions)
+        if (model, dims) != (e.name, e.dimensions):
+            self._problem = EmbeddingDimensionMismatch(
+                stored=dims, configured=e.dimensions, embedder=e.name
+            )
+            self._problem.details["stored_model"] = model
+        else:
+            try:
+                self._index.setup(e.name, e.dimensions)
+            except IndexUnavailable:
+                # writes go to the ledger and the feed; the index sets itself up on contact
+                _log.warning("search index unreachable at start; it will be set up later")
+        self._checked = True
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Everything a started client uses."""
+
+    db: Database
+    cipher: PiiCipher
+    profiles: ProfileRepository
+    devices: DeviceRepository
+    links: BusinessLinkRepository
+    facts: FactRepository
+    vault: PiiVault
+    ledger: FragmentLedger
+    index: FragmentIndex
+    feed: IndexFeed
+    memories: Memories
+    writes: WritePath
+    searches: SearchPath
+
+    @classmethod
+    def build(
+        cls, settings: Settings, ring: KeyRing, scope_for: Callable[[str], UserScope]
+    ) -> Runtime:
+        """Start (or join) the database, migrate if configured, wire everything."""
+        s = settings
+        dsn = s.dsn() or start_embedded_server(s.resolved_data_dir())
+        db = Database.from_dsn(
+            dsn, pool_size=s.pool_size, statement_timeout_ms=s.statement_timeout_ms
+        )
+        try:
+            if s.auto_migrate and not migrate.is_current(db):
+                migrate.upgrade(db)
+        except DatabaseUnavailable:
+            db.dispose()
+            raise
+        cipher = PiiCipher(ring)
+        vault = PiiVault(db, cipher)
+        ledger = FragmentLedger(db)
+        index = create_index(s.index, s.index_config, transaction=db.transaction)
+        feed = build_feed(
+            db, index, max_delay_s=s.outbox_max_delay_s, background=s.outbox_worker == "thread"
+        )
+        feed.start()
+        embedder = create_embedder(s.embedder, s.embedder_config)
+        guard = EmbeddingGuard(db, embedder, index)
+        writes = WritePath(
+            db=db,
+            ledger=ledger,
+            vault=vault,
+            embedder=embedder,
+            feed=feed,
+            ttl=s.ttl,
+            scope_for=scope_for,
+            check_embedding_space=guard,
+            context_turns=s.context_turns,
+        )
+        return cls(
+            db=db,
+            cipher=cipher,
+            profiles=ProfileRepository(db),
+            devices=DeviceRepository(db),
+            links=BusinessLinkRepository(db),
+            facts=FactRepository(db, s.ttl),
+            vault=vault,
+            ledger=ledger,
+            index=index,
+            feed=feed,
+            memories=Memories(db, ledger, feed, writes, scope_for),
+            writes=writes,
+            searches=SearchPath(
+                ledger=ledger,
+                vault=vault,
+                index=index,
+                fallback=create_fallback(s.index, transaction=db.transaction),
+                embedder=embedder,
+                preset=s.search_preset,
+                scope_for=scope_for,
+                check_embedding_space=guard,
+                prefilter_limit=s.prefilter_limit,
+            ),
+        )
+
+    def close(self) -> None:
+        """Stop background delivery, close the index client, release connections."""
+        self.feed.stop()
+        self.index.close()
+        self.db.dispose()

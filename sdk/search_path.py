@@ -1,0 +1,229 @@
+"""The search path of the unstructured track, one named stage after another.
+
+    validate → mask → embed → index → fallback → hydrate → hits
+
+- **validate**: the user scope, the query text, limit, preset and filters.
+- **mask** and **embed**: :func:`build_query` masks PII in the query exactly
+  as in a stored memory, so neither the embedder nor the index ever receives
+  it in clear, then tokenises and embeds the masked text.
+- **index**: the configured index searches inside the scope's visibility; a
+  PII value taken out of the query finds the memories that held it through
+  the vault's blind index (never the clear value) and ranks them first.
+- **fallback**: while a derived index is unreachable, the ledger's own index
+  answers and the results say ``degraded``.
+- **hydrate**: the hits are read back from the ledger under the same scope
+  (an expired or invisible hit is dropped) and renewed by their own period.
+- **hits**: the records shaped for the caller, best first.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from itertools import islice
+
+from policies.errors import IndexUnavailable, InvalidField
+from policies.pii import PiiMatch
+from policies.scope import UserScope
+from policies.validation import check_field_length, check_text, check_timestamp
+from sdk.schemas import MemoryHit, SearchResults
+from structured_memory.pii.vault import PiiVault
+from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
+from unstructured_memory.embedders.base import Embedder
+from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
+from unstructured_memory.search.presets import PRESETS, SearchConfig
+from unstructured_memory.search.query import BuiltQuery, build_query
+
+__all__ = ["MAX_LIMIT", "MAX_QUERY_BYTES", "SearchPath", "SearchRequest"]
+
+MAX_QUERY_BYTES = 4096
+"""Largest search query accepted, in UTF-8 bytes."""
+
+MAX_LIMIT = 100
+"""Most hits one search returns."""
+
+MAX_INTENTS = 32
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What a caller asks for; validated by :meth:`SearchPath.validate`."""
+
+    user_id: str
+    query: str
+    limit: int = 5
+    alpha: float | None = None
+    preset: str | None = None
+    intents: Iterable[str] | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    session_id: str | None = None
+
+
+class SearchPath:
+    """Runs the stages above for ``MemoryClient.search``."""
+
+    def __init__(
+        self,
+        *,
+        ledger: FragmentLedger,
+        vault: PiiVault,
+        index: FragmentIndex,
+        fallback: FragmentIndex | None,
+        embedder: Embedder,
+        preset: str,
+        scope_for: Callable[[str], UserScope],
+        check_embedding_space: Callable[[], None],
+        prefilter_limit: int = 0,
+    ) -> None:
+        self._ledger = ledger
+        self._vault = vault
+        self._index = index
+        self._fallback = fallback
+        self._embedder = embedder
+        self._preset = preset
+        self._scope = scope_for
+        self._check_space = check_embedding_space
+        self._prefilter_limit = prefilter_limit
+
+    def search(self, request: SearchRequest) -> SearchResults:
+        """Hybrid search of the scope's visible, live memories, best first."""
+        scope, config, filters = self.validate(request)
+        self._check_space()
+        now = datetime.now(UTC)
+        built = self.mask_and_embed(request.query, config, request.limit, now, filters)
+        results = SearchResults()
+        if built.empty and not built.pii:
+            return results
+        hits = [] if built.empty else self.index(scope, built.query, results)
+        hits = self.pii_hits(scope, built.pii, now, request.limit) + hits
+        records = self.hydrate(scope, hits, now)
+        return self.hits(hits, records, results, request.limit)
+
+    # -- stages ----------------------------------------------------------------------------
+
+    def validate(self, r: SearchRequest) -> tuple[UserScope, SearchConfig, SearchFilters]:
+        """Stage *validate*: scope, query, limit, preset and alpha, filters."""
+        scope = self._scope(r.user_id)
+        check_text(r.query, field="query", max_bytes=MAX_QUERY_BYTES)
+        if not isinstance(r.limit, int) or not 1 <= r.limit <= MAX_LIMIT:
+            raise InvalidField(f"limit must be an integer in 1..{MAX_LIMIT}", field="limit")
+        intents = None
+        if r.intents is not None:
+            given = (
+                list(islice(r.intents, MAX_INTENTS + 1))
+                if isinstance(r.intents, Iterable) and not isinstance(r.intents, str | bytes)
+                else None
+            )
+            if given is None or not all(isinstance(i, str) for i in given):
+                raise InvalidField("intents must be a list of strings", field="intents")
+            intents = frozenset(check_field_length("intents", i, 32) for i in given)
+            if len(intents) > MAX_INTENTS:
+                raise InvalidField(f"at most {MAX_INTENTS} intents", field="intents")
+        if r.session_id is not None:
+            check_field_length("session_id", r.session_id, 128)
+        filters = SearchFilters(
+            intents=intents,
+            occurred_after=check_timestamp(r.occurred_after, "occurred_after"),
+            occurred_before=check_timestamp(r.occurred_before, "occurred_before"),
+            session_id=r.session_id,
+        )
+        return scope, self._config(r.preset, r.alpha), filters
+
+    def mask_and_embed(
+        self, text: str, config: SearchConfig, limit: int, now: datetime, filters: SearchFilters
+    ) -> BuiltQuery:
+        """Stages *mask* and *embed*: see :func:`build_query`."""
+        return build_query(
+            text, embedder=self._embedder, config=config, limit=limit, now=now, filters=filters
+        )
+
+    def index(self, scope: UserScope, query: SearchQuery, results: SearchResults) -> list[IndexHit]:
+        """Stages *index* and *fallback*: the configured index, or its ledger fallback."""
+        f = query.filters
+        filtered = f.intents is not None or f.occurred_after or f.occurred_before or f.session_id
+        if filtered and self._prefilter_limit > 0 and self._fallback is not None:
+            candidates = self._ledger.candidate_ids(
+                scope,
+                now=query.now,
+                intents=f.intents,
+                occurred_after=f.occurred_after,
+                occurred_before=f.occurred_before,
+                session_id=f.session_id,
+                limit=self._prefilter_limit + 1,
+            )
+            if len(candidates) <= self._prefilter_limit:
+                query = replace(query, filters=replace(f, candidate_ids=frozenset(candidates)))
+        try:
+            return self._index.search(scope, query)
+        except IndexUnavailable:
+            if self._fallback is None:
+                raise
+            results.degraded = True
+            return self._fallback.search(scope, query)
+
+    def pii_hits(
+        self, scope: UserScope, pii: Iterable[PiiMatch], now: datetime, limit: int
+    ) -> list[IndexHit]:
+        """The memories that held a PII value of the query, found by its blind index."""
+        vault_ids: list[uuid.UUID] = []
+        for match in pii:
+            ref = self._vault.find(scope, match.kind.value, match.value)
+            if ref is not None:
+                vault_ids.append(ref.id)
+        ids = self._ledger.referencing_vault(scope, vault_ids, now=now, limit=limit)
+        return [IndexHit(i, 1.0) for i in ids]
+
+    def hydrate(
+        self, scope: UserScope, hits: list[IndexHit], now: datetime
+    ) -> dict[uuid.UUID, FragmentRecord]:
+        """Stage *hydrate*: the visible, live records of the hits, renewed."""
+        return self._ledger.hydrate(
+            scope, list(dict.fromkeys(h.fragment_id for h in hits)), now=now
+        )
+
+    @staticmethod
+    def hits(
+        hits: list[IndexHit],
+        records: dict[uuid.UUID, FragmentRecord],
+        results: SearchResults,
+        limit: int,
+    ) -> SearchResults:
+        """Stage *hits*: records in hit order, each once, at most ``limit``."""
+        seen: set[uuid.UUID] = set()
+        for hit in hits:
+            rec = records.get(hit.fragment_id)
+            if rec is None or rec.id in seen or len(results) >= limit:
+                continue
+            seen.add(rec.id)
+            results.append(
+                MemoryHit(
+                    memory_id=rec.id,
+                    text=rec.text,
+                    score=hit.score,
+                    intent=rec.intent,
+                    entities=rec.entities,
+                    occurred_at=rec.occurred_at,
+                    metadata=rec.metadata,
+                    policy=rec.policy,
+                    kind=rec.kind,
+                    session_id=rec.session_id,
+                    keyword_score=hit.keyword_score,
+                    vector_score=hit.vector_score,
+                )
+            )
+        return results
+
+    def _config(self, preset: str | None, alpha: float | None) -> SearchConfig:
+        name = preset or self._preset
+        config = PRESETS.get(name) if isinstance(name, str) else None
+        if config is None:
+            known = ", ".join(sorted(PRESETS))
+            raise InvalidField(f"unknown search preset; known: {known}", field="preset")
+        if alpha is not None:
+            if not isinstance(alpha, int | float) or not 0.0 <= alpha <= 1.0:
+                raise InvalidField("alpha must lie in [0, 1]", field="alpha")
+            config = config.model_copy(update={"alpha": float(alpha)})
+        return config

@@ -1,0 +1,400 @@
+"""The write path of the unstructured track, one named stage after another.
+
+    validate → analyse and mask → vault → embed → TTL → ledger → index feed
+
+- **validate**: the user scope, the lifecycle policy (required), text, ids,
+  times and metadata; a bad item fails its batch before anything is written.
+- **analyse and mask**: rules + NER tag entities and intent; PII is replaced
+  by its mask in the text that will be stored, embedded and indexed.
+- **vault**: the clear PII values go to the encrypted vault, referenced from
+  the fragment's ``metadata["pii"]``.
+- **embed**: one batch call for the fragments and their session contexts
+  (contextual indexing: the session date and the previous turns a reader of
+  the fragment may also see).
+- **TTL**: ``policies.ttl`` decides the lifetime from the policy, the kind and
+  whether the user is frequent.
+- **ledger**: one row per fragment in PostgreSQL, the system of record.
+- **index feed**: the change is queued for a derived index in the same
+  transaction (nothing to queue for pgvector).
+
+Vault, TTL, ledger and index feed share one transaction per batch, which
+holds the users' profiles ``FOR KEY SHARE`` in user order: writers never
+block each other, an erasure waits for them, and a write for an unknown or
+erased user raises :class:`UserNotFound`. A deadlock is retried a bounded
+number of times, then raised as :class:`TransientFailure`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from policies.errors import InvalidField, InvalidInput
+from policies.lifecycle import LifecyclePolicy, require_policy
+from policies.outbox import OutboxOp
+from policies.pii import PiiMatch
+from policies.scope import UserScope
+from policies.ttl import MemoryKind, TTLConfig, lifetime
+from policies.validation import check_field_length, check_json, check_text, check_timestamp
+from sdk.feed import IndexFeed
+from sdk.schemas import MemoryInput
+from structured_memory.database import Database
+from structured_memory.pii.vault import PiiVault
+from structured_memory.repositories.fragments import (
+    FragmentLedger,
+    NewFragment,
+    frequent_user,
+    hold_profiles,
+    release_vault_entries,
+)
+from unstructured_memory.contextual import combine_tokens, combine_vectors, context_text
+from unstructured_memory.embedders.base import Embedder
+from unstructured_memory.summariser.entities import Entity
+from unstructured_memory.summariser.summary import SessionSummary, analyse_text
+from unstructured_memory.tokenize import tokens
+
+__all__ = ["MAX_METADATA_BYTES", "MAX_SESSION_ID_CHARS", "WritePath"]
+
+MAX_METADATA_BYTES = 16 * 1024
+"""Largest ``metadata`` accepted, as UTF-8 JSON."""
+
+MAX_SESSION_ID_CHARS = 128
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A fragment between stages: masked, not yet embedded; its PII and its context."""
+
+    fragment: NewFragment
+    pii: Sequence[PiiMatch]
+    context: str | None = None
+    context_ids: tuple[uuid.UUID, ...] = ()
+
+
+@dataclass
+class _Turn:
+    """A fragment of this call remembered for the contexts of the next ones."""
+
+    id: uuid.UUID
+    text: str
+    scope: UserScope
+    private: bool
+
+
+def _entity_dicts(entities: Iterable[Entity]) -> list[dict[str, Any]]:
+    """Entities as the ledger stores them (PII entities carry masked text)."""
+    return [{"type": e.type, "text": e.text, "start": e.start, "end": e.end} for e in entities]
+
+
+def _context_scope(fragment: NewFragment) -> UserScope:
+    """What every reader of ``fragment`` may see: its context is drawn from that only.
+
+    A private fragment's readers are its agent; a public one's are all agents,
+    so no private turn may lend it words. Either way, its sandbox or none.
+    """
+    agent = fragment.agent_id if fragment.private else None
+    return UserScope(fragment.user_id, agent, fragment.sandbox_id)
+
+
+class WritePath:
+    """Runs the stages above for ``write_many`` and ``end_session``."""
+
+    def __init__(
+        self,
+        *,
+        db: Database,
+        ledger: FragmentLedger,
+        vault: PiiVault,
+        embedder: Embedder,
+        feed: IndexFeed,
+        ttl: TTLConfig,
+        scope_for: Callable[[str], UserScope],
+        check_embedding_space: Callable[[], None],
+        context_turns: int,
+    ) -> None:
+        self._db = db
+        self._ledger = ledger
+        self._vault = vault
+        self._embedder = embedder
+        self._feed = feed
+        self._ttl = ttl
+        self._scope = scope_for
+        self._check_space = check_embedding_space
+        self._context_turns = context_turns
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def write_batches(
+        self, items: Sequence[MemoryInput], *, batch_size: int, advance: Callable[[int], None]
+    ) -> list[uuid.UUID]:
+        """Write ``items``, a transaction per batch; returns the ids in order."""
+        self._check_space()
+        ids: list[uuid.UUID] = []
+        sessions: dict[tuple[str, str], deque[_Turn]] = {}
+        for start in range(0, len(items), batch_size):
+            batch = items[start : start + batch_size]
+            now = datetime.now(UTC)
+            prepared = []
+            for position, item in enumerate(batch, start=start):
+                try:
+                    prepared.append(self.analyse_and_mask(self.validate(item, now)))
+                except InvalidInput as exc:
+                    exc.details.setdefault("item", position)
+                    raise
+            with_context = [self._with_context(p, sessions, now) for p in prepared]
+            ids += self._store(with_context, now)
+            advance(len(batch))
+        return ids
+
+    def write_record(self, scope: UserScope, summary: SessionSummary, turns: int) -> uuid.UUID:
+        """Store a session's interaction record (IMPLICIT, kept 90 days)."""
+        self._check_space()
+        words = tokens(summary.summary_text)
+        fragment = NewFragment(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            session_id=summary.session_id,
+            sandbox_id=scope.sandbox_id,
+            kind=MemoryKind.INTERACTION_RECORD.value,
+            policy=LifecyclePolicy.IMPLICIT,
+            text=summary.summary_text,
+            index_text=" ".join(words),
+            token_count=len(words),
+            intent=summary.intent.value,
+            occurred_at=summary.occurred_at,
+            expires_at=None,
+            embedding=(),
+            embedding_model=self._embedder.name,
+            entities=_entity_dicts(summary.entities),
+            metadata={
+                "source": "end_session",
+                "language": summary.language,
+                "intent_confidence": summary.intent_confidence,
+                "turns": turns,
+            },
+        )
+        (memory_id,) = self._store([_Item(fragment, summary.pii)], datetime.now(UTC))
+        return memory_id
+
+    # -- stages ----------------------------------------------------------------------------
+
+    def validate(self, item: MemoryInput, now: datetime) -> tuple[MemoryInput, UserScope]:
+        """Stage *validate*: scope, policy, text, ids, times, metadata."""
+        scope = self._scope(item.user_id)
+        require_policy(item.lifecycle_policy)
+        if item.private and scope.agent_id is None:
+            raise InvalidField("a private memory needs a client with an agent_id", field="private")
+        check_text(item.text)
+        if item.session_id is not None:
+            check_field_length("session_id", item.session_id, MAX_SESSION_ID_CHARS)
+        check_timestamp(item.occurred_at, "occurred_at")
+        if item.metadata is not None:
+            if not isinstance(item.metadata, dict):
+                raise InvalidField("metadata must be a JSON object", field="metadata")
+            check_json(item.metadata, "metadata", max_bytes=MAX_METADATA_BYTES)
+        return item, scope
+
+    def analyse_and_mask(self, checked: tuple[MemoryInput, UserScope]) -> _Item:
+        """Stage *analyse and mask*: entities, intent, the masked text and its tokens."""
+        item, scope = checked
+        analysis = analyse_text(item.text)
+        words = tokens(analysis.masked_text)
+        fragment = NewFragment(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            private=item.private,
+            session_id=item.session_id,
+            sandbox_id=scope.sandbox_id,
+            kind=item.kind.value,
+            policy=item.lifecycle_policy,
+            text=analysis.masked_text,
+            index_text=" ".join(words),
+            token_count=len(words),
+            intent=analysis.intent.value,
+            occurred_at=item.occurred_at or datetime.now(UTC),
+            expires_at=None,
+            embedding=(),
+            embedding_model=self._embedder.name,
+            entities=_entity_dicts(analysis.entities),
+            metadata=dict(item.metadata or {}),
+        )
+        return _Item(fragment, analysis.pii)
+
+    def vault(self, conn: Connection, item: _Item) -> dict[str, Any]:
+        """Stage *vault*: seal the item's PII; the metadata that references it."""
+        f = item.fragment
+        if not item.pii:
+            return f.metadata
+        scope = UserScope(f.user_id, f.agent_id, f.sandbox_id)
+        refs = [self._vault.store(scope, m.kind.value, m.value, join=conn) for m in item.pii]
+        vaulted = [{"vault_id": str(r.id), "kind": r.kind} for r in refs]
+        return {**f.metadata, "pii": vaulted}
+
+    def embed(self, items: Sequence[_Item]) -> list[tuple[list[float], list[str]]]:
+        """Stage *embed*: each fragment's vector and tokens, with its context mixed in."""
+        contexts = [i.context for i in items if i.context is not None]
+        vectors = self._embedder.embed_documents([i.fragment.text for i in items] + contexts)
+        context_vectors = iter(vectors[len(items) :])
+        out = []
+        for item, own in zip(items, vectors[: len(items)], strict=False):
+            vector, words = own, item.fragment.index_text.split()
+            if item.context is not None:
+                vector = combine_vectors(own, next(context_vectors))
+                words = combine_tokens(words, tokens(item.context))
+            out.append((vector, words))
+        return out
+
+    def ttl(self, conn: Connection, users: Iterable[str], now: datetime) -> set[str]:
+        """Stage *TTL* (its I/O half): which of the users are frequent."""
+        return {u for u in users if frequent_user(conn, UserScope(u), now, self._ttl)}
+
+    def ledger(self, conn: Connection, fragments: Sequence[NewFragment]) -> list[uuid.UUID]:
+        """Stage *ledger*: insert the rows."""
+        return self._ledger.insert(conn, fragments)
+
+    def index_feed(self, conn: Connection, fragments: Sequence[NewFragment]) -> None:
+        """Stage *index feed*: queue the upserts for a derived index."""
+        self._feed.enqueue(conn, [(OutboxOp.UPSERT, f.user_id, f.id) for f in fragments])
+
+    # -- forgetting ------------------------------------------------------------------------
+
+    def forget(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        gone: Sequence[uuid.UUID],
+        vault_ids: Sequence[uuid.UUID],
+        now: datetime,
+    ) -> int:
+        """After fragments were deleted or swept: release the vault entries nothing else
+        references, and re-index the fragments whose context borrowed their words (so the
+        words of a forgotten memory are searchable nowhere). Returns how many were
+        re-indexed."""
+        release_vault_entries(conn, scope, vault_ids)
+        neighbours = self._ledger.neighbours(conn, scope, gone)
+        if not neighbours:
+            return 0
+        contexts = []
+        for n in neighbours:
+            reader = UserScope(n.user_id, n.agent_id if n.private else None, n.sandbox_id)
+            turns = self._ledger.recent_turns(
+                reader,
+                n.session_id or "",
+                until=n.occurred_at,
+                now=now,
+                limit=self._context_turns,
+                before=n,
+                join=conn,
+            )
+            contexts.append((turns, context_text(n.occurred_at, [t for _, t in turns])))
+        vectors = self._embedder.embed_documents(
+            [n.text for n in neighbours] + [c for _, c in contexts]
+        )
+        for n, own, context_vector, (turns, context) in zip(
+            neighbours, vectors, vectors[len(neighbours) :], contexts, strict=False
+        ):
+            words = combine_tokens(tokens(n.text), tokens(context))
+            self._ledger.reindex(
+                conn,
+                scope,
+                n.id,
+                index_text=" ".join(words),
+                embedding=combine_vectors(own, context_vector),
+                context_ids=[i for i, _ in turns],
+            )
+        self.index_feed_ids(conn, scope, [n.id for n in neighbours])
+        return len(neighbours)
+
+    def index_feed_ids(self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID]) -> None:
+        """Queue upserts of changed fragments for a derived index."""
+        self._feed.enqueue(conn, [(OutboxOp.UPSERT, scope.user_id, i) for i in ids])
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _with_context(
+        self, item: _Item, sessions: dict[tuple[str, str], deque[_Turn]], now: datetime
+    ) -> _Item:
+        """The item with its session context (contextual indexing), if it has a session.
+
+        Previous turns come from earlier items of the same call, or from the
+        ledger for the first item of a session in the call, and only from
+        turns every reader of the fragment may see.
+        """
+        f = item.fragment
+        if f.session_id is None or self._context_turns == 0:
+            return item
+        reader = _context_scope(f)
+        key = (f.user_id, f.session_id)
+        previous = sessions.get(key)
+        if previous is None:
+            earlier = self._ledger.recent_turns(
+                reader,
+                f.session_id,
+                until=f.occurred_at,
+                now=now,
+                limit=self._context_turns,
+            )
+            previous = sessions[key] = deque(_Turn(i, t, reader, False) for i, t in earlier)
+        own = UserScope(f.user_id, f.agent_id, f.sandbox_id)
+        seen = [
+            t
+            for t in previous
+            if reader.may_see(
+                user_id=t.scope.user_id,
+                agent_id=t.scope.agent_id,
+                private=t.private,
+                sandbox_id=t.scope.sandbox_id,
+            )
+        ][-self._context_turns :]
+        previous.append(_Turn(f.id, f.text, own, f.private))
+        while len(previous) > 4 * self._context_turns:
+            previous.popleft()
+        return replace(
+            item,
+            context=context_text(f.occurred_at, [t.text for t in seen]),
+            context_ids=tuple(t.id for t in seen),
+        )
+
+    def _store(self, items: Sequence[_Item], now: datetime) -> list[uuid.UUID]:
+        """Embed, then vault, TTL, ledger and index feed in one transaction (retried)."""
+        embedded = self.embed(items)
+
+        def unit() -> list[uuid.UUID]:
+            with self._db.transaction() as conn:
+                users = {i.fragment.user_id for i in items}
+                hold_profiles(conn, users)
+                frequent = self.ttl(conn, users, now)
+                fragments = []
+                for item, (vector, words) in zip(items, embedded, strict=True):
+                    f = item.fragment
+                    life = lifetime(
+                        f.policy,
+                        MemoryKind(f.kind),
+                        frequent_user=f.user_id in frequent,
+                        config=self._ttl,
+                    )
+                    fragments.append(
+                        replace(
+                            f,
+                            embedding=vector,
+                            index_text=" ".join(words),
+                            token_count=len(words),
+                            expires_at=life.expires_at(now),
+                            renew_days=life.renew_days,
+                            context_ids=item.context_ids,
+                            metadata=self.vault(conn, item),
+                        )
+                    )
+                ids = self.ledger(conn, fragments)
+                self.index_feed(conn, fragments)
+            return ids
+
+        ids = self._db.retrying(unit)
+        self._feed.wake()
+        return ids
