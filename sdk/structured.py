@@ -51,10 +51,24 @@ class Profiles:
         return self._repo.update(self._scope(user_id), expected_version=expected_version, **changes)
 
     def update_with_retry(
-        self, user_id: str, change: Callable[[Profile], Mapping[str, object]], **options: Any
+        self,
+        user_id: str,
+        change: Callable[[Profile], Mapping[str, object]],
+        *,
+        max_attempts: int = 50,
+        base_delay_s: float = 0.001,
+        max_delay_s: float = 0.05,
     ) -> RetryResult:
-        """Re-read and re-apply ``change`` until the optimistic update succeeds."""
-        return self._repo.update_with_retry(self._scope(user_id), change, **options)
+        """Re-read and re-apply ``change`` until the optimistic update succeeds
+        (at most ``max_attempts`` times, backing off between ``base_delay_s`` and
+        ``max_delay_s``)."""
+        return self._repo.update_with_retry(
+            self._scope(user_id),
+            change,
+            max_attempts=max_attempts,
+            base_delay_s=base_delay_s,
+            max_delay_s=max_delay_s,
+        )
 
 
 class Devices:

@@ -226,15 +226,25 @@ class WritePath:
         )
         return _Item(fragment, analysis.pii)
 
-    def vault(self, conn: Connection, item: _Item) -> dict[str, Any]:
-        """Stage *vault*: seal the item's PII; the metadata that references it."""
-        f = item.fragment
-        if not item.pii:
-            return f.metadata
-        scope = UserScope(f.user_id, f.agent_id, f.sandbox_id)
-        refs = [self._vault.store(scope, m.kind.value, m.value, join=conn) for m in item.pii]
-        vaulted = [{"vault_id": str(r.id), "kind": r.kind} for r in refs]
-        return {**f.metadata, "pii": vaulted}
+    def vault(self, conn: Connection, items: Sequence[_Item]) -> list[dict[str, Any]]:
+        """Stage *vault*: seal the items' PII; each item's metadata referencing it.
+
+        Values are stored in one global order (user, kind, value), so two
+        batches sharing values lock their vault rows in the same order.
+        """
+        wanted = sorted({(i.fragment.user_id, m.kind.value, m.value) for i in items for m in i.pii})
+        refs = {
+            key: self._vault.store(UserScope(key[0]), key[1], key[2], join=conn) for key in wanted
+        }
+        out = []
+        for item in items:
+            f = item.fragment
+            vaulted = [
+                {"vault_id": str(ref.id), "kind": ref.kind}
+                for ref in (refs[(f.user_id, m.kind.value, m.value)] for m in item.pii)
+            ]
+            out.append({**f.metadata, "pii": vaulted} if vaulted else f.metadata)
+        return out
 
     def embed(self, items: Sequence[_Item]) -> list[tuple[list[float], list[str]]]:
         """Stage *embed*: each fragment's vector and tokens, with its context mixed in."""
@@ -370,8 +380,9 @@ class WritePath:
                 users = {i.fragment.user_id for i in items}
                 hold_profiles(conn, users)
                 frequent = self.ttl(conn, users, now)
+                metadata = self.vault(conn, items)
                 fragments = []
-                for item, (vector, words) in zip(items, embedded, strict=True):
+                for item, (vector, words), meta in zip(items, embedded, metadata, strict=True):
                     f = item.fragment
                     life = lifetime(
                         f.policy,
@@ -388,7 +399,7 @@ class WritePath:
                             expires_at=life.expires_at(now),
                             renew_days=life.renew_days,
                             context_ids=item.context_ids,
-                            metadata=self.vault(conn, item),
+                            metadata=meta,
                         )
                     )
                 ids = self.ledger(conn, fragments)

@@ -16,11 +16,13 @@ import pytest
 from sqlalchemy import text
 
 from policies.lifecycle import LifecyclePolicy
+from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from sdk.client import MemoryClient
 from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
+from structured_memory.repositories.outbox import Outbox
 from unstructured_memory.index.registry import WeaviateConfig
 from unstructured_memory.index.weaviate import WeaviateIndex, tenant_name
 
@@ -40,7 +42,10 @@ def _client(settings: Settings, config: WeaviateConfig, **overrides: Any) -> Mem
         "outbox_max_delay_s": 1.0,
         **overrides,
     }
-    return MemoryClient(Settings(**values), agent_id="refund-agent").start()
+    client = MemoryClient(Settings(**values), agent_id="refund-agent").start()
+    for user in ("buyer-001", "buyer-002", "buyer-003"):
+        client.profiles.ensure(user)  # users exist only through profiles.ensure
+    return client
 
 
 @pytest.fixture
@@ -51,7 +56,9 @@ def wmem(
     config = weaviate_server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
     client = _client(settings, config)
     yield client
-    client.index.reset()  # type: ignore[attr-defined]
+    index = client.index
+    assert isinstance(index, WeaviateIndex)
+    index.reset()
     client.close()
 
 
@@ -95,7 +102,7 @@ def test_filtered_search_with_and_without_ledger_prefilter(
     try:
         _filtered_searches(wmem)
     finally:
-        wmem.index.reset()  # type: ignore[attr-defined]
+        _weaviate(wmem).reset()
         wmem.close()
 
 
@@ -164,7 +171,8 @@ def test_native_ttl_deletes_expired_objects(wmem: MemoryClient) -> None:
             text("UPDATE memory_fragment SET expires_at = now() + interval '2 s' WHERE id = :i"),
             {"i": fid},
         )
-    wmem.derived.outbox.enqueue([("upsert", "buyer-001", fid)])  # type: ignore[union-attr]
+    with wmem.database.transaction() as conn:
+        Outbox(wmem.database).enqueue(conn, [(OutboxOp.UPSERT, "buyer-001", fid)])
     wmem.drain_outbox()
     assert index.count("buyer-001") == 1
     deadline = time.monotonic() + 90
@@ -226,6 +234,8 @@ def test_outage_drill_index_ends_equal_to_the_ledger(
     config = WeaviateConfig(port=8097, grpc_port=50067, timeout_s=3.0, collection="Drill")
     client = _client(settings, config, outbox_worker="thread")
     users = [f"drill-{i}" for i in range(5)]
+    for user in users:
+        client.profiles.ensure(user)
     written: list[uuid.UUID] = []
     errors: list[BaseException] = []
     halfway = threading.Event()

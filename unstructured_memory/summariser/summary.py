@@ -27,6 +27,7 @@ dropped, since openings state the problem and endings its resolution.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from policies.errors import InvalidText
+from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiMatch, find_pii, mask_pii
 from policies.validation import (
     MAX_ID_CHARS,
@@ -153,9 +155,9 @@ def _prepare(turns: Sequence[Turn]) -> tuple[str, list[_Span]]:
 
 
 def _role_at(spans: list[_Span], offset: int) -> str:
-    for s in spans:
-        if s.start <= offset < s.end:
-            return s.role
+    i = bisect.bisect_right(spans, offset, key=lambda s: s.start) - 1
+    if i >= 0 and offset < spans[i].end:
+        return spans[i].role
     return "system"
 
 
@@ -169,7 +171,9 @@ def _occurred_at(turns: Sequence[Turn]) -> datetime:
 
 # --------------------------------------------------------------------------- slots
 
-_PROBLEM_ZH = re.compile(
+# Patterns run under RE2 in linear time (policies.linear_re); those needing
+# Python's Unicode \b stay on re, each shown linear by tests/test_regex_linear.py.
+_PROBLEM_ZH = LinearPattern(
     r"无法|不能|不了|坏了|坏掉|损坏|破损|破了|碎了|裂了|没收到|没有收到|收不到|没声音|不工作|不亮|不转|"
     r"漏水|漏电|异响|发错|少发|漏发|错发|质量问题|有问题|瑕疵|划痕|不充电|充不进|失败|过敏|不合适|"
     r"太小|太大|偏小|偏大|鼓包|生锈|异味|不一致|掉色|开胶|连不上|不想要|不要了|拍错|买错"
@@ -179,22 +183,23 @@ _PROBLEM_EN = re.compile(
     r"broke|damaged|cracked|defective|missing|never arrived|wrong|leaks?|leaking|dead|faulty|"
     r"too (?:small|big|large)|rude|late|fake|counterfeit)\b"
 )
-_QUESTION_ZH = re.compile(
+_QUESTION_ZH = LinearPattern(
     r"吗|呢|怎么|如何|能否|是否|多少|多久|哪|什么|有没有|能不能|可不可以|[?？]"
 )
 _QUESTION_EN = re.compile(r"(?i)\?|\b(?:how|what|which|when|does|do|is|can|could|will)\b")
-_CLAUSE_ZH = re.compile(r"[^，。！？!?；;,\n]+")
-_CLAUSE_EN = re.compile(r"(?:[^.,!?;\n]|[.,](?=\d))+")
+_CLAUSE_ZH = LinearPattern(r"[^，。！？!?；;,\n]+")
+_CLAUSE_EN = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")  # a decimal point does not end a clause
 _SUBJECTLESS_EN = re.compile(
     r"(?i)^(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is|was|stopped|keeps|"
     r"never|arrived|came|broke|leaks?)\b"
 )
-_LEAD_ZH = re.compile(
+_LEAD_ZH = LinearPattern(
     r"^(?:您好|你好|亲|请问|麻烦|就是|但是|可是|然后|而且|现在|已经|还|我的|我|这个|那个|这台|那台|它|"
     r"这款|这|那|你们的|你们|的|了|是|，|\s)+"
 )
-_TRAIL_ZH = re.compile(r"[了啊呀呢吧哦嘛的～~\s]+$")
-_LEAD_EN = re.compile(r"(?i)^(?:hi|hello|hey|so|and|but|well|um|ok|okay|please|,|\s)+")
+_TRAIL_ZH = "了啊呀呢吧哦嘛的～~" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+"""Particles and white space stripped from the end of a clause (``str.rstrip``)."""
+_LEAD_EN = LinearPattern(r"(?i)^(?:hi|hello|hey|so|and|but|well|um|ok|okay|please|,|\s)+")
 _PRONOUNS_EN = (
     (re.compile(r"\bI'm\b"), "they're"),
     (re.compile(r"\bI've\b"), "they've"),
@@ -207,26 +212,40 @@ _MAX_CLAUSE: Final = 40
 
 
 def _clause(
-    text: str, spans: list[_Span], entities: list[Entity], cue: re.Pattern[str], lang: Lang
+    text: str,
+    spans: list[_Span],
+    entities: list[Entity],
+    cue: re.Pattern[str] | LinearPattern,
+    lang: Lang,
 ) -> str:
-    """The first user clause holding ``cue``, trimmed to what follows its last product entity."""
+    """The first user clause holding ``cue``, trimmed to what follows its last product entity.
+
+    ``entities`` are sorted by start; each is looked at for one clause at most.
+    """
     clause_re = _CLAUSE_ZH if lang == "zh" else _CLAUSE_EN
+    next_entity = 0
     for span in spans:
         if span.role != "user":
             continue
-        for m in clause_re.finditer(text, span.start, span.end):
-            hit = cue.search(m.group())
+        for a, b in clause_re.spans(text[span.start : span.end]):
+            clause_start, clause_end = span.start + a, span.start + b
+            hit = cue.search(text[clause_start:clause_end])
             if hit is None:
                 continue
-            start = m.start()
+            start = clause_start
             if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
-                cue_at = m.start() + hit.start()
-                for e in entities:
-                    if e.type in _PRODUCTISH and m.start() <= e.start and e.end <= cue_at:
+                cue_at = clause_start + hit.start()
+                while next_entity < len(entities) and entities[next_entity].start < clause_start:
+                    next_entity += 1
+                i = next_entity
+                while i < len(entities) and entities[i].start < cue_at:
+                    e = entities[i]
+                    if e.type in _PRODUCTISH and e.end <= cue_at:
                         start = max(start, e.end)
-            piece = text[start : m.end()]
+                    i += 1
+            piece = text[start:clause_end]
             if lang == "zh":
-                piece = _TRAIL_ZH.sub("", _LEAD_ZH.sub("", piece))
+                piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
             else:
                 piece = _LEAD_EN.sub("", piece).strip()
                 for rx, repl in _PRONOUNS_EN:
@@ -288,9 +307,9 @@ def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
 
 # --------------------------------------------------------------------------- sentences
 
-_EXCHANGE = re.compile(r"(?i)换货|换一|换个|换成|调换|exchange|replace|swap")
+_EXCHANGE = LinearPattern(r"(?i)换货|换一|换个|换成|调换|exchange|replace|swap")
 _RETURN = re.compile(r"(?i)退货|退掉|退回|寄回|退了|\breturn")
-_REFUND = re.compile(r"(?i)退款|退钱|refund|money back")
+_REFUND = LinearPattern(r"(?i)退款|退钱|refund|money back")
 _CANCEL = re.compile(r"(?i)取消|撤销|\bcancel")
 
 
@@ -306,18 +325,23 @@ def _return_action(user_text: str, lang: Lang) -> str:
     return "申请退货" if lang == "zh" else "a return"
 
 
-_PANGU_AFTER = re.compile(r"([\u4e00-\u9fff])([A-Za-z0-9\[¥$])")
-_PANGU_BEFORE = re.compile(r"([A-Za-z0-9\]])([\u4e00-\u9fff])")
+_PANGU_AFTER = LinearPattern(r"([\u4e00-\u9fff])([A-Za-z0-9\[¥$])")
+_PANGU_BEFORE = LinearPattern(r"([A-Za-z0-9\]])([\u4e00-\u9fff])")
 
 
 def _pangu(s: str) -> str:
     """Space between CJK and Latin/digits, except inside dates (6月29日, 2026年)."""
-    s = _PANGU_AFTER.sub(
-        lambda m: m[0] if m[1] in "年月" and m[2].isdigit() else f"{m[1]} {m[2]}", s
-    )
-    return _PANGU_BEFORE.sub(
-        lambda m: m[0] if m[1].isdigit() and m[2] in "年月日号" else f"{m[1]} {m[2]}", s
-    )
+    return _PANGU_BEFORE.sub(_space_before, _PANGU_AFTER.sub(_space_after, s))
+
+
+def _space_after(m: LinearMatch) -> str:
+    han, other = m.group(1) or "", m.group(2) or ""
+    return han + other if han in "年月" and other.isdigit() else f"{han} {other}"
+
+
+def _space_before(m: LinearMatch) -> str:
+    other, han = m.group(1) or "", m.group(2) or ""
+    return other + han if other.isdigit() and han in "年月日号" else f"{other} {han}"
 
 
 def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
