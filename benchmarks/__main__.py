@@ -1,8 +1,10 @@
 """``make bench``: run every benchmark in turn (``--quick`` for a short run).
 
-structured, unstructured, then LoCoMo through the SDK; ``--quick`` is passed
-to each. The in-memory LoCoMo reference (``python -m benchmarks.locomo_offline``)
-is not run here: ``benchmarks.locomo`` evaluates it beside the SDK numbers.
+structured, unstructured, LoCoMo through the SDK, then the analysis of
+adversarial texts; ``--quick`` is passed to each. The in-memory LoCoMo reference
+(``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
+evaluates it beside the SDK numbers. The Weaviate benchmarks need a server:
+``make bench-weaviate`` starts one and runs them.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks import locomo, structured, unstructured
+from benchmarks import adversarial, locomo, structured, unstructured
 
 BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
     "structured": structured.main,
     "unstructured": unstructured.main,
     "locomo": locomo.main,
+    "adversarial": adversarial.main,
 }
 
 

@@ -45,7 +45,8 @@ _REFUSED = frozenset("bBwWZ")
 
 
 def _translate(pattern: str) -> str:
-    """``pattern`` in RE2 syntax: Python's Unicode classes spelt out, ``\\uXXXX`` as ``\\x{XXXX}``."""
+    """``pattern`` in RE2 syntax: Python's Unicode classes spelt out, ``\\uXXXX`` escapes
+    as ``\\x{XXXX}``."""
     out: list[str] = []
     in_class = False
     i = 0

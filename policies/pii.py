@@ -81,9 +81,7 @@ _EMAIL_RE = LinearPattern(
     r"\.[A-Za-z]{2,24}(?P<post>$|[^A-Za-z0-9-])"
 )
 _ID_CARD_RE = LinearPattern(
-    _B
-    + r"[1-68]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
-    + _E
+    _B + r"[1-68]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]" + _E
 )
 _BANK_CARD_RE = LinearPattern(
     _B + r"(?:[3-6]\d{15,18}|[3-6]\d{3}(?:[\s-]\d{4}){3}(?:[\s-]?\d{1,3})?)" + _E
@@ -94,7 +92,7 @@ def _han_without(excluded: str) -> str:
     """A character class of the CJK unified ideographs U+4E00-U+9FFF less ``excluded``."""
     parts: list[str] = []
     lo = 0x4E00
-    for cp in sorted({ord(c) for c in excluded}) + [0xA000]:
+    for cp in [*sorted({ord(c) for c in excluded}), 0xA000]:
         if cp > lo:
             parts.append(f"\\u{lo:04x}" + (f"-\\u{cp - 1:04x}" if cp - 1 > lo else ""))
         lo = cp + 1

@@ -17,8 +17,8 @@ from policies.errors import InvalidField, InvalidText, InvalidUserId
 
 __all__ = [
     "MAX_ID_CHARS",
-    "MAX_TEXT_BYTES",
     "MAX_JSON_DEPTH",
+    "MAX_TEXT_BYTES",
     "check_aware",
     "check_bool",
     "check_choice",
@@ -174,11 +174,12 @@ _MAX_JSON_NODES = 100_000
 
 
 def check_json_depth(value: Any, field: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """``value`` if its lists and objects nest at most ``max_depth`` deep, else :class:`InvalidField`.
+    """``value`` if its lists and objects nest at most ``max_depth`` deep, else raise.
 
     Deeper values store fine but fail to serialise on the way out (``export_user``),
-    so they are refused on the way in. Iterative, with a bound on the values
-    visited, so neither deep nor self-referencing input can exhaust the stack.
+    so they are refused on the way in (:class:`InvalidField`). Iterative, with a
+    bound on the values visited, so neither deep nor self-referencing input can
+    exhaust the stack.
     """
     stack: list[tuple[Any, int]] = [(value, 1)]
     visited = 0
@@ -198,7 +199,8 @@ def check_json_depth(value: Any, field: str, *, max_depth: int = MAX_JSON_DEPTH)
 
 
 def check_int(value: object, field: str, *, low: int, high: int) -> int:
-    """``value`` if it is an ``int`` (not a ``bool``) in ``[low, high]``, else :class:`InvalidField`."""
+    """``value`` if it is an ``int`` (not a ``bool``) in ``[low, high]``, else raise
+    :class:`InvalidField`."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidField(f"{field} must be an integer in {low}..{high}", field=field)
     return value

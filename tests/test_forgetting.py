@@ -69,7 +69,7 @@ def test_a_deleted_memorys_vault_entry_goes_unless_still_referenced(mem: MemoryC
 
 
 def test_a_swept_memory_leaves_no_words_and_no_pii(mem: MemoryClient) -> None:
-    secret, reply, _ = _session(mem, IMPLICIT)
+    secret, _, _ = _session(mem, IMPLICIT)
     with mem.database.transaction() as conn:
         conn.execute(
             text(

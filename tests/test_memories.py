@@ -14,9 +14,9 @@ from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
 from sdk.schemas import MemoryInput
 from sdk.settings import Settings
-from unstructured_memory.summariser.transcript import Turn
 from structured_memory.cross_user import sweep_expired
 from unstructured_memory.errors import EmbeddingDimensionMismatch
+from unstructured_memory.summariser.transcript import Turn
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 IMPLICIT = LifecyclePolicy.IMPLICIT

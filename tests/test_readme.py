@@ -30,7 +30,8 @@ def test_the_readme_has_python_blocks() -> None:
 def test_every_python_block_runs(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, mem: object
 ) -> None:
-    assert settings.postgres_dsn is not None and settings.pii_keys is not None
+    assert settings.postgres_dsn is not None
+    assert settings.pii_keys is not None
     monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
     monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
     monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))

@@ -30,13 +30,10 @@ from hypothesis import strategies as st
 
 import policies.linear_re
 import policies.pii
-import unstructured_memory.summariser.entities as entities
-import unstructured_memory.summariser.intent as intent
-import unstructured_memory.summariser.summary as summary
-import unstructured_memory.tokenize as tokenize
 from policies.linear_re import LinearPattern, Subject
 from policies.pii import PiiKind, find_pii, mask_pii
-from unstructured_memory.summariser import analyse_text
+from unstructured_memory import tokenize
+from unstructured_memory.summariser import analyse_text, entities, intent, summary
 
 # --------------------------------------------------------------------------- the checker
 
@@ -95,7 +92,7 @@ def _unbounded(items: Any, final: bool, nested: bool) -> Iterator[tuple[Any, boo
             for b in av[1]:
                 yield from _unbounded(b, fin, nested)
         elif op in _REPEATS:
-            lo, hi, body = av
+            _, hi, body = av
             if hi is sre.MAXREPEAT:
                 yield body, fin, nested
             yield from _unbounded(body, False, True)
@@ -155,7 +152,13 @@ def test_checker_rejects_super_linear_patterns(bad: str) -> None:
 
 @pytest.mark.parametrize(
     "good",
-    [r"rf\d{6,}", r"^(你好|hi)[啊呀\s]*$", r"\brefund\b", r"退款.{0,6}(到账|进度)", r"[\u4e00-\u9fff]"],
+    [
+        r"rf\d{6,}",
+        r"^(你好|hi)[啊呀\s]*$",
+        r"\brefund\b",
+        r"退款.{0,6}(到账|进度)",
+        r"[\u4e00-\u9fff]",
+    ],
 )
 def test_checker_accepts_linear_patterns(good: str) -> None:
     assert _linear_reason(re.compile(good)) is None

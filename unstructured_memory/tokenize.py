@@ -10,6 +10,7 @@ temp dir by jieba itself.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -96,14 +97,9 @@ def _lcut(text: str) -> list[str]:
     segmented as a whole would be.
     """
     tk = _get()
-    if len(text) <= _MAX_RUN:
-        return tk.lcut(text)
-    out: list[str] = []
-    start = 0
-    for _, end in _LONG_RUN.spans(text):
-        out += tk.lcut(text[start:end])
-        start = end
-    return out + tk.lcut(text[start:])
+    ends = (end for _, end in _LONG_RUN.spans(text)) if len(text) > _MAX_RUN else ()
+    cuts = [0, *ends, len(text)]
+    return [t for a, b in itertools.pairwise(cuts) for t in tk.lcut(text[a:b])]
 
 
 def segment(text: str) -> list[str]:

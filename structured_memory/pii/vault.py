@@ -20,7 +20,7 @@ from sqlalchemy.dialects.postgresql import insert
 from policies.errors import RecordNotFound
 from policies.pii import PiiKind
 from policies.scope import UserScope
-from policies.validation import check_choice, check_text
+from policies.validation import check_choice, check_text, check_uuid
 from structured_memory.database import Database
 from structured_memory.models import PiiDataKey, PiiVaultEntry, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed
@@ -184,6 +184,7 @@ class PiiVault:
 
     def reveal(self, scope: UserScope, entry_id: uuid.UUID) -> str:
         """Decrypt one entry of the user; :class:`DecryptionError` if it was tampered with."""
+        entry_id = check_uuid(entry_id, "entry_id")
         with self._db.transaction() as conn:
             row = conn.execute(
                 select(
@@ -208,6 +209,7 @@ class PiiVault:
         self, scope: UserScope, kind: str, value: str, *, join: Connection | None = None
     ) -> VaultRef | None:
         """The user's entry holding ``value``, found by blind index without decrypting."""
+        value = check_text(value, field="value", max_bytes=MAX_PII_BYTES)
         kind = vault_kind(kind)
         with self._db.transaction(join) as conn:
             return self._find(conn, scope, kind, value, lock=False)
@@ -242,6 +244,7 @@ class PiiVault:
 
     def delete(self, scope: UserScope, entry_id: uuid.UUID) -> bool:
         """Delete one entry; returns whether it existed."""
+        entry_id = check_uuid(entry_id, "entry_id")
         with self._db.transaction() as conn:
             n = conn.execute(delete(_T).where(owned(_T, scope), _T.c.id == entry_id)).rowcount
         return bool(n)

@@ -49,12 +49,16 @@ _T = table_of(UserProfile)
 
 def _check_timezone(value: object) -> str:
     if not isinstance(value, str):
-        raise InvalidField("timezone must be an IANA name such as 'Asia/Shanghai'", field="timezone")
+        raise InvalidField(
+            "timezone must be an IANA name such as 'Asia/Shanghai'", field="timezone"
+        )
     name = check_field_length("timezone", value, 64)
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise InvalidField("unknown timezone (an IANA name such as 'Asia/Shanghai')", field="timezone") from None
+        raise InvalidField(
+            "unknown timezone (an IANA name such as 'Asia/Shanghai')", field="timezone"
+        ) from None
     return name
 
 
@@ -82,7 +86,9 @@ def _check_attributes(value: object) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidField("attributes must be a JSON object", field="attributes")
     attributes = dict(value)
-    check_json(check_json_depth(attributes, "attributes"), "attributes", max_bytes=MAX_ATTRIBUTES_BYTES)
+    check_json(
+        check_json_depth(attributes, "attributes"), "attributes", max_bytes=MAX_ATTRIBUTES_BYTES
+    )
     return attributes
 
 

@@ -211,6 +211,30 @@ _PRODUCTISH: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "ORDER_ID", "AMOUNT
 _MAX_CLAUSE: Final = 40
 
 
+class _AfterProducts:
+    """Where a clause goes on after its last product entity before the cue.
+
+    Asked for clauses in order of position; each entity is looked at for one
+    clause at most, so all questions together take linear time.
+    """
+
+    def __init__(self, entities: list[Entity]) -> None:
+        self._entities = entities  # sorted by start, not overlapping
+        self._next = 0
+
+    def __call__(self, clause_start: int, cue_at: int) -> int:
+        ents = self._entities
+        while self._next < len(ents) and ents[self._next].start < clause_start:
+            self._next += 1
+        start = clause_start
+        i = self._next
+        while i < len(ents) and ents[i].start < cue_at:
+            if ents[i].type in _PRODUCTISH and ents[i].end <= cue_at:
+                start = max(start, ents[i].end)
+            i += 1
+        return start
+
+
 def _clause(
     text: str,
     spans: list[_Span],
@@ -218,12 +242,9 @@ def _clause(
     cue: re.Pattern[str] | LinearPattern,
     lang: Lang,
 ) -> str:
-    """The first user clause holding ``cue``, trimmed to what follows its last product entity.
-
-    ``entities`` are sorted by start; each is looked at for one clause at most.
-    """
+    """The first user clause holding ``cue``, trimmed to what follows its last product entity."""
     clause_re = _CLAUSE_ZH if lang == "zh" else _CLAUSE_EN
-    next_entity = 0
+    after = _AfterProducts(entities)
     for span in spans:
         if span.role != "user":
             continue
@@ -234,15 +255,7 @@ def _clause(
                 continue
             start = clause_start
             if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
-                cue_at = clause_start + hit.start()
-                while next_entity < len(entities) and entities[next_entity].start < clause_start:
-                    next_entity += 1
-                i = next_entity
-                while i < len(entities) and entities[i].start < cue_at:
-                    e = entities[i]
-                    if e.type in _PRODUCTISH and e.end <= cue_at:
-                        start = max(start, e.end)
-                    i += 1
+                start = after(clause_start, clause_start + hit.start())
             piece = text[start:clause_end]
             if lang == "zh":
                 piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
