@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 from policies.validation import check_user_id
 
-__all__ = ["UserScope", "is_live"]
+__all__ = ["UserScope"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +54,3 @@ class UserScope:
             and (sandbox_id is None or sandbox_id == self.sandbox_id)
         )
 
-
-def is_live(expires_at: datetime | None, now: datetime) -> bool:
-    """Whether a row expiring at ``expires_at`` is still live at ``now``."""
-    return expires_at is None or expires_at > now
