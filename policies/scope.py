@@ -53,4 +53,3 @@ class UserScope:
             and (not private or (agent_id is not None and agent_id == self.agent_id))
             and (sandbox_id is None or sandbox_id == self.sandbox_id)
         )
-
