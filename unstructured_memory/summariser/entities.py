@@ -12,10 +12,11 @@ Two pipelines, each built lazily once per process under a lock:
   on token boundaries are widened to them (``alignment_mode="expand"``).
 
 Each pipeline runs two components. ``dualtrack_patterns`` finds ids, amounts,
-dates, models and PII with regular expressions (PII through
-:func:`policies.pii.find_pii`) and sets ``doc.ents``; an ``entity_ruler``
-(``overwrite_ents=False``) then adds PRODUCT and BRAND from the shipped lexicon
-``data/lexicon.json``. Overlaps go to the more specific label:
+dates, models and PII with regular expressions run by RE2 in linear time
+(:mod:`policies.linear_re`; PII through :func:`policies.pii.find_pii`) and
+sets ``doc.ents``; an ``entity_ruler`` (``overwrite_ents=False``) then adds
+PRODUCT and BRAND from the shipped lexicon ``data/lexicon.json``. Overlaps go
+to the more specific label:
 PII > REFUND_ID, TRACKING_NO > ORDER_ID > AMOUNT > DATE > MODEL > PRODUCT, BRAND.
 
 Labels: ORDER_ID, REFUND_ID, TRACKING_NO, PRODUCT, BRAND, MODEL, AMOUNT, DATE
