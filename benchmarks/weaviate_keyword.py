@@ -362,7 +362,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "weaviate-keyword", index="weaviate", index_config=config, outbox_worker="external"
     )
     gse_config = args.weaviate.index_config(f"{COLLECTION}Gse", keyword_property="text_gse")
-    gse = create_index("weaviate", gse_config, transaction=wv.database.transaction)
+    gse = create_index(
+        "weaviate",
+        gse_config,
+        transaction=wv.database.transaction,
+        tenant_key=b"bench-gse-tenants",  # its own collection, fed by this benchmark alone
+    )
     pg = bench_client("weaviate-keyword-pg", index="pgvector")
     try:
         for index in (wv.index, gse):

@@ -134,13 +134,16 @@ def measure(mem: MemoryClient, collection: Any, gen: Generator, searches: int) -
     rng = random.Random(SEED)
     embedder = create_embedder(mem.settings.embedder, mem.settings.embedder_config)
     ledger = FragmentLedger(mem.database)
+    index = mem.index
+    if not isinstance(index, backend.WeaviateIndex):
+        raise SystemExit("this benchmark needs the Weaviate index")
     times: dict[str, list[float]] = {name: [] for name in ORDER}
     short = {"ours: mem.search": 0, "bare: hybrid": 0}
     for i, (user, text) in enumerate(gen.queries(WARM_UP + searches, SEED)):
         query = build_query(
             text, embedder=embedder, config=HYBRID_DEFAULT, limit=LIMIT, now=datetime.now(UTC)
         ).query
-        tenant = collection.with_tenant(backend.tenant_name(user))
+        tenant = collection.with_tenant(index.tenant(user))
         # the index's own filter builder, so the comparison follows the index as it changes
         filters = backend._filters(mem.scope(user), query)
         calls: dict[str, Callable[[], Call]] = {

@@ -23,7 +23,7 @@ from structured_memory.database import Database
 from structured_memory.embedded import start_embedded_server
 from structured_memory.embedding_space import claim_embedding_space
 from structured_memory.pii.cipher import PiiCipher
-from structured_memory.pii.keyring import KeyRing
+from structured_memory.pii.keyring import KeyRing, derive_key
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
@@ -39,6 +39,10 @@ from unstructured_memory.index.registry import create_fallback, create_index
 __all__ = ["Runtime"]
 
 _log = logging.getLogger(__name__)
+
+TENANT_KEY_PURPOSE = b"dualtrack-index-tenant-v1"
+"""HKDF purpose of the key naming users in an index, split from the blind-index key
+(which rotation never changes, so tenant names are stable across rotations)."""
 
 
 class EmbeddingGuard:
@@ -115,7 +119,10 @@ class Runtime:
         cipher = PiiCipher(ring)
         vault = PiiVault(db, cipher)
         ledger = FragmentLedger(db)
-        index = create_index(s.index, s.index_config, transaction=db.transaction)
+        tenant_key = derive_key(ring.blind.secret, TENANT_KEY_PURPOSE)
+        index = create_index(
+            s.index, s.index_config, transaction=db.transaction, tenant_key=tenant_key
+        )
         feed = build_feed(
             db, index, max_delay_s=s.outbox_max_delay_s, background=s.outbox_worker == "thread"
         )
@@ -150,7 +157,9 @@ class Runtime:
                 ledger=ledger,
                 vault=vault,
                 index=index,
-                fallback=create_fallback(s.index, transaction=db.transaction),
+                fallback=create_fallback(
+                    s.index, transaction=db.transaction, tenant_key=tenant_key
+                ),
                 embedder=embedder,
                 preset=s.search_preset,
                 scope_for=scope_for,

@@ -67,6 +67,9 @@ def mem(session_client: MemoryClient) -> Iterator[MemoryClient]:
         conn.execute(text(f"TRUNCATE {tables} CASCADE"))
 
 
+TEST_TENANT_KEY = b"test-tenant-key-0123456789abcdef"
+"""Keys the tenant names of indexes the tests build by hand."""
+
 WEAVIATE_ADDRESS = os.environ.get("DUALTRACK_TEST_WEAVIATE", "127.0.0.1:8080:50051")
 """``host:port:grpc_port`` of the Weaviate the tests use (started by ``.ci/run``)."""
 
@@ -91,7 +94,7 @@ def weaviate_server() -> WeaviateConfig:
 def weaviate_index(weaviate_server: WeaviateConfig) -> Iterator[WeaviateIndex]:
     """A Weaviate index on a collection of its own, dropped after the test."""
     config = weaviate_server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
-    index = WeaviateIndex(config)
+    index = WeaviateIndex(config, tenant_key=TEST_TENANT_KEY)
     yield index
     index.reset()
     index.close()

@@ -16,6 +16,7 @@ import pytest
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
+from tests.conftest import TEST_TENANT_KEY
 from structured_memory.repositories.fragments import FragmentLedger, NewFragment
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import (
@@ -147,7 +148,9 @@ def harness(request: pytest.FixtureRequest, mem: MemoryClient) -> Harness:
     if request.param == "weaviate":
         index = request.getfixturevalue("weaviate_index")
     else:
-        index = create_index(request.param, {}, transaction=mem.database.transaction)
+        index = create_index(
+            request.param, {}, transaction=mem.database.transaction, tenant_key=TEST_TENANT_KEY
+        )
     index.setup(EMBEDDER.name, EMBEDDER.dimensions)
     return Harness(mem, index)
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from policies.errors import IndexUnavailable
 from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
@@ -283,10 +284,38 @@ def test_outage_drill_index_ends_equal_to_the_ledger(
         client.close()
 
 
-def test_tenant_names_are_opaque_and_valid() -> None:
-    name = tenant_name("buyer:42@shop.example")
+def test_tenant_names_are_opaque_keyed_and_valid() -> None:
+    import hashlib
+
+    phone_id = "13912345678"
+    name = tenant_name(phone_id, b"key-one")
     assert len(name) == 41
     assert name.isalnum()
-    assert tenant_name("buyer:42@shop.example") == name
-    assert tenant_name("buyer:43@shop.example") != name
-    assert UserScope("buyer:42@shop.example").user_id not in name
+    assert tenant_name(phone_id, b"key-one") == name
+    assert tenant_name("13912345679", b"key-one") != name
+    assert tenant_name(phone_id, b"key-two") != name, "without the key the name is not derivable"
+    assert name != "u" + hashlib.sha256(phone_id.encode()).hexdigest()[:40]
+    assert UserScope(phone_id).user_id not in name
+
+
+def test_a_collection_with_unkeyed_tenants_is_refused_until_reindexed(
+    weaviate_server: WeaviateConfig,
+) -> None:
+    """A collection of an earlier release (no naming marker) must not be searched with new
+    tenant names: every user would look empty. It is refused, so searches fall back to the
+    ledger, until `dualtrack reindex` (reset + rebuild) recreates it."""
+    config = weaviate_server.model_copy(update={"collection": f"Old{uuid.uuid4().hex[:12]}"})
+    index = WeaviateIndex(config, tenant_key=b"k")
+    client = index._connect()
+    try:
+        client.collections.create(config.collection)  # as an earlier release left it
+        with pytest.raises(IndexUnavailable, match="reindex"):
+            index.ping()
+        index._down_since = None
+        index.reset()
+        index.setup("hashing", 8)
+        index.ping()
+    finally:
+        client.collections.delete(config.collection)
+        client.close()
+        index.close()

@@ -63,8 +63,10 @@ class PgVectorIndex:
         self._transaction = transaction
 
     @classmethod
-    def from_config(cls, config: object, *, transaction: Transaction) -> PgVectorIndex:
-        """The registry's constructor: the backend has no settings of its own."""
+    def from_config(
+        cls, config: object, *, transaction: Transaction, tenant_key: bytes
+    ) -> PgVectorIndex:
+        """The registry's constructor: no settings of its own, and no tenants to name."""
         return cls(transaction)
 
     def setup(self, model: str, dimensions: int) -> None:

@@ -1,8 +1,10 @@
 """The one list of index backend names: name -> lazily imported class, config, fallback.
 
-A backend class offers ``from_config(config, *, transaction)``: the pydantic
-config validated from settings, and the ledger's transaction factory (used by
-backends that read PostgreSQL, ignored by the others). A backend module is
+A backend class offers ``from_config(config, *, transaction, tenant_key)``: the
+pydantic config validated from settings, the ledger's transaction factory (used
+by backends that read PostgreSQL, ignored by the others) and the secret that
+keys the names a backend gives users (Weaviate tenants), so that no name in the
+index reveals a user id. A backend module is
 imported only when it is configured. A derived backend names the backend that
 answers from the ledger while it is unreachable.
 """
@@ -74,7 +76,7 @@ DEFAULT_INDEX = "pgvector"
 
 
 def create_index(
-    name: str, config: Mapping[str, object], *, transaction: Transaction
+    name: str, config: Mapping[str, object], *, transaction: Transaction, tenant_key: bytes
 ) -> FragmentIndex:
     """Build the backend registered as ``name``.
 
@@ -82,12 +84,16 @@ def create_index(
     ones) or a config its pydantic model rejects.
     """
     cls, settings = resolve("index backend", name, INDEXES, config)
-    return cast(FragmentIndex, cls.from_config(settings, transaction=transaction))
+    return cast(
+        FragmentIndex, cls.from_config(settings, transaction=transaction, tenant_key=tenant_key)
+    )
 
 
-def create_fallback(name: str, *, transaction: Transaction) -> FragmentIndex | None:
+def create_fallback(
+    name: str, *, transaction: Transaction, tenant_key: bytes
+) -> FragmentIndex | None:
     """The ledger-backed index answering while backend ``name`` is down (``None``: none)."""
     spec = INDEXES.get(name)
     if spec is None or spec.fallback is None:
         return None
-    return create_index(spec.fallback, {}, transaction=transaction)
+    return create_index(spec.fallback, {}, transaction=transaction, tenant_key=tenant_key)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import importlib
 import logging
 import threading
@@ -50,7 +51,7 @@ from unstructured_memory.index.base import (
 from unstructured_memory.index.registry import WeaviateConfig
 from unstructured_memory.search.presets import Fusion
 
-__all__ = ["ABSENT", "NEVER", "WeaviateIndex", "object_uuid", "tenant_name"]
+__all__ = ["ABSENT", "NEVER", "TENANT_NAMING", "WeaviateIndex", "object_uuid", "tenant_name"]
 
 _log = logging.getLogger(__name__)
 
@@ -59,9 +60,18 @@ T = TypeVar("T")
 _NAMESPACE = uuid.UUID("6f1c9a1e-3a57-5d0e-9c39-64d75a1c7a01")
 
 
-def tenant_name(user_id: str) -> str:
-    """The tenant of a user: ``u`` + 40 hex of SHA-256 (tenant names allow no ``.:@``)."""
-    return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
+def tenant_name(user_id: str, key: bytes) -> str:
+    """The tenant of a user: ``u`` + 40 hex of HMAC-SHA256 under ``key``.
+
+    Keyed, so that where user ids are phone numbers nobody who can list tenants
+    recovers them by hashing the candidates; tenant names allow no ``.:@``.
+    """
+    return "u" + hmac.new(key, user_id.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
+
+
+TENANT_NAMING = "dualtrack tenants: u + hmac-sha256(tenant key, user id) v1"
+"""The description a collection is created with; a collection without it names its
+tenants the old, unkeyed way and is refused until ``dualtrack reindex`` rebuilds it."""
 
 
 def object_uuid(fragment_id: uuid.UUID) -> uuid.UUID:
@@ -99,8 +109,9 @@ class WeaviateIndex:
     name = "weaviate"
     derived = True
 
-    def __init__(self, config: WeaviateConfig) -> None:
+    def __init__(self, config: WeaviateConfig, *, tenant_key: bytes) -> None:
         self.config = config
+        self._tenant_key = tenant_key
         self._client: Any = None
         self._lock = threading.Lock()
         self._down_since: float | None = None
@@ -108,9 +119,15 @@ class WeaviateIndex:
         self._ready_collection = False
 
     @classmethod
-    def from_config(cls, config: WeaviateConfig, *, transaction: Transaction) -> WeaviateIndex:
+    def from_config(
+        cls, config: WeaviateConfig, *, transaction: Transaction, tenant_key: bytes
+    ) -> WeaviateIndex:
         """The registry's constructor; Weaviate does not read PostgreSQL."""
-        return cls(config)
+        return cls(config, tenant_key=tenant_key)
+
+    def tenant(self, user_id: str) -> str:
+        """The name of the user's tenant (see :func:`tenant_name`)."""
+        return tenant_name(user_id, self._tenant_key)
 
     # -- connection and circuit breaker ------------------------------------------------
 
@@ -135,8 +152,11 @@ class WeaviateIndex:
             ),
         )
 
-    def _call(self, what: str, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(collection)`` behind the circuit breaker; translate failures."""
+    def _call(self, what: str, fn: Callable[[Any], T], *, collection: bool = True) -> T:
+        """Run ``fn(collection)`` behind the circuit breaker; translate failures.
+
+        With ``collection=False``, ``fn`` gets the client instead (to drop a
+        collection that must not be checked first)."""
         from weaviate.exceptions import WeaviateBaseError
 
         now = time.monotonic()
@@ -150,8 +170,7 @@ class WeaviateIndex:
             idle = now - self._last_ok > self.config.probe_after_idle_s
             if (self._down_since is not None or idle) and not client.is_ready():
                 raise IndexUnavailable("Weaviate is not ready")
-            collection = self._collection(client)
-            result = fn(collection)
+            result = fn(self._collection(client) if collection else client)
         except IndexUnavailable:
             self._down_since = time.monotonic()
             raise
@@ -164,8 +183,14 @@ class WeaviateIndex:
 
     def _collection(self, client: Any) -> Any:
         if not self._ready_collection:
-            if not client.collections.exists(self.config.collection):
+            name = self.config.collection
+            if not client.collections.exists(name):
                 self._create(client)
+            elif client.collections.use(name).config.get().description != TENANT_NAMING:
+                raise IndexUnavailable(
+                    f"collection {name} names tenants the unkeyed way of earlier releases; "
+                    "run `dualtrack reindex` to rebuild it (searches use the ledger meanwhile)"
+                )
             self._ready_collection = True
         return client.collections.use(self.config.collection)
 
@@ -227,6 +252,7 @@ class WeaviateIndex:
         )
         client.collections.create(
             c.collection,
+            description=TENANT_NAMING,
             vector_config=Configure.Vectors.self_provided(),
             multi_tenancy_config=Configure.multi_tenancy(
                 enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
@@ -269,11 +295,11 @@ class WeaviateIndex:
     def reset(self) -> None:
         """Drop the whole collection (``dualtrack reindex`` rebuilds it from the ledger)."""
 
-        def drop(collection: Any) -> None:
-            self._client.collections.delete(self.config.collection)
+        def drop(client: Any) -> None:
+            client.collections.delete(self.config.collection)
             self._ready_collection = False
 
-        self._call("reset", drop)
+        self._call("reset", drop, collection=False)
 
     def close(self) -> None:
         """Close the client's connections."""
@@ -296,11 +322,11 @@ class WeaviateIndex:
         for group in _runs(ops):
             first = group[0]
             if isinstance(first, DropUser):
-                collection.tenants.remove([tenant_name(first.scope.user_id)])
+                collection.tenants.remove([self.tenant(first.scope.user_id)])
                 continue
             by_tenant: dict[str, list[IndexOp]] = defaultdict(list)
             for op in group:
-                by_tenant[tenant_name(op.scope.user_id)].append(op)
+                by_tenant[self.tenant(op.scope.user_id)].append(op)
             for tenant, tenant_ops in by_tenant.items():
                 scoped = collection.with_tenant(tenant)
                 if isinstance(first, Upsert):
@@ -340,7 +366,7 @@ class WeaviateIndex:
         from weaviate.exceptions import WeaviateQueryError
 
         try:
-            return self._query(collection, tenant_name(scope.user_id), scope, query)
+            return self._query(collection, self.tenant(scope.user_id), scope, query)
         except WeaviateQueryError as exc:
             if "tenant not found" in str(exc):
                 return []
@@ -395,7 +421,7 @@ class WeaviateIndex:
 
     def set_cold(self, user_ids: Iterable[str]) -> int:
         """Set the tenants of ``user_ids`` INACTIVE; returns how many existed."""
-        names = [tenant_name(u) for u in user_ids]
+        names = [self.tenant(u) for u in user_ids]
         if not names:
             return 0
 
@@ -418,8 +444,8 @@ class WeaviateIndex:
         """The activity status of the user's tenant (``ACTIVE``, ``INACTIVE``) or ``None``."""
 
         def status(collection: Any) -> str | None:
-            found = collection.tenants.get_by_names([tenant_name(user_id)])
-            tenant = found.get(tenant_name(user_id))
+            found = collection.tenants.get_by_names([self.tenant(user_id)])
+            tenant = found.get(self.tenant(user_id))
             return None if tenant is None else str(tenant.activity_status.value)
 
         return self._call("tenant_status", status)
@@ -428,9 +454,9 @@ class WeaviateIndex:
         """How many objects the user's tenant holds (expired-but-unswept ones included)."""
 
         def total(collection: Any) -> int:
-            if not self._tenant_exists(collection, tenant_name(user_id)):
+            if not self._tenant_exists(collection, self.tenant(user_id)):
                 return 0
-            agg = collection.with_tenant(tenant_name(user_id)).aggregate.over_all(total_count=True)
+            agg = collection.with_tenant(self.tenant(user_id)).aggregate.over_all(total_count=True)
             return int(agg.total_count or 0)
 
         return self._call("count", total)
@@ -439,9 +465,9 @@ class WeaviateIndex:
         """Every fragment id the user's tenant holds (for drills and audits)."""
 
         def ids(collection: Any) -> set[uuid.UUID]:
-            if not self._tenant_exists(collection, tenant_name(user_id)):
+            if not self._tenant_exists(collection, self.tenant(user_id)):
                 return set()
-            scoped = collection.with_tenant(tenant_name(user_id))
+            scoped = collection.with_tenant(self.tenant(user_id))
             return {
                 uuid.UUID(o.properties["fragment_id"])
                 for o in scoped.iterator(return_properties=["fragment_id"])
