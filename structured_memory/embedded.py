@@ -44,7 +44,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import psutil
@@ -241,11 +241,34 @@ def _ensure_database(socket_dir: str, pgdata: Path) -> None:
                     psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
                 ):
                     conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+            _quiet_log(conn)
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable(
             f"the embedded PostgreSQL server under {pgdata} does not accept connections; "
             f"see {pgdata / 'log'}, then run `dualtrack health`"
         ) from exc
+
+
+_QUIET_LOG = {
+    # the failing statement (with its values) is never written to the server log
+    "log_min_error_statement": "panic",
+    # errors without their DETAIL ("Failing row contains (...)") or CONTEXT
+    "log_error_verbosity": "terse",
+}
+"""Server log settings that keep user values out of the embedded server's log."""
+
+
+def _quiet_log(conn: Any) -> None:
+    """Apply :data:`_QUIET_LOG` to the server (``ALTER SYSTEM``, then reload) if needed."""
+    current = dict(
+        conn.execute(
+            "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", (list(_QUIET_LOG),)
+        ).fetchall()
+    )
+    if current != _QUIET_LOG:
+        for name, value in _QUIET_LOG.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        conn.execute("SELECT pg_reload_conf()")
 
 
 def _cannot_start(pgdata: Path) -> DatabaseUnavailable:

@@ -89,3 +89,33 @@ def test_reprs_hold_no_pii_or_secret(mem: MemoryClient, settings: Settings) -> N
         update={"embedder_config": {"base_url": "http://127.0.0.1:1/v1", "api_key": "sk-secret"}}
     )
     assert "sk-secret" not in repr(keyed)
+
+
+def test_the_embedded_servers_log_holds_no_failing_values(
+    mem: MemoryClient, data_dir: Path, dsn: str
+) -> None:
+    """A failing statement's values (a phone in a refused row) never reach the server log."""
+    import time
+
+    from sqlalchemy import text
+
+    from sdk import InvalidInput
+
+    if "host=" not in dsn or str(data_dir) not in dsn:
+        pytest.skip("an external PostgreSQL: its logging is the operator's")
+    with mem.database.transaction() as conn:
+        deadline = time.monotonic() + 10
+        while conn.execute(text("SHOW log_error_verbosity")).scalar_one() != "terse":
+            assert time.monotonic() < deadline, "the quiet log settings were not applied"
+            time.sleep(0.1)
+    mem.profiles.ensure("buyer-001")
+    with pytest.raises(InvalidInput), mem.database.transaction() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO user_business_link (user_id, entity_type, entity_id, role) "
+                f"VALUES ('buyer-001', 'spaceship', '{PHONE}', 'owner')"
+            )
+        )
+    log = (data_dir / "pg" / "log").read_text(encoding="utf-8", errors="replace")
+    assert "violates check constraint" in log, "the error itself is logged"
+    assert PHONE not in log
