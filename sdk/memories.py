@@ -15,24 +15,13 @@ from datetime import UTC, datetime
 from policies.errors import InvalidField
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
+from policies.validation import check_uuid
 from sdk.feed import IndexFeed
 from sdk.write_path import WritePath
 from structured_memory.database import Database
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
 
-__all__ = ["Memories", "check_memory_id"]
-
-
-def check_memory_id(memory_id: object) -> uuid.UUID:
-    """``memory_id`` as a UUID (a ``UUID`` or its string form), else :class:`InvalidField`."""
-    if isinstance(memory_id, uuid.UUID):
-        return memory_id
-    if isinstance(memory_id, str) and len(memory_id) <= 64:
-        try:
-            return uuid.UUID(memory_id)
-        except ValueError:
-            pass
-    raise InvalidField("memory_id must be a UUID", field="memory_id")
+__all__ = ["Memories"]
 
 
 class Memories:
@@ -54,7 +43,7 @@ class Memories:
 
     def get(self, user_id: str, memory_id: uuid.UUID | str) -> FragmentRecord | None:
         """One visible, live memory of the user, or ``None`` (reading does not renew it)."""
-        fid = check_memory_id(memory_id)
+        fid = check_uuid(memory_id, "memory_id")
         return self._ledger.get(self._scope(user_id), fid, now=datetime.now(UTC))
 
     def list(self, user_id: str, *, limit: int = 100, offset: int = 0) -> list[FragmentRecord]:
@@ -75,7 +64,7 @@ class Memories:
         context of the session's later memories (they are re-indexed without it).
         """
         scope = self._scope(user_id)
-        fid = check_memory_id(memory_id)
+        fid = check_uuid(memory_id, "memory_id")
         with self._db.transaction() as conn:
             vault_ids = self._ledger.delete(conn, scope, fid)
             if vault_ids is not None:
