@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
 from policies.validation import check_field_length, check_json_depth, check_text, check_timestamp
+from sandbox.current import current as current_sandbox
 from sdk.progress import progress_bar
 from sdk.schemas import MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
@@ -35,6 +36,7 @@ from structured_memory.cross_user import (
     count_unreadable,
     pending_rotation,
     sweep_expired,
+    vacuum_user_tables,
 )
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.fragments import FragmentRecord
@@ -43,6 +45,7 @@ from structured_memory.repositories.outbox import OutboxLag
 if TYPE_CHECKING:
     from sdk.memories import Memories
     from sdk.runtime import Runtime
+    from sdk.sandboxes import Sandboxes, SandboxSession
     from structured_memory.database import Database
     from structured_memory.pii.cipher import PiiCipher
     from unstructured_memory.index.base import FragmentIndex
@@ -61,6 +64,10 @@ class Health:
     index_reachable: bool
     schema_revision: str | None
     schema_head: str
+    schema_supported: bool
+    """Whether this code serves the database's schema (``migrate.schema_supported``): a
+    revision from ``migrate.OLDEST_SUPPORTED`` to the head, or a later release's that
+    declares this code compatible."""
     active_key_id: str
     active_key_age_days: int
     active_key_stale: bool
@@ -72,11 +79,11 @@ class Health:
 
     @property
     def ok(self) -> bool:
-        """Database and index up, schema current, active key within its rotation period."""
+        """Database and index up, schema supported, active key within its rotation period."""
         return (
             self.database
             and self.index_reachable
-            and self.schema_revision == self.schema_head
+            and self.schema_supported
             and not self.active_key_stale
         )
 
@@ -121,8 +128,36 @@ class MemoryClient:
         return KeyRing.load_or_create(path)
 
     def scope(self, user_id: str) -> UserScope:
-        """The validated scope for ``user_id``, carrying this client's agent id."""
-        return UserScope(user_id, self.agent_id)
+        """The validated scope for ``user_id``: this client's agent id, and the sandbox of
+        the current ``with mem.sandbox(...)`` block when it is this user's."""
+        active = current_sandbox()
+        box = active.sandbox_id if active is not None and active.user_id == user_id else None
+        return UserScope(user_id, self.agent_id, box)
+
+    def sandbox(self, user_id: str, session_id: str) -> SandboxSession:
+        """``with mem.sandbox(user_id, session_id) as sb:``: work in the session's sandbox.
+
+        Opens (or resumes) it on entry; ``sb.fork()``, ``sb.merge(ids)``,
+        ``sb.discard()``; see :mod:`sdk.sandboxes`.
+        """
+        from sdk.sandboxes import SandboxSession
+
+        return SandboxSession(self.sandboxes, user_id, session_id)
+
+    @property
+    def sandboxes(self) -> Sandboxes:
+        """Sandboxes by explicit id: open, fork, merge, discard, history, memories."""
+        from sdk.sandboxes import Sandboxes
+
+        rt = self._rt()
+        return Sandboxes(
+            db=rt.db,
+            repo=rt.sandboxes,
+            ledger=rt.ledger,
+            feed=rt.feed,
+            writes=rt.writes,
+            scope_for=self.scope,
+        )
 
     @property
     def database(self) -> Database:
@@ -333,12 +368,15 @@ class MemoryClient:
         now: datetime | None = None,
         batch_size: int = 1000,
         progress: Callable[[int], None] | None = None,
+        vacuum: bool = True,
     ) -> SweepReport:
         """Delete every user's expired memories and facts (ops work, across users).
 
         Like a delete, a swept memory also takes the vault entries only it
         referenced and its words in its neighbours' index context. A derived
-        index gets the deletes through the outbox.
+        index gets the deletes through the outbox. With ``vacuum``, then
+        ``VACUUM (ANALYZE)`` the user tables that erasures, deletes and sweeps
+        left dead tuples in (``report.vacuumed``).
         """
         rt = self._rt()
         at = now or datetime.now(UTC)
@@ -349,7 +387,7 @@ class MemoryClient:
                 rt.writes.forget(conn, scope, ids, vault_ids, at)
             rt.feed.wake()
 
-        return sweep_expired(
+        report = sweep_expired(
             rt.db,
             at,
             batch_size=batch_size,
@@ -357,6 +395,9 @@ class MemoryClient:
             progress=progress,
             forgotten=forgotten,
         )
+        if not vacuum:
+            return report
+        return replace(report, vacuumed=tuple(vacuum_user_tables(rt.db)))
 
     @property
     def index(self) -> FragmentIndex:
@@ -372,19 +413,20 @@ class MemoryClient:
         return self._rt().feed.lag(datetime.now(UTC))
 
     def health(self) -> Health:
-        """Database and index reachability, schema revision, key age, outbox lag."""
+        """Database and index reachability, schema revision and whether this code serves
+        it, key age, outbox lag."""
         rt = self._rt()
         ring = rt.cipher.ring
         today = datetime.now(UTC).date()
         try:
             rt.db.ping()
-            revision = migrate.current_revision(rt.db)
+            schema = migrate.schema_state(rt.db)
             pending = pending_rotation(rt.db, rt.cipher)
             unreadable = count_unreadable(rt.db)
             lag = self.outbox_lag()
             up = True
         except DatabaseUnavailable:
-            revision, pending, unreadable, up = None, -1, -1, False
+            schema, pending, unreadable, up = migrate.SchemaState(None, None), -1, -1, False
             lag = OutboxLag(pending=-1, oldest_age_s=0.0, failing=0)
         try:
             rt.index.ping()
@@ -395,8 +437,9 @@ class MemoryClient:
             database=up,
             index=rt.index.name,
             index_reachable=index_up,
-            schema_revision=revision,
+            schema_revision=schema.revision,
             schema_head=migrate.head_revision(),
+            schema_supported=schema.supported,
             active_key_id=ring.active.key_id,
             active_key_age_days=ring.active.age_days(today),
             active_key_stale=ring.active_is_stale(today),

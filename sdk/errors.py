@@ -13,7 +13,8 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
     │   ├── UserNotFound                 no profile (create it with profiles.ensure)
     │   └── RecordNotFound
     ├── Conflict                         409
-    │   └── ConcurrentModificationError  optimistic-lock version mismatch
+    │   ├── ConcurrentModificationError  optimistic-lock version mismatch
+    │   └── SandboxClosed                the session's sandbox was forked or discarded
     ├── DecryptionError                  tampered ciphertext or wrong key
     ├── EmbedderError                    the embedding endpoint answered nonsense
     ├── ConfigurationError               bad settings or key ring
@@ -45,6 +46,7 @@ from policies.errors import (
     UserNotFound,
     error_class_for_code,
 )
+from sandbox.errors import SandboxClosed
 from unstructured_memory.errors import (
     EmbedderError,
     EmbedderUnavailable,
@@ -69,6 +71,7 @@ __all__ = [
     "NotFound",
     "PolicyMissing",
     "RecordNotFound",
+    "SandboxClosed",
     "StoreUnavailable",
     "TransientFailure",
     "UserNotFound",

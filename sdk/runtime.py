@@ -10,9 +10,11 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
-from policies.errors import DatabaseUnavailable, IndexUnavailable
+from policies.errors import DatabaseUnavailable, IndexUnavailable, SchemaMismatch
 from policies.scope import UserScope
+from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed, build_feed
 from sdk.memories import Memories
 from sdk.search_path import SearchPath
@@ -36,7 +38,7 @@ from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.base import FragmentIndex
 from unstructured_memory.index.registry import create_fallback, create_index
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "open_database"]
 
 _log = logging.getLogger(__name__)
 
@@ -82,6 +84,14 @@ class EmbeddingGuard:
         self._checked = True
 
 
+def open_database(settings: Settings) -> Database:
+    """The configured database (the embedded server started or joined), not migrated."""
+    dsn = settings.dsn() or start_embedded_server(settings.resolved_data_dir())
+    return Database.from_dsn(
+        dsn, pool_size=settings.pool_size, statement_timeout_ms=settings.statement_timeout_ms
+    )
+
+
 @dataclass(frozen=True)
 class Runtime:
     """Everything a started client uses."""
@@ -98,22 +108,20 @@ class Runtime:
     feed: IndexFeed
     memories: Memories
     writes: WritePath
+    sandboxes: SandboxRepository
     searches: SearchPath
 
     @classmethod
     def build(
         cls, settings: Settings, ring: KeyRing, scope_for: Callable[[str], UserScope]
     ) -> Runtime:
-        """Start (or join) the database, migrate if configured, wire everything."""
+        """Start (or join) the database, migrate if configured, check the schema is one
+        this code serves (:class:`SchemaMismatch` if not), wire everything."""
         s = settings
-        dsn = s.dsn() or start_embedded_server(s.resolved_data_dir())
-        db = Database.from_dsn(
-            dsn, pool_size=s.pool_size, statement_timeout_ms=s.statement_timeout_ms
-        )
+        db = open_database(s)
         try:
-            if s.auto_migrate and not migrate.is_current(db):
-                migrate.upgrade(db)
-        except DatabaseUnavailable:
+            migrate.prepare(db, auto_migrate=s.auto_migrate)
+        except (DatabaseUnavailable, SchemaMismatch):
             db.dispose()
             raise
         cipher = PiiCipher(ring)
@@ -129,6 +137,7 @@ class Runtime:
         feed.start()
         embedder = create_embedder(s.embedder, s.embedder_config)
         guard = EmbeddingGuard(db, embedder, index)
+        sandboxes = SandboxRepository(timedelta(hours=s.sandbox_hours), s.ttl)
         writes = WritePath(
             db=db,
             ledger=ledger,
@@ -136,6 +145,7 @@ class Runtime:
             embedder=embedder,
             feed=feed,
             ttl=s.ttl,
+            sandboxes=sandboxes,
             scope_for=scope_for,
             check_embedding_space=guard,
             context_turns=s.context_turns,
@@ -143,16 +153,17 @@ class Runtime:
         return cls(
             db=db,
             cipher=cipher,
-            profiles=ProfileRepository(db),
+            profiles=ProfileRepository(db, vault=vault),
             devices=DeviceRepository(db),
             links=BusinessLinkRepository(db),
-            facts=FactRepository(db, s.ttl),
+            facts=FactRepository(db, s.ttl, vault=vault),
             vault=vault,
             ledger=ledger,
             index=index,
             feed=feed,
             memories=Memories(db, ledger, feed, writes, scope_for),
             writes=writes,
+            sandboxes=sandboxes,
             searches=SearchPath(
                 ledger=ledger,
                 vault=vault,

@@ -92,6 +92,12 @@ class Settings(BaseSettings):
         description="Contextual indexing: previous turns of the session indexed with a "
         "fragment (0: off).",
     )
+    sandbox_hours: float = Field(
+        default=24.0,
+        gt=0,
+        le=24 * 90,
+        description="How long a session sandbox (and what was written in it but not merged) lives.",
+    )
     search_preset: str = Field(
         default="hybrid",
         description="Default search preset: hybrid, hybrid_ranked, keyword, vector.",

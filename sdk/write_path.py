@@ -5,9 +5,13 @@
 - **validate**: the user scope, the lifecycle policy (required), text, ids,
   times and metadata; a bad item fails its batch before anything is written.
 - **analyse and mask**: rules + NER tag entities and intent; PII is replaced
-  by its mask in the text that will be stored, embedded and indexed.
-- **vault**: the clear PII values go to the encrypted vault, referenced from
-  the fragment's ``metadata["pii"]``.
+  by its mask in the text that will be stored, embedded and indexed, and in
+  every string anywhere inside ``metadata`` (whatever the policy). Metadata
+  keys are stored as given, so a key holding PII is refused; the key ``pii``
+  is reserved for the references below.
+- **vault**: the clear PII values of the text and the metadata go to the
+  encrypted vault, referenced (once per value) from the fragment's
+  ``metadata["pii"]``.
 - **embed**: one batch call for the fragments and their session contexts
   (contextual indexing: the session date and the previous turns a reader of
   the fragment may also see).
@@ -42,9 +46,11 @@ from policies.pii import PiiMatch
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import check_field_length, check_json, check_text, check_timestamp
+from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.schemas import MemoryInput
 from structured_memory.database import Database
+from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import (
     FragmentLedger,
@@ -114,11 +120,13 @@ class WritePath:
         embedder: Embedder,
         feed: IndexFeed,
         ttl: TTLConfig,
+        sandboxes: SandboxRepository,
         scope_for: Callable[[str], UserScope],
         check_embedding_space: Callable[[], None],
         context_turns: int,
     ) -> None:
         self._db = db
+        self._sandboxes = sandboxes
         self._ledger = ledger
         self._vault = vault
         self._embedder = embedder
@@ -197,13 +205,19 @@ class WritePath:
         if item.metadata is not None:
             if not isinstance(item.metadata, dict):
                 raise InvalidField("metadata must be a JSON object", field="metadata")
+            if "pii" in item.metadata:
+                raise InvalidField(
+                    "the metadata key 'pii' is reserved for vault references", field="metadata"
+                )
             check_json(item.metadata, "metadata", max_bytes=MAX_METADATA_BYTES)
         return item, scope
 
     def analyse_and_mask(self, checked: tuple[MemoryInput, UserScope]) -> _Item:
-        """Stage *analyse and mask*: entities, intent, the masked text and its tokens."""
+        """Stage *analyse and mask*: entities, intent, the masked text and its tokens,
+        the masked metadata."""
         item, scope = checked
         analysis = analyse_text(item.text)
+        metadata, metadata_pii = mask_json(item.metadata or {}, "metadata")
         words = tokens(analysis.masked_text)
         fragment = NewFragment(
             user_id=scope.user_id,
@@ -222,9 +236,9 @@ class WritePath:
             embedding=(),
             embedding_model=self._embedder.name,
             entities=_entity_dicts(analysis.entities),
-            metadata=dict(item.metadata or {}),
+            metadata=metadata,
         )
-        return _Item(fragment, analysis.pii)
+        return _Item(fragment, [*analysis.pii, *metadata_pii])
 
     def vault(self, conn: Connection, items: Sequence[_Item]) -> list[dict[str, Any]]:
         """Stage *vault*: seal the items' PII; each item's metadata referencing it.
@@ -241,7 +255,7 @@ class WritePath:
             f = item.fragment
             vaulted = [
                 {"vault_id": str(ref.id), "kind": ref.kind}
-                for ref in (refs[(f.user_id, m.kind.value, m.value)] for m in item.pii)
+                for ref in dict.fromkeys(refs[(f.user_id, m.kind.value, m.value)] for m in item.pii)
             ]
             out.append({**f.metadata, "pii": vaulted} if vaulted else f.metadata)
         return out
@@ -260,9 +274,31 @@ class WritePath:
             out.append((vector, words))
         return out
 
-    def ttl(self, conn: Connection, users: Iterable[str], now: datetime) -> set[str]:
-        """Stage *TTL* (its I/O half): which of the users are frequent."""
-        return {u for u in users if frequent_user(conn, UserScope(u), now, self._ttl)}
+    def ttl(
+        self, conn: Connection, fragments: Sequence[NewFragment], now: datetime
+    ) -> list[tuple[datetime | None, int | None]]:
+        """Stage *TTL*: each fragment's expiry and renewal period.
+
+        Long-term memory follows ``policies.ttl`` (policy, kind, frequent user);
+        a fragment written in a sandbox expires with its sandbox, which this
+        stage holds open until commit (:class:`SandboxClosed` if it was closed).
+        """
+        users = {f.user_id for f in fragments if f.sandbox_id is None}
+        frequent = {u for u in users if frequent_user(conn, UserScope(u), now, self._ttl)}
+        boxes = sorted({(f.user_id, f.sandbox_id) for f in fragments if f.sandbox_id is not None})
+        box_ends = {
+            (u, b): self._sandboxes.hold(conn, UserScope(u, None, b), now) for u, b in boxes
+        }
+        decided: list[tuple[datetime | None, int | None]] = []
+        for f in fragments:
+            if f.sandbox_id is not None:
+                decided.append((box_ends[(f.user_id, f.sandbox_id)], None))
+                continue
+            life = lifetime(
+                f.policy, MemoryKind(f.kind), frequent_user=f.user_id in frequent, config=self._ttl
+            )
+            decided.append((life.expires_at(now), life.renew_days))
+        return decided
 
     def ledger(self, conn: Connection, fragments: Sequence[NewFragment]) -> list[uuid.UUID]:
         """Stage *ledger*: insert the rows."""
@@ -377,31 +413,24 @@ class WritePath:
 
         def unit() -> list[uuid.UUID]:
             with self._db.transaction() as conn:
-                users = {i.fragment.user_id for i in items}
-                hold_profiles(conn, users)
-                frequent = self.ttl(conn, users, now)
+                hold_profiles(conn, {i.fragment.user_id for i in items})
                 metadata = self.vault(conn, items)
-                fragments = []
-                for item, (vector, words), meta in zip(items, embedded, metadata, strict=True):
-                    f = item.fragment
-                    life = lifetime(
-                        f.policy,
-                        MemoryKind(f.kind),
-                        frequent_user=f.user_id in frequent,
-                        config=self._ttl,
+                lifetimes = self.ttl(conn, [i.fragment for i in items], now)
+                fragments = [
+                    replace(
+                        item.fragment,
+                        embedding=vector,
+                        index_text=" ".join(words),
+                        token_count=len(words),
+                        expires_at=expires,
+                        renew_days=renew_days,
+                        context_ids=item.context_ids,
+                        metadata=meta,
                     )
-                    fragments.append(
-                        replace(
-                            f,
-                            embedding=vector,
-                            index_text=" ".join(words),
-                            token_count=len(words),
-                            expires_at=life.expires_at(now),
-                            renew_days=life.renew_days,
-                            context_ids=item.context_ids,
-                            metadata=meta,
-                        )
+                    for item, (vector, words), meta, (expires, renew_days) in zip(
+                        items, embedded, metadata, lifetimes, strict=True
                     )
+                ]
                 ids = self.ledger(conn, fragments)
                 self.index_feed(conn, fragments)
             return ids

@@ -35,12 +35,15 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from policies.audit import AuditAction
 from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
 from policies.pii import PiiKind
 from policies.ttl import MemoryKind
 
 __all__ = [
+    "AuditKey",
+    "AuditLog",
     "Base",
     "BusinessEntityType",
     "EmbeddingSpace",
@@ -51,6 +54,9 @@ __all__ = [
     "MemoryFragment",
     "PiiDataKey",
     "PiiVaultEntry",
+    "SandboxStatus",
+    "SchemaCompat",
+    "SessionSandbox",
     "UserBusinessLink",
     "UserDevice",
     "UserProfile",
@@ -67,6 +73,9 @@ class BusinessEntityType(StrEnum):
     ORDER = "order"
     REFUND = "refund"
     TICKET = "ticket"
+    RETURN = "return"
+    EXCHANGE = "exchange"
+    WORK_ORDER = "work_order"
 
 
 class LinkRole(StrEnum):
@@ -84,6 +93,8 @@ class FactStatus(StrEnum):
     ACTIVE = "active"
     PENDING_CONFIRMATION = "pending_confirmation"
     NEEDS_REVIEW = "needs_review"
+    RETIRED = "retired"
+    """Rejected by feedback: never served again (revision 0008)."""
 
 
 def _in(column: str, values: type[StrEnum]) -> str:
@@ -175,7 +186,12 @@ class UserDevice(Base):
 
 
 class UserBusinessLink(Base):
-    """A user's role on a business entity, valid in ``[effective_from, effective_to)``."""
+    """A user's role on a business entity, valid in ``[effective_from, effective_to)``.
+
+    ``verified_state`` is the state its system of record last reported (PII
+    masked), ``verified_at`` when; ``verification_ok`` whether the latest
+    verification succeeded (NULL: never verified).
+    """
 
     __tablename__ = "user_business_link"
 
@@ -191,6 +207,9 @@ class UserBusinessLink(Base):
         DateTime(timezone=True), server_default=sql_text("'infinity'")
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    verified_state: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    verification_ok: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
     __table_args__ = (
         CheckConstraint(_in("entity_type", BusinessEntityType), name="entity_type_known"),
@@ -217,6 +236,7 @@ class MemoryFact(Base):
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     renew_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    last_decayed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     source: Mapped[str] = mapped_column(String(64), server_default="")
     agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
@@ -340,6 +360,7 @@ class MemoryFragment(Base):
     occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    last_decayed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     renew_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     context_ids: Mapped[list[uuid.UUID]] = mapped_column(
@@ -365,6 +386,43 @@ class MemoryFragment(Base):
     )
 
 
+class SandboxStatus(StrEnum):
+    """Where a session sandbox stands: one ``active`` per user and session."""
+
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    DISCARDED = "discarded"
+
+
+class SessionSandbox(Base):
+    """A session's working memory: its writes are visible only inside it until merged."""
+
+    __tablename__ = "session_sandbox"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    user_id: Mapped[str] = _user_fk()
+    session_id: Mapped[str] = mapped_column(String(128))
+    agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), server_default=SandboxStatus.ACTIVE.value)
+    parent_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint(_in("status", SandboxStatus), name="status_known"),
+        CheckConstraint("(status = 'active') = (closed_at IS NULL)", name="closed"),
+        Index(
+            None,
+            "user_id",
+            "session_id",
+            unique=True,
+            postgresql_where=sql_text("status = 'active'"),
+        ),
+        Index(None, "user_id", "session_id", "created_at"),
+    )
+
+
 class EmbeddingSpace(Base):
     """The one embedding model (and its dimension) the stored vectors belong to."""
 
@@ -379,6 +437,20 @@ class EmbeddingSpace(Base):
         CheckConstraint("id = 1", name="single_row"),
         CheckConstraint("dimensions > 0", name="dimensions_positive"),
     )
+
+
+class SchemaCompat(Base):
+    """The schema's revision and the oldest code revision that still runs on it
+    (written by ``structured_memory.migrate``, read by clients of earlier releases)."""
+
+    __tablename__ = "schema_compat"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, server_default="1")
+    revision: Mapped[str] = mapped_column(String(32))
+    min_client_revision: Mapped[str] = mapped_column(String(32))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
 
 
 class FragmentOutbox(Base):
@@ -406,4 +478,51 @@ class FragmentOutbox(Base):
             name="fragment_for_fragment_ops",
         ),
         Index(None, "next_attempt_at", "id"),
+    )
+
+
+class AuditKey(Base):
+    """A user's random key for the audit pseudonym (``policies.audit.pseudonym``).
+
+    Deleted with the user: erasure destroys it, and the audit entries naming the
+    user by that pseudonym no longer identify anyone.
+    """
+
+    __tablename__ = "audit_key"
+
+    user_id: Mapped[str] = mapped_column(
+        String(128), ForeignKey("user_profile.user_id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (CheckConstraint("octet_length(key) = 32", name="key_256bit"),)
+
+
+class AuditLog(Base):
+    """The append-only audit log (triggers refuse UPDATE, DELETE and TRUNCATE).
+
+    No ``user_id`` and no foreign key to ``user_profile``: entries outlive an
+    erasure. ``subject`` is the user's pseudonym, ``details`` ids, codes and
+    numbers only (``policies.audit.check_details``).
+    """
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    action: Mapped[str] = mapped_column(String(32))
+    agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    subject: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    memory_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
+
+    __table_args__ = (
+        CheckConstraint(_in("action", AuditAction), name="action_known"),
+        CheckConstraint("subject ~ '^[0-9a-f]{64}$'", name="subject_hmac"),
+        CheckConstraint("jsonb_typeof(details) = 'object'", name="details_object"),
+        Index(None, "at"),
+        Index(None, "action", "at"),
+        Index(None, "subject", "at"),
+        Index(None, "memory_id"),
     )

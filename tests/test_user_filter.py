@@ -101,6 +101,14 @@ def test_every_user_statement_of_a_workload_is_scoped(
         "s-2",
         [Turn(role="user", text="昨天那个退款到账了吗"), Turn(role="assistant", text="已到账")],
     )
+    with mem.sandbox(user, "s-3") as sb:
+        boxed = mem.write(user, "沙箱里的临时需求", lifecycle_policy=implicit)
+        mem.search(user, "临时需求", limit=3)
+        sb.merge([boxed])
+        sb.fork()
+        mem.write(user, "重新来过", lifecycle_policy=implicit)
+        mem.sandboxes.history(user, "s-3")
+        sb.discard()
     mem.memories.get(user, first)
     mem.memories.list(user)
     mem.export_user(user)
