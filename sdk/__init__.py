@@ -29,12 +29,22 @@ from sdk.errors import (
     PolicyMissing,
     RecordNotFound,
     SandboxClosed,
+    SchemaMismatch,
     StoreUnavailable,
     TransientFailure,
     UserNotFound,
 )
 from sdk.schemas import MemoryHit, MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
+from sdk.verification import (
+    BusinessState,
+    Verification,
+    VerificationStatus,
+    Verifier,
+    VerifierMissing,
+    VerifierTimeout,
+    VerifierUnavailable,
+)
 from structured_memory.pii.vault import VaultRef
 from structured_memory.records import BusinessLink, Device, Fact, Profile
 from structured_memory.repositories.fragments import FragmentRecord
@@ -43,6 +53,7 @@ from unstructured_memory.summariser.transcript import Turn
 
 __all__ = [
     "BusinessLink",
+    "BusinessState",
     "ConcurrentModificationError",
     "ConfigurationError",
     "Conflict",
@@ -72,6 +83,7 @@ __all__ = [
     "Profile",
     "RecordNotFound",
     "SandboxClosed",
+    "SchemaMismatch",
     "SearchResults",
     "SessionRecord",
     "Settings",
@@ -80,4 +92,10 @@ __all__ = [
     "Turn",
     "UserNotFound",
     "VaultRef",
+    "Verification",
+    "VerificationStatus",
+    "Verifier",
+    "VerifierMissing",
+    "VerifierTimeout",
+    "VerifierUnavailable",
 ]

@@ -18,7 +18,8 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
     ├── DecryptionError                  tampered ciphertext or wrong key
     ├── EmbedderError                    the embedding endpoint answered nonsense
     ├── ConfigurationError               bad settings or key ring
-    │   └── EmbeddingDimensionMismatch   the embedder differs from the stored vectors
+    │   ├── EmbeddingDimensionMismatch   the embedder differs from the stored vectors
+    │   └── SchemaMismatch               503: the schema is not one this release serves
     └── StoreUnavailable                 503: retry later
         ├── DatabaseUnavailable
         ├── IndexUnavailable
@@ -41,6 +42,7 @@ from policies.errors import (
     NotFound,
     PolicyMissing,
     RecordNotFound,
+    SchemaMismatch,
     StoreUnavailable,
     TransientFailure,
     UserNotFound,
@@ -72,6 +74,7 @@ __all__ = [
     "PolicyMissing",
     "RecordNotFound",
     "SandboxClosed",
+    "SchemaMismatch",
     "StoreUnavailable",
     "TransientFailure",
     "UserNotFound",

@@ -61,8 +61,11 @@ def session_client(settings: Settings) -> Iterator[MemoryClient]:
 def mem(session_client: MemoryClient) -> Iterator[MemoryClient]:
     """A started client over a database whose user tables are emptied after the test."""
     yield session_client
-    # embedding_space stays: it records the session client's embedder, as in production
-    tables = ", ".join(t.name for t in Base.metadata.sorted_tables if t.name != "embedding_space")
+    # embedding_space stays: it records the session client's embedder, as in production;
+    # audit_log stays: it is append-only (its triggers refuse TRUNCATE);
+    # schema_compat stays: it describes the schema, not a user
+    kept = {"embedding_space", "audit_log", "schema_compat"}
+    tables = ", ".join(t.name for t in Base.metadata.sorted_tables if t.name not in kept)
     with session_client.database.transaction() as conn:
         conn.execute(text(f"TRUNCATE {tables} CASCADE"))
 

@@ -17,6 +17,7 @@ revision = "0007"
 down_revision = "0006"
 branch_labels = None
 depends_on = None
+min_client_revision = "0003"  # expand-only: clients of 0003 on keep working
 
 _TS = sa.DateTime(timezone=True)
 _NOW = sa.text("now()")
