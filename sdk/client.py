@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from policies.audit import AuditAction
 from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
@@ -27,13 +28,17 @@ from policies.ttl import MemoryKind
 from policies.validation import check_field_length, check_json_depth, check_text, check_timestamp
 from sandbox.current import current as current_sandbox
 from sdk.progress import progress_bar
-from sdk.schemas import MemoryInput, SearchResults, SessionRecord
+from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
+from sdk.verification import Verification, Verifier, Verifiers, link_types
 from structured_memory import migrate
+from structured_memory.audit import record, record_erasure
 from structured_memory.cross_user import (
+    DecayReport,
     SweepReport,
     count_unreadable,
+    decay_inferred,
     pending_rotation,
     sweep_expired,
     vacuum_user_tables,
@@ -43,6 +48,7 @@ from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
 
 if TYPE_CHECKING:
+    from sdk.context import MemoryContext
     from sdk.memories import Memories
     from sdk.runtime import Runtime
     from sdk.sandboxes import Sandboxes, SandboxSession
@@ -96,6 +102,9 @@ class MemoryClient:
         self.agent_id = agent_id
         self._runtime: Runtime | None = None
         self._lock = threading.Lock()
+        self._verifiers = Verifiers(
+            timeout_ms=settings.verifier_timeout_ms, max_workers=settings.verifier_max_workers
+        )
 
     @classmethod
     def from_env(cls, *, agent_id: str | None = None, **overrides: Any) -> MemoryClient:
@@ -265,18 +274,22 @@ class MemoryClient:
         occurred_after: datetime | None = None,
         occurred_before: datetime | None = None,
         session_id: str | None = None,
+        verify: bool = False,
     ) -> SearchResults:
         """Hybrid BM25 + vector search of the user's live memories, best first.
 
         PII in ``query`` is masked before it is embedded or sent to an index;
         a memory that held the same value is still found (blind index).
         ``alpha`` (0 keyword only ... 1 vector only) overrides the preset's.
+        With ``verify``, each hit's ``verifications`` hold the live state of the
+        business entities it names (see :meth:`verify_links`).
         Raises :class:`InvalidText` for an empty or oversized query and
         :class:`InvalidField` for a bad limit, alpha, preset or filter.
         """
         from sdk.search_path import MAX_QUERY_BYTES, SearchRequest
 
-        return self._rt().searches.search(
+        rt = self._rt()
+        return rt.searches.search(
             SearchRequest(
                 user_id=user_id,
                 query=check_text(query, field="query", max_bytes=MAX_QUERY_BYTES),
@@ -287,7 +300,69 @@ class MemoryClient:
                 occurred_after=occurred_after,
                 occurred_before=occurred_before,
                 session_id=session_id,
-            )
+                verify=verify,
+            ),
+            verify_hits=lambda scope, hits: self._verifiers.verify_hits(scope, rt.links, hits),
+        )
+
+    def register_verifier(self, entity_type: str, fn: Verifier) -> None:
+        """Ask ``fn(entity_type, entity_id)`` for the live state of links of ``entity_type``.
+
+        ``fn`` returns a :class:`BusinessState`, or ``None`` when its system of
+        record does not know the entity; it runs in this process only, in a
+        pool of ``verifier_max_workers`` threads. Registering again replaces
+        it. Raises :class:`InvalidField` for an unknown link type.
+        """
+        self._verifiers.register(entity_type, fn)
+
+    def verify_links(
+        self, user_id: str, *, entity_types: Iterable[str] | None = None
+    ) -> list[Verification]:
+        """The live state of each entity the user is linked to now (of ``entity_types``).
+
+        All verifiers are asked at once; each answer is recorded on the links
+        (a changed state refreshes them and goes to the audit log). An entity
+        whose verifier raised, timed out (``verifier_timeout_ms``) or is not
+        registered is ``unverified``, never served with its stored state as
+        current. Raises :class:`UserNotFound` for an unknown user.
+        """
+        rt = self._rt()
+        scope = self.scope(user_id)
+        wanted = link_types(entity_types)
+        links = [
+            link
+            for link in rt.links.valid_at(scope)
+            if wanted is None or link.entity_type in wanted
+        ]
+        if not links:
+            rt.profiles.get(scope)  # UserNotFound for an unknown user
+        return self._verifiers.verify(scope, rt.links, links)
+
+    def build_context(
+        self, user_id: str, query: str, max_tokens: int = 600, *, records: int = 5
+    ) -> MemoryContext:
+        """The long-term memory block for the prompt, cut to ``max_tokens``.
+
+        The profile always; then the user's facts, business items with their
+        verified state, the ``records`` memories most relevant to ``query``
+        (within the current sandbox, if any), and pending memories as questions.
+        See :mod:`sdk.context`. Raises :class:`UserNotFound` for an unknown user
+        and :class:`InvalidField` for a budget too small for the header.
+        """
+        from sdk.context import assemble
+
+        rt = self._rt()
+        scope = self.scope(user_id)
+        profile = rt.profiles.get(scope)
+        hits = self.search(user_id, query, limit=records)
+        return assemble(
+            profile,
+            rt.facts.list(scope),
+            rt.links.valid_at(scope),
+            hits,
+            reveal=lambda entry: rt.vault.reveal(scope, entry),
+            max_tokens=max_tokens,
+            degraded=hits.degraded,
         )
 
     def end_session(
@@ -318,6 +393,24 @@ class MemoryClient:
         memory_id = rt.writes.write_record(scope, summary, len(turns))
         return SessionRecord(memory_id=memory_id, summary=summary)
 
+    def feedback(self, user_id: str, memory_id: uuid.UUID | str, *, action: str) -> FeedbackResult:
+        """Report a behaviour event on any memory of the user, fragment or fact, by id.
+
+        ``action`` is ``click``, ``skip``, ``confirm``, ``reject`` or ``ignore``
+        (weights in ``settings.confidence``): ``new = old * 0.95 + weight * 0.05``;
+        below 0.3 the memory becomes ``pending_confirmation``, a confirm restores
+        it to ``active`` at 0.6 or more, a reject retires it (no read returns it
+        again). Audited. Raises :class:`InvalidField` for an unknown action or a
+        malformed id, :class:`RecordNotFound` if no visible, live memory of the
+        user has that id.
+        """
+        from sdk.feedback import give_feedback
+
+        rt = self._rt()
+        return give_feedback(
+            rt.db, rt.feed, self.scope(user_id), memory_id, action, self.settings.confidence
+        )
+
     @property
     def memories(self) -> Memories:
         """Unstructured memories: ``get``, ``list`` and ``delete``."""
@@ -326,7 +419,8 @@ class MemoryClient:
     def export_user(self, user_id: str) -> dict[str, Any]:
         """Everything stored about the user, as JSON-ready data (PII decrypted for the user).
 
-        Raises :class:`UserNotFound` if the user has no profile.
+        The export is recorded in the audit log (counts only). Raises
+        :class:`UserNotFound` if the user has no profile.
         """
         rt = self._rt()
         scope = self.scope(user_id)
@@ -334,7 +428,7 @@ class MemoryClient:
         memories: list[FragmentRecord] = []
         while batch := rt.memories.list(user_id, limit=1000, offset=len(memories)):
             memories += batch
-        return {
+        exported = {
             "user_id": scope.user_id,
             "exported_at": datetime.now(UTC).isoformat(),
             "profile": profile.model_dump(mode="json"),
@@ -347,16 +441,23 @@ class MemoryClient:
             ],
             "memories": [m.model_dump(mode="json") for m in memories],
         }
+        counts = {k: len(v) for k, v in exported.items() if isinstance(v, list)}
+        with rt.db.transaction() as conn:
+            record(conn, scope, AuditAction.EXPORT, details=counts)
+        return exported
 
     def forget_user(self, user_id: str) -> bool:
         """Erase everything stored about the user, in one transaction.
 
         The same transaction queues the removal of the user's data from a
-        derived index, which the outbox worker applies.
+        derived index, which the outbox worker applies, and records the erasure
+        in the audit log under the user's pseudonym before its key is destroyed
+        with the user: the log keeps pseudonymous entries only.
         """
         rt = self._rt()
         scope = self.scope(user_id)
         with rt.db.transaction() as conn:
+            record_erasure(conn, scope)
             existed = rt.profiles.delete_user(scope, join=conn)
             rt.feed.enqueue(conn, [(OutboxOp.DROP_USER, scope.user_id, None)])
         rt.feed.wake()
@@ -376,7 +477,8 @@ class MemoryClient:
         referenced and its words in its neighbours' index context. A derived
         index gets the deletes through the outbox. With ``vacuum``, then
         ``VACUUM (ANALYZE)`` the user tables that erasures, deletes and sweeps
-        left dead tuples in (``report.vacuumed``).
+        left dead tuples in (``report.vacuumed``). The confidence decay
+        (:meth:`decay`) runs with it (``report.decay``).
         """
         rt = self._rt()
         at = now or datetime.now(UTC)
@@ -395,9 +497,35 @@ class MemoryClient:
             progress=progress,
             forgotten=forgotten,
         )
+        report = replace(report, decay=self.decay(now=at, batch_size=batch_size))
         if not vacuum:
             return report
         return replace(report, vacuumed=tuple(vacuum_user_tables(rt.db)))
+
+    def decay(
+        self,
+        *,
+        now: datetime | None = None,
+        batch_size: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> DecayReport:
+        """Lower the confidence of every user's stale inferences (ops work, across users).
+
+        One step of ``new = old * 0.95`` per whole day an IMPLICIT memory went
+        unused beyond ``confidence.decay_after_days`` (fragments renewed by at
+        least ``decay_min_renew_days``, and facts); below the pending threshold
+        it becomes ``pending_confirmation``. Idempotent per day; each decay and
+        each change of status is recorded in the audit log. Also run by
+        :meth:`sweep`.
+        """
+        rt = self._rt()
+        return decay_inferred(
+            rt.db,
+            now or datetime.now(UTC),
+            self.settings.confidence,
+            batch_size=batch_size,
+            progress=progress,
+        )
 
     @property
     def index(self) -> FragmentIndex:
@@ -450,6 +578,7 @@ class MemoryClient:
 
     def close(self) -> None:
         """Stop the outbox thread, close the index client, release the engine's connections."""
+        self._verifiers.close()
         with self._lock:
             if self._runtime is not None:
                 self._runtime.close()

@@ -15,11 +15,12 @@ from pydantic import BaseModel, ConfigDict
 
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
+from sdk.verification import Verification
 
 if TYPE_CHECKING:
     from unstructured_memory.summariser.summary import SessionSummary
 
-__all__ = ["MemoryHit", "MemoryInput", "SearchResults", "SessionRecord"]
+__all__ = ["FeedbackResult", "MemoryHit", "MemoryInput", "SearchResults", "SessionRecord"]
 
 
 class MemoryInput(BaseModel):
@@ -53,6 +54,11 @@ class MemoryHit:
     session_id: str | None
     keyword_score: float | None
     vector_score: float | None
+    status: str = "active"
+    confidence: float = 1.0
+    verifications: tuple[Verification, ...] = ()
+    """With ``search(..., verify=True)``: the live state of each business entity the
+    memory names (see ``sdk.verification``); empty otherwise."""
 
 
 class SearchResults(list[MemoryHit]):
@@ -67,3 +73,21 @@ class SessionRecord:
 
     memory_id: uuid.UUID
     summary: SessionSummary
+
+
+@dataclass(frozen=True)
+class FeedbackResult:
+    """Where :meth:`MemoryClient.feedback` left a memory.
+
+    ``kind`` is ``"fragment"`` or ``"fact"``; ``status`` is ``active``,
+    ``pending_confirmation`` (ask the user before relying on it), ``needs_review``
+    or ``retired`` (rejected: no read returns it again).
+    """
+
+    memory_id: uuid.UUID
+    kind: str
+    action: str
+    confidence: float
+    status: str
+    previous_confidence: float
+    previous_status: str

@@ -1,6 +1,6 @@
 """The search path of the unstructured track, one named stage after another.
 
-    validate → mask → embed → index → fallback → hydrate → hits
+    validate → mask → embed → index → fallback → hydrate → hits → verify
 
 - **validate**: the user scope, the query text, limit, preset and filters.
 - **mask** and **embed**: :func:`build_query` masks PII in the query exactly
@@ -14,6 +14,8 @@
 - **hydrate**: the hits are read back from the ledger under the same scope
   (an expired or invisible hit is dropped) and renewed by their own period.
 - **hits**: the records shaped for the caller, best first.
+- **verify** (``verify=True`` only): the business entities the hits name are
+  checked against their systems of record (``sdk.verification``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from itertools import islice
 from policies.errors import IndexUnavailable, InvalidField
 from policies.pii import PiiMatch
 from policies.scope import UserScope
-from policies.validation import check_field_length, check_text, check_timestamp
+from policies.validation import check_bool, check_field_length, check_text, check_timestamp
 from sdk.schemas import MemoryHit, SearchResults
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
@@ -36,7 +38,7 @@ from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilter
 from unstructured_memory.search.presets import PRESETS, SearchConfig
 from unstructured_memory.search.query import BuiltQuery, build_query
 
-__all__ = ["MAX_LIMIT", "MAX_QUERY_BYTES", "SearchPath", "SearchRequest"]
+__all__ = ["MAX_LIMIT", "MAX_QUERY_BYTES", "HitVerifier", "SearchPath", "SearchRequest"]
 
 MAX_QUERY_BYTES = 4096
 """Largest search query accepted, in UTF-8 bytes."""
@@ -45,6 +47,9 @@ MAX_LIMIT = 100
 """Most hits one search returns."""
 
 MAX_INTENTS = 32
+
+HitVerifier = Callable[[UserScope, SearchResults], SearchResults]
+"""Stage *verify*: attaches to each hit the live state of the business entities it names."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class SearchRequest:
     occurred_after: datetime | None = None
     occurred_before: datetime | None = None
     session_id: str | None = None
+    verify: bool = False
 
 
 class SearchPath:
@@ -88,9 +94,14 @@ class SearchPath:
         self._check_space = check_embedding_space
         self._prefilter_limit = prefilter_limit
 
-    def search(self, request: SearchRequest) -> SearchResults:
-        """Hybrid search of the scope's visible, live memories, best first."""
+    def search(
+        self, request: SearchRequest, *, verify_hits: HitVerifier | None = None
+    ) -> SearchResults:
+        """Hybrid search of the scope's visible, live memories, best first; with
+        ``request.verify``, their business entities checked by ``verify_hits``."""
         scope, config, filters = self.validate(request)
+        if request.verify and verify_hits is None:
+            raise InvalidField("this search path cannot verify", field="verify")
         self._check_space()
         now = datetime.now(UTC)
         built = self.mask_and_embed(request.query, config, request.limit, now, filters)
@@ -100,7 +111,10 @@ class SearchPath:
         hits = [] if built.empty else self.index(scope, built.query, results)
         hits = self.pii_hits(scope, built.pii, now, request.limit) + hits
         records = self.hydrate(scope, hits, now)
-        return self.hits(hits, records, results, request.limit)
+        results = self.hits(hits, records, results, request.limit)
+        if request.verify and verify_hits is not None:
+            return verify_hits(scope, results)
+        return results
 
     # -- stages ----------------------------------------------------------------------------
 
@@ -124,6 +138,7 @@ class SearchPath:
                 raise InvalidField(f"at most {MAX_INTENTS} intents", field="intents")
         if r.session_id is not None:
             check_field_length("session_id", r.session_id, 128)
+        check_bool(r.verify, "verify")
         filters = SearchFilters(
             intents=intents,
             occurred_after=check_timestamp(r.occurred_after, "occurred_after"),
@@ -212,6 +227,8 @@ class SearchPath:
                     session_id=rec.session_id,
                     keyword_score=hit.keyword_score,
                     vector_score=hit.vector_score,
+                    status=rec.status,
+                    confidence=rec.confidence,
                 )
             )
         return results

@@ -1,0 +1,300 @@
+"""The long-term memory block an agent places right after its system prompt.
+
+``mem.build_context(user_id, query, max_tokens=600)`` assembles, in order of
+priority: the profile (always), the user's explicit facts, business items
+(orders, refunds, tickets: with their verified state, or flagged unverified),
+the records most relevant to the query (hybrid search, within the current
+sandbox if any), and pending memories as questions to ask, never as facts.
+Items are added in that order while they fit the token budget
+(:func:`policies.tokens.count_tokens`, CJK counted per character); what does
+not fit is counted in ``omitted``. Records are leads: the block says so and
+tells the agent to confirm live state with its tools. Texts are the masked
+forms the tracks store; a SENSITIVE fact shows its masked value and its vault
+reference, never the clear value.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from policies.errors import InvalidField
+from policies.pii import PiiKind, mask_pii, mask_value
+from policies.tokens import count_tokens
+from sdk.schemas import MemoryHit
+from structured_memory.records import BusinessLink, Fact, Profile
+
+__all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "render"]
+
+PENDING = "pending_confirmation"
+
+
+class Section(StrEnum):
+    """Where an item stands in the block, in order of priority."""
+
+    PROFILE = "profile"
+    FACT = "fact"
+    BUSINESS = "business"
+    RECORD = "record"
+    QUESTION = "question"
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One line of the block and where it came from (``ref``: a memory, fact or link id)."""
+
+    section: Section
+    text: str
+    ref: str | None = None
+    status: str = "active"
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """The block (``text``), its estimated ``tokens``, the items it holds and how many
+    items the budget left out."""
+
+    text: str
+    tokens: int
+    items: list[ContextItem]
+    omitted: int = 0
+    degraded: bool = False
+
+    def message(self) -> dict[str, str]:
+        """The block as a chat message, to place right after the system prompt."""
+        return {"role": "system", "content": self.text}
+
+
+@dataclass(frozen=True)
+class _Words:
+    header: str
+    titles: dict[Section, str]
+    profile: str
+    channels: str
+    never_verified: str
+    unverified: str
+    verified: str
+    question: str
+    sensitive: str
+    link_types: dict[str, str] = field(default_factory=dict)
+
+
+_ZH = _Words(
+    header=(
+        "【用户长期记忆】以下是该用户的历史信息，仅作线索：订单、退款等实时状态请先用工具核实；"
+        "「待确认」的内容请向用户询问，不要当作事实。"
+    ),
+    titles={
+        Section.PROFILE: "画像",
+        Section.FACT: "偏好与事实",
+        Section.BUSINESS: "业务",
+        Section.RECORD: "相关记录",
+        Section.QUESTION: "待确认（请询问用户）",
+    },
+    profile="语言 {language}；时区 {timezone}；通知渠道 {channels}",
+    channels="无",
+    never_verified="状态未核实，请用工具查询",
+    unverified="核实失败，以下为上次记录，请用工具查询",
+    verified="已核实",
+    question="之前记录到「{text}」，现在还是这样吗？",
+    sensitive="{masked}（已加密，引用 {ref}）",
+    link_types={
+        "order": "订单",
+        "refund": "退款",
+        "ticket": "工单",
+        "return": "退货",
+        "exchange": "换货",
+        "work_order": "工单",
+        "contract": "合同",
+        "supplier": "供应商",
+        "warehouse": "仓库",
+    },
+)
+
+_EN = _Words(
+    header=(
+        "[Long-term memory of this user] History, to use as leads only: confirm live state "
+        "(orders, refunds) with your tools; ask the user about items marked to confirm."
+    ),
+    titles={
+        Section.PROFILE: "Profile",
+        Section.FACT: "Preferences and facts",
+        Section.BUSINESS: "Business",
+        Section.RECORD: "Relevant records",
+        Section.QUESTION: "To confirm (ask the user)",
+    },
+    profile="language {language}; time zone {timezone}; notify by {channels}",
+    channels="none",
+    never_verified="not verified: check with your tools",
+    unverified="verification failed; last known, check with your tools",
+    verified="verified",
+    question='Earlier we noted "{text}". Is that still right?',
+    sensitive="{masked} (encrypted, ref {ref})",
+)
+
+
+def _words(profile: Profile) -> _Words:
+    return _EN if profile.language.lower().startswith("en") else _ZH
+
+
+def _clean(value: Any) -> str:
+    """A value as one masked line (PII masked again, as defence in depth)."""
+    text = value if isinstance(value, str) else str(value)
+    return mask_pii(" ".join(text.split()))[0]
+
+
+def profile_item(profile: Profile) -> ContextItem:
+    """The profile line (language, time zone, channels, simple attributes)."""
+    w = _words(profile)
+    channels = [c for c, on in sorted(profile.notification_preference.items()) if on]
+    line = w.profile.format(
+        language=profile.language,
+        timezone=profile.timezone,
+        channels="、".join(channels) if channels else w.channels,
+    )
+    extra = [
+        f"{k} {_clean(v)}"
+        for k, v in sorted(profile.attributes.items())
+        if isinstance(v, str | int | float) and not isinstance(v, bool)
+    ]
+    if profile.profile_summary:
+        extra.append(_clean(profile.profile_summary))
+    return ContextItem(Section.PROFILE, "；".join([line, *extra]), ref=profile.user_id)
+
+
+def fact_items(
+    profile: Profile, facts: Sequence[Fact], reveal: Callable[[uuid.UUID], str]
+) -> list[ContextItem]:
+    """Active facts as lines; pending ones as questions; SENSITIVE ones masked."""
+    w = _words(profile)
+    out = []
+    for f in facts:
+        value = f.value
+        if isinstance(value, dict) and set(value) == {"vault_id", "kind"}:
+            ref = str(value["vault_id"])
+            masked = mask_value(PiiKind(value["kind"]), reveal(uuid.UUID(ref)))
+            shown = w.sensitive.format(masked=masked, ref=ref)
+        else:
+            shown = _clean(value if not isinstance(value, dict | list) else _flat(value))
+        line = f"{_clean(f.key)}：{shown}"
+        if f.status == PENDING:
+            out.append(
+                ContextItem(Section.QUESTION, w.question.format(text=line), str(f.id), PENDING)
+            )
+        else:
+            out.append(ContextItem(Section.FACT, line, str(f.id), f.status))
+    return out
+
+
+def _flat(value: dict[str, Any] | list[Any]) -> str:
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return "，".join(f"{k} {v}" if isinstance(value, dict) else str(v) for k, v in items)
+
+
+def business_items(profile: Profile, links: Sequence[BusinessLink]) -> list[ContextItem]:
+    """Business links with the state their system of record last gave, and how sure it is."""
+    w = _words(profile)
+    out = []
+    for link in links:
+        name = w.link_types.get(link.entity_type, link.entity_type)
+        if link.verification_ok is None or link.verified_state is None:
+            label, status = w.never_verified, "unverified"
+            state = ""
+        elif link.verification_ok:
+            at = f" {link.verified_at:%Y-%m-%d %H:%M}" if link.verified_at else ""
+            label, status, state = f"{w.verified}{at}", "verified", _clean(link.verified_state)
+        else:
+            label, status, state = w.unverified, "unverified", _clean(link.verified_state)
+        text = (
+            f"{name} {link.entity_id}：{state}（{label}）"
+            if state
+            else f"{name} {link.entity_id}（{label}）"
+        )
+        out.append(ContextItem(Section.BUSINESS, text, str(link.id), status))
+    return out
+
+
+def record_items(profile: Profile, hits: Sequence[MemoryHit]) -> list[ContextItem]:
+    """Search hits as dated lines; pending ones as questions."""
+    w = _words(profile)
+    out = []
+    for h in hits:
+        text = _clean(h.text)
+        if h.status == PENDING:
+            out.append(
+                ContextItem(
+                    Section.QUESTION, w.question.format(text=text), str(h.memory_id), PENDING
+                )
+            )
+        else:
+            out.append(
+                ContextItem(Section.RECORD, f"[{h.occurred_at:%Y-%m-%d}] {text}", str(h.memory_id))
+            )
+    return out
+
+
+def render(header: str, titles: dict[Section, str], items: Sequence[ContextItem]) -> str:
+    """The block: the header, then each non-empty section with its title, in order."""
+    lines = [header]
+    for section in Section:
+        chosen = [i for i in items if i.section is section]
+        if not chosen:
+            continue
+        if section is Section.PROFILE:
+            lines.append(f"{titles[section]}：{chosen[0].text}")
+            continue
+        lines.append(f"{titles[section]}：")
+        lines += [f"- {i.text}" for i in chosen]
+    return "\n".join(lines)
+
+
+def fit(
+    header: str, titles: dict[Section, str], items: Sequence[ContextItem], budget: int
+) -> tuple[str, list[ContextItem], int]:
+    """The largest prefix-by-priority of ``items`` whose rendering fits ``budget`` tokens.
+
+    Items are taken in order of priority (sections in :class:`Section` order,
+    then as given); one that does not fit is left out and counted, and smaller
+    ones after it may still fit. Raises :class:`InvalidField` when not even the
+    header fits.
+    """
+    minimum = count_tokens(render(header, titles, []))
+    if budget < minimum:
+        raise InvalidField(f"max_tokens must be at least {minimum}", field="max_tokens")
+    ordered = sorted(items, key=lambda i: list(Section).index(i.section))
+    chosen: list[ContextItem] = []
+    omitted = 0
+    for item in ordered:
+        trial = [*chosen, item]
+        if count_tokens(render(header, titles, trial)) <= budget:
+            chosen = trial
+        else:
+            omitted += 1
+    return render(header, titles, chosen), chosen, omitted
+
+
+def assemble(
+    profile: Profile,
+    facts: Sequence[Fact],
+    links: Sequence[BusinessLink],
+    hits: Sequence[MemoryHit],
+    *,
+    reveal: Callable[[uuid.UUID], str],
+    max_tokens: int,
+    degraded: bool = False,
+) -> MemoryContext:
+    """Build the context from what the tracks returned for one user."""
+    if not isinstance(max_tokens, int) or not 1 <= max_tokens <= 32_000:
+        raise InvalidField("max_tokens must be an integer in 1..32000", field="max_tokens")
+    w = _words(profile)
+    items = [
+        profile_item(profile),
+        *fact_items(profile, facts, reveal),
+        *business_items(profile, links),
+        *record_items(profile, hits),
+    ]
+    text, chosen, omitted = fit(w.header, w.titles, items, max_tokens)
+    return MemoryContext(text, count_tokens(text), chosen, omitted, degraded)

@@ -1,0 +1,127 @@
+"""The prompt context: budget, order of priority, PII, pending questions, sandboxes."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policies.tokens import count_tokens
+from sdk import InvalidField, LifecyclePolicy, MemoryClient, UserNotFound
+from sdk.context import ContextItem, Section, fit
+
+EXPLICIT = LifecyclePolicy.EXPLICIT
+IMPLICIT = LifecyclePolicy.IMPLICIT
+PHONE = "13912345678"
+
+
+@pytest.fixture
+def buyer(mem: MemoryClient) -> MemoryClient:
+    mem.profiles.ensure("buyer-001")
+    mem.profiles.ensure("buyer-002")
+    p = mem.profiles.get("buyer-001")
+    mem.profiles.update(
+        "buyer-001", expected_version=p.version, notification_preference={"wechat": True}
+    )
+    mem.links.add("buyer-001", entity_type="refund", entity_id="RF20260629001", role="owner")
+    mem.facts.put("buyer-001", "售后偏好", "退款优先", lifecycle_policy=EXPLICIT)
+    mem.write(
+        "buyer-001",
+        f"用户因订单 88231 的扫地机不回充申请退款 RF20260629001，联系电话 {PHONE}",
+        lifecycle_policy=IMPLICIT,
+    )
+    mem.write("buyer-002", "别人的订单 99999 退款已到账", lifecycle_policy=EXPLICIT)
+    return mem
+
+
+def test_the_block_holds_profile_facts_business_and_records(buyer: MemoryClient) -> None:
+    ctx = buyer.build_context("buyer-001", "昨天那个退款到账了吗", max_tokens=600)
+    assert ctx.tokens <= 600
+    assert ctx.tokens == count_tokens(ctx.text)
+    assert ctx.text.startswith("【用户长期记忆】")
+    assert "wechat" in ctx.text
+    assert "售后偏好：退款优先" in ctx.text
+    assert "退款 RF20260629001" in ctx.text
+    assert "状态未核实" in ctx.text, "never verified: flagged, not presented as current"
+    assert "88231" in ctx.text
+    assert [i.section for i in ctx.items][:1] == [Section.PROFILE]
+    assert ctx.message() == {"role": "system", "content": ctx.text}
+
+
+def test_no_pii_in_clear_and_no_other_users_content(buyer: MemoryClient) -> None:
+    ref = buyer.pii.store("buyer-001", "phone", "13800138000")
+    buyer.facts.put(
+        "buyer-001",
+        "备用手机",
+        {"vault_id": str(ref.id), "kind": "phone"},
+        lifecycle_policy=LifecyclePolicy.SENSITIVE,
+    )
+    ctx = buyer.build_context("buyer-001", "退款 电话", max_tokens=800)
+    assert PHONE not in ctx.text
+    assert "13800138000" not in ctx.text
+    assert "138****8000" in ctx.text, "the masked form, with the vault reference"
+    assert str(ref.id) in ctx.text
+    assert "99999" not in ctx.text
+
+
+def test_pending_memories_are_questions_not_facts(buyer: MemoryClient) -> None:
+    buyer.facts.put("buyer-001", "内容偏好", "图文", lifecycle_policy=IMPLICIT, confidence=0.2)
+    ctx = buyer.build_context("buyer-001", "推荐一个扫地机", max_tokens=800)
+    questions = [i for i in ctx.items if i.section is Section.QUESTION]
+    assert [q.status for q in questions] == ["pending_confirmation"]
+    assert "内容偏好：图文" in questions[0].text
+    assert "还是这样吗" in questions[0].text
+    assert all("内容偏好" not in i.text for i in ctx.items if i.section is Section.FACT)
+
+
+def test_a_small_budget_keeps_the_profile_and_drops_the_rest(buyer: MemoryClient) -> None:
+    ctx = buyer.build_context("buyer-001", "退款", max_tokens=90)
+    assert ctx.tokens <= 90
+    assert [i.section for i in ctx.items] == [Section.PROFILE]
+    assert ctx.omitted >= 3
+    with pytest.raises(InvalidField):
+        buyer.build_context("buyer-001", "退款", max_tokens=10)
+    with pytest.raises(UserNotFound):
+        buyer.build_context("stranger", "退款")
+
+
+def test_inside_a_sandbox_the_block_includes_its_writes(buyer: MemoryClient) -> None:
+    with buyer.sandbox("buyer-001", "s-2"):
+        buyer.write("buyer-001", "这次想换 S20 扫地机", lifecycle_policy=IMPLICIT)
+        inside = buyer.build_context("buyer-001", "扫地机", max_tokens=600)
+    outside = buyer.build_context("buyer-001", "扫地机", max_tokens=600)
+    assert "S20" in inside.text
+    assert "S20" not in outside.text
+
+
+def test_an_english_profile_gets_an_english_block(mem: MemoryClient) -> None:
+    mem.profiles.ensure("buyer-en")
+    p = mem.profiles.get("buyer-en")
+    mem.profiles.update("buyer-en", expected_version=p.version, language="en-US")
+    mem.write("buyer-en", "Refund for order 88231 requested", lifecycle_policy=EXPLICIT)
+    ctx = mem.build_context("buyer-en", "refund", max_tokens=300)
+    assert ctx.text.startswith("[Long-term memory of this user]")
+    assert "order 88231" in ctx.text
+
+
+_ITEMS = st.lists(
+    st.builds(
+        ContextItem,
+        st.sampled_from(list(Section)),
+        st.text(alphabet=st.sampled_from("退款订单 abc123，。😀"), min_size=1, max_size=60),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(items=_ITEMS, budget=st.integers(min_value=40, max_value=400))
+def test_fit_never_exceeds_the_budget_and_keeps_priority(
+    items: list[ContextItem], budget: int
+) -> None:
+    titles = {s: s.value for s in Section}
+    text, chosen, omitted = fit("HEADER", titles, items, budget)
+    assert count_tokens(text) <= budget
+    assert len(chosen) + omitted == len(items)
+    order = [list(Section).index(i.section) for i in chosen]
+    assert order == sorted(order)
