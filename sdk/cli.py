@@ -1,11 +1,12 @@
 """``dualtrack``: the command line of a deployment.
 
-migrate, new-key, rotate-keys, repair-vault, sweep, worker, reindex, health and demo; each
-reads the same ``DUALTRACK_*`` settings as the SDK.
+migrate, new-key, rotate-keys, repair-vault, sweep, decay, audit, worker, reindex, health and
+demo; each reads the same ``DUALTRACK_*`` settings as the SDK.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
@@ -16,11 +17,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from policies.audit import AuditAction
 from policies.errors import DualtrackError
 from sdk.client import MemoryClient
 from sdk.feed import reindex as reindex_all
+from sdk.settings import Settings
 from structured_memory import migrate as migrations
 from structured_memory.cross_user import (
+    count_decay_due,
     count_expired,
     count_fragments,
     count_vault_repairs,
@@ -61,15 +65,21 @@ def migrate(
     revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
     down: Annotated[bool, typer.Option("--down", help="Downgrade to REVISION instead.")] = False,
 ) -> None:
-    """Apply (or revert) Alembic migrations."""
+    """Apply (or revert) Alembic migrations: the deploy step of a service, run before
+    pods of the new release start (expand-only, so the old pods keep serving)."""
+    from sdk.runtime import open_database
+
     try:
-        with _client(auto_migrate=False) as mem:
-            before = migrations.current_revision(mem.database)
+        db = open_database(Settings.from_env())
+        try:
+            before = migrations.current_revision(db)
             if down:
-                migrations.downgrade(mem.database, revision)
+                migrations.downgrade(db, revision)
             else:
-                migrations.upgrade(mem.database, revision)
-            after = migrations.current_revision(mem.database)
+                migrations.upgrade(db, revision)
+            after = migrations.current_revision(db)
+        finally:
+            db.dispose()
     except DualtrackError as exc:
         _fail(exc)
     console.print(f"schema: {before or 'empty'} -> {after or 'empty'}")
@@ -169,8 +179,12 @@ def sweep(
     batch_size: Annotated[
         int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
     ] = 1000,
+    vacuum: Annotated[
+        bool, typer.Option(help="VACUUM (ANALYZE) the user tables holding dead tuples.")
+    ] = True,
 ) -> None:
-    """Delete expired fragments and facts; set idle users' index tenants cold."""
+    """Delete expired fragments and facts; set idle users' index tenants cold; vacuum the
+    user tables that erasures, deletes and the sweep left dead tuples in."""
     cold = 0
     try:
         with _client() as mem:
@@ -178,7 +192,10 @@ def sweep(
             with _bar("sweeping") as bar:
                 task = bar.add_task("sweep", total=count_expired(mem.database, now))
                 report = mem.sweep(
-                    now=now, batch_size=batch_size, progress=lambda n: bar.advance(task, n)
+                    now=now,
+                    batch_size=batch_size,
+                    progress=lambda n: bar.advance(task, n),
+                    vacuum=vacuum,
                 )
             if isinstance(mem.index, ColdTenants):
                 since = now - timedelta(days=mem.settings.cold_after_days)
@@ -189,6 +206,107 @@ def sweep(
     console.print(
         f"swept {report.fragments} fragments and {report.facts} facts; {cold} users set cold"
     )
+    if report.decay is not None:
+        console.print(
+            f"decayed {report.decay.decayed} inferred memories; "
+            f"{report.decay.pending} moved to pending confirmation"
+        )
+    if vacuum:
+        table = Table("table vacuumed", "dead tuples before")
+        for vacuumed in report.vacuumed:
+            table.add_row(vacuumed.table, str(vacuumed.dead_tuples))
+        console.print(table)
+        console.print(f"vacuumed {len(report.vacuumed)} tables")
+
+
+@app.command()
+def decay(
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
+    ] = 1000,
+) -> None:
+    """Lower the confidence of stale inferences, one step per day unused beyond a week;
+    those below the threshold become pending confirmation. Idempotent per day (also run
+    by `sweep`)."""
+    try:
+        with _client() as mem:
+            now = datetime.now(UTC)
+            with _bar("decaying") as bar:
+                due = count_decay_due(mem.database, now, mem.settings.confidence)
+                task = bar.add_task("decay", total=due)
+                report = mem.decay(
+                    now=now, batch_size=batch_size, progress=lambda n: bar.advance(task, n)
+                )
+    except DualtrackError as exc:
+        _fail(exc)
+    table = Table("decayed", "moved to pending")
+    table.add_row(str(report.decayed), str(report.pending))
+    console.print(table)
+
+
+@app.command()
+def audit(
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="Most entries listed.")] = 50,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this user's entries (ops): their pseudonym, computable while the "
+            "user's audit key exists (erasure destroys it)."
+        ),
+    ] = None,
+    action: Annotated[
+        list[AuditAction] | None, typer.Option(help="Only these actions (repeatable).")
+    ] = None,
+    memory: Annotated[str | None, typer.Option(help="Only entries about this memory id.")] = None,
+    daily: Annotated[
+        int | None,
+        typer.Option(min=1, max=3660, help="Counts per day, action and kind over N days."),
+    ] = None,
+) -> None:
+    """List recent audit entries (time, action, agent, pseudonym, memory), newest first;
+    or, with --daily, counts per day for the dashboard's plots."""
+    from policies.scope import UserScope
+    from policies.validation import check_uuid
+    from structured_memory import audit as audit_log
+
+    actions = tuple(action or ())
+    try:
+        with _client() as mem:
+            if daily is not None:
+                since = datetime.now(UTC) - timedelta(days=daily)
+                counts = audit_log.daily_counts(mem.database, since=since, actions=actions)
+                table = Table("day", "action", "kind", "entries")
+                for c in counts:
+                    table.add_row(f"{c.day:%Y-%m-%d}", c.action.value, c.kind or "", str(c.count))
+                console.print(table)
+                return
+            subject = None
+            if user is not None:
+                subject = audit_log.subject_of(mem.database, UserScope(user))
+                if subject is None:
+                    console.print("no audit key for this user: erased, or never audited")
+                    return
+                console.print(f"pseudonym {subject}")
+            entries = audit_log.recent(
+                mem.database,
+                limit=limit,
+                subject=subject,
+                actions=actions,
+                memory_id=None if memory is None else check_uuid(memory, "memory"),
+            )
+    except DualtrackError as exc:
+        _fail(exc)
+    table = Table("time (UTC)", "action", "agent", "pseudonym", "memory", "details")
+    for e in entries:
+        table.add_row(
+            f"{e.at.astimezone(UTC):%Y-%m-%d %H:%M:%S}",
+            e.action.value,
+            escape(e.agent_id or "-"),
+            (e.subject or "-")[:16],
+            str(e.memory_id or "-"),
+            escape(json.dumps(e.details, ensure_ascii=False, sort_keys=True)),
+        )
+    console.print(table)
 
 
 @app.command()
@@ -256,7 +374,7 @@ def health() -> None:
     table.add_row(
         "schema",
         f"{h.schema_revision} (head {h.schema_head})",
-        _mark(h.schema_revision == h.schema_head),
+        _mark(h.schema_supported),
     )
     table.add_row(
         "active PII key",

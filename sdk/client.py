@@ -452,14 +452,20 @@ class MemoryClient:
         The same transaction queues the removal of the user's data from a
         derived index, which the outbox worker applies, and records the erasure
         in the audit log under the user's pseudonym before its key is destroyed
-        with the user: the log keeps pseudonymous entries only.
+        with the user: the log keeps pseudonymous entries only. A deadlock with
+        a concurrent call (the cascade locks the user's rows) is retried.
         """
         rt = self._rt()
         scope = self.scope(user_id)
-        with rt.db.transaction() as conn:
-            record_erasure(conn, scope)
-            existed = rt.profiles.delete_user(scope, join=conn)
-            rt.feed.enqueue(conn, [(OutboxOp.DROP_USER, scope.user_id, None)])
+
+        def unit() -> bool:
+            with rt.db.transaction() as conn:
+                record_erasure(conn, scope)
+                existed = rt.profiles.delete_user(scope, join=conn)
+                rt.feed.enqueue(conn, [(OutboxOp.DROP_USER, scope.user_id, None)])
+            return existed
+
+        existed = rt.db.retrying(unit)
         rt.feed.wake()
         return existed
 

@@ -1,4 +1,5 @@
-"""Operations that span users, on purpose: PII lookup, key rotation, vault repair, the TTL sweep.
+"""Operations that span users, on purpose: PII lookup, key rotation, vault repair, the TTL
+sweep and the vacuum after it, the daily confidence decay.
 
 Everything else in dualtrack is confined to one :class:`UserScope`; the
 functions here are for operators, workers and identity resolution, and their
@@ -13,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -26,6 +27,7 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
+    bindparam,
     cast,
     delete,
     func,
@@ -35,33 +37,55 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, JSONPATH
 
+from policies.audit import AuditAction
+from policies.confidence import (
+    DAY,
+    ConfidenceConfig,
+    MemoryStatus,
+    Standing,
+    after_decay,
+    decay_steps,
+    decayed_through,
+)
 from policies.errors import DecryptionError
+from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
+from policies.scope import UserScope
+from structured_memory.audit import record_many
 from structured_memory.database import Database
 from structured_memory.models import (
+    Base,
     MemoryFact,
     MemoryFragment,
     PiiDataKey,
     PiiVaultEntry,
+    UserProfile,
     table_of,
 )
 from structured_memory.pii.cipher import PiiCipher, Sealed
+from structured_memory.pii.fields import rewrite_references
 from structured_memory.pii.vault import aad_for, data_key, fill_blind_mac, matching, vault_kind
+from structured_memory.repositories.confidence import MemoryTable, status_entry
 from structured_memory.repositories.fragments import IndexRow, index_rows, vault_ids_of
+from structured_memory.scoping import live
 
 __all__ = [
     "CROSS_USER",
+    "DecayReport",
     "Forgotten",
     "RotationReport",
     "SweepReport",
+    "VacuumedTable",
     "VaultRepairReport",
+    "count_decay_due",
     "count_expired",
     "count_fragments",
     "count_unreadable",
     "count_vault_repairs",
     "cross_user_transaction",
+    "decay_inferred",
     "find_user_ids_by_pii",
     "fragments_for_index",
     "idle_users",
@@ -70,12 +94,14 @@ __all__ = [
     "repair_vault",
     "rotate_keys",
     "sweep_expired",
+    "vacuum_user_tables",
 ]
 
 _T = table_of(PiiVaultEntry)
 _KEY = table_of(PiiDataKey)
 _FACT = table_of(MemoryFact)
 _FRAGMENT = table_of(MemoryFragment)
+_PROFILE = table_of(UserProfile)
 
 CROSS_USER = "dualtrack_cross_user"
 """The execution option marking a statement as cross-user work."""
@@ -432,7 +458,12 @@ def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultR
 
 
 def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> int:
-    """Point the user's fragment and fact references at the entries kept; how many rows."""
+    """Point the user's references at the entries kept; how many rows changed.
+
+    References: items of fragments' ``metadata["pii"]``, and ``{"vault_id",
+    "kind"}`` objects at any depth of fact values and profile attributes (a
+    rewritten fact or profile gets a new ``version``).
+    """
     changed = 0
     fragments = conn.execute(
         select(_FRAGMENT.c.id, _FRAGMENT.c["metadata"]["pii"].label("pii")).where(
@@ -463,29 +494,52 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
                 )
             )
             changed += 1
-    vault_id = _FACT.c.value["vault_id"].astext
-    changed += conn.execute(
-        update(_FACT)
-        .where(_FACT.c.user_id == user_id, vault_id.in_(list(moved)))
-        .values(
-            value=func.jsonb_set(
-                _FACT.c.value,
-                literal(["vault_id"], ARRAY(Text)),
-                cast(moved, JSONB)[vault_id],
-            ),
-            version=_FACT.c.version + 1,
-            updated_at=func.now(),
-        )
-    ).rowcount
+    holds_reference = cast(literal("$.**.vault_id"), JSONPATH)
+    for table, column, row_id in (
+        (_FACT, _FACT.c.value, _FACT.c.id),
+        (_PROFILE, _PROFILE.c.attributes, _PROFILE.c.user_id),
+    ):
+        rows = conn.execute(
+            select(row_id.label("row_id"), column.label("doc"))
+            .where(table.c.user_id == user_id, func.jsonb_path_exists(column, holds_reference))
+            .with_for_update()
+        ).all()
+        for row in rows:
+            doc = rewrite_references(row.doc, moved)
+            if doc != row.doc:
+                conn.execute(
+                    update(table)
+                    .where(row_id == row.row_id, table.c.user_id == user_id)
+                    .values(
+                        {
+                            column: doc,
+                            table.c.version: table.c.version + 1,
+                            table.c.updated_at: func.now(),
+                        }
+                    )
+                )
+                changed += 1
     return changed
 
 
 @dataclass(frozen=True)
+class VacuumedTable:
+    """A user table :func:`vacuum_user_tables` vacuumed."""
+
+    table: str
+    dead_tuples: int
+    """Its ``pg_stat_user_tables.n_dead_tup`` before the vacuum."""
+
+
+@dataclass(frozen=True)
 class SweepReport:
-    """What one sweep removed."""
+    """What one sweep removed, the tables it vacuumed afterwards and what it decayed."""
 
     fragments: int
     facts: int
+    vacuumed: tuple[VacuumedTable, ...] = field(default=())
+    decay: DecayReport | None = None
+    """The confidence decay run with the sweep (``MemoryClient.sweep``)."""
 
 
 Forgotten = Callable[[str, list[uuid.UUID], list[uuid.UUID]], None]
@@ -547,6 +601,42 @@ def sweep_expired(
     return SweepReport(fragments=removed["memory_fragment"], facts=removed["memory_fact"])
 
 
+_USER_TABLES = [t.name for t in Base.metadata.sorted_tables if "user_id" in t.c]
+
+
+def vacuum_user_tables(db: Database) -> list[VacuumedTable]:
+    """``VACUUM (ANALYZE)`` every user table with dead tuples; the tables, with their
+    dead tuples before.
+
+    Erasures, deletes and sweeps leave the old rows in the heap as dead
+    tuples; VACUUM marks their space free for reuse (it does not overwrite it:
+    see "Erasure" in the README). Tables are chosen by
+    ``pg_stat_user_tables.n_dead_tup``, which each backend updates within about
+    a second of its commit, so deletes newer than that may wait for the next
+    run (or autovacuum). VACUUM cannot run in a transaction: this runs on an
+    autocommit connection, without the statement timeout, and takes only
+    locks that let reads and writes go on.
+    """
+    options = {"isolation_level": "AUTOCOMMIT", CROSS_USER: True}
+    with Database(db.engine.execution_options(**options)).transaction() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT relname, n_dead_tup FROM pg_stat_user_tables "
+                "WHERE schemaname = current_schema() AND relname = ANY(:tables) "
+                "AND n_dead_tup > 0 ORDER BY relname"
+            ),
+            {"tables": _USER_TABLES},
+        ).all()
+        conn.execute(text("SET statement_timeout = 0"))
+        try:
+            for row in rows:
+                name = conn.dialect.identifier_preparer.quote(row.relname)
+                conn.execute(text(f"VACUUM (ANALYZE) {name}"))
+        finally:
+            conn.execute(text("RESET statement_timeout"))
+    return [VacuumedTable(r.relname, int(r.n_dead_tup)) for r in rows]
+
+
 def count_expired(db: Database, now: datetime) -> int:
     """Fragments and facts past their expiry, not yet swept."""
     with cross_user_transaction(db) as conn:
@@ -596,3 +686,148 @@ def idle_users(db: Database, since: datetime) -> list[str]:
             select(_FRAGMENT.c.user_id).group_by(_FRAGMENT.c.user_id).having(last < since)
         ).scalars()
         return list(rows)
+
+
+@dataclass(frozen=True)
+class DecayReport:
+    """What one decay run did."""
+
+    decayed: int
+    """Inferred memories whose confidence decayed."""
+    pending: int
+    """Of those, how many fell below the threshold and became ``pending_confirmation``."""
+
+
+def _decay_due(table: Table, now: datetime, config: ConfidenceConfig) -> ColumnElement[bool]:
+    """Rows at least one decay step is due on (``policies.confidence.decay_steps`` >= 1)."""
+    anchor = func.greatest(
+        table.c.last_used_at + func.make_interval(0, 0, 0, config.decay_after_days),
+        table.c.last_decayed_at,
+    )
+    due = [
+        table.c.policy == LifecyclePolicy.IMPLICIT.value,
+        table.c.status == MemoryStatus.ACTIVE.value,
+        live(table, now),
+        anchor <= now - DAY,
+    ]
+    if table is _FRAGMENT:
+        due.append(table.c.renew_days >= config.decay_min_renew_days)
+    return and_(*due)
+
+
+def count_decay_due(db: Database, now: datetime, config: ConfidenceConfig) -> int:
+    """Inferred memories (all users) a decay at ``now`` would lower."""
+    with cross_user_transaction(db) as conn:
+        return sum(
+            int(conn.execute(select(func.count()).where(_decay_due(t, now, config))).scalar_one())
+            for t in (_FRAGMENT, _FACT)
+        )
+
+
+def decay_inferred(
+    db: Database,
+    now: datetime,
+    config: ConfidenceConfig,
+    *,
+    batch_size: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> DecayReport:
+    """Apply the daily decay (``policies.confidence``) to every user's inferred memories:
+    IMPLICIT fragments renewed by at least ``decay_min_renew_days`` (a frequent user's) and
+    IMPLICIT facts, active, live and unused for over ``decay_after_days``.
+
+    Idempotent per day: each row's ``last_decayed_at`` watermark advances by the
+    whole days applied. Batches of rows locked ``FOR UPDATE SKIP LOCKED``, one
+    transaction each; each decayed memory gets a ``decay`` audit entry, each one
+    moved to pending a ``status_change`` entry. ``progress`` gets the rows per batch.
+    """
+    decayed = pending = 0
+    for kind, table in ((MemoryTable.FRAGMENT, _FRAGMENT), (MemoryTable.FACT, _FACT)):
+        last: uuid.UUID | None = None
+        while True:
+            query = (
+                select(
+                    table.c.id,
+                    table.c.user_id,
+                    table.c.confidence,
+                    table.c.status,
+                    table.c.last_used_at,
+                    table.c.last_decayed_at,
+                )
+                .where(_decay_due(table, now, config))
+                .order_by(table.c.id)
+                .limit(batch_size)
+                .with_for_update(skip_locked=True)
+            )
+            if last is not None:
+                query = query.where(table.c.id > last)
+            with cross_user_transaction(db) as conn:
+                rows = conn.execute(query).all()
+                if rows:
+                    last = rows[-1].id
+                    n, moved = _decay_batch(conn, kind, rows, now, config)
+                    decayed, pending = decayed + n, pending + moved
+            if progress is not None and rows:
+                progress(len(rows))
+            if len(rows) < batch_size:
+                break
+    return DecayReport(decayed=decayed, pending=pending)
+
+
+def _decay_batch(
+    conn: Connection,
+    kind: MemoryTable,
+    rows: Sequence[Any],
+    now: datetime,
+    config: ConfidenceConfig,
+) -> tuple[int, int]:
+    """Decay one batch of locked rows and audit it; (decayed, moved to pending)."""
+    table = _FRAGMENT if kind is MemoryTable.FRAGMENT else _FACT
+    changes: list[dict[str, Any]] = []
+    decays: dict[str, list[tuple[uuid.UUID | None, dict[str, Any] | None]]] = {}
+    moves: dict[str, list[tuple[uuid.UUID | None, dict[str, Any] | None]]] = {}
+    for r in rows:
+        steps = decay_steps(r.last_used_at, r.last_decayed_at, now, config)
+        before = Standing(float(r.confidence), MemoryStatus(r.status))
+        after = after_decay(before, steps, config)
+        if steps <= 0 or after == before:
+            continue
+        changes.append(
+            {
+                "b_id": r.id,
+                "b_confidence": after.confidence,
+                "b_status": after.status.value,
+                "b_through": decayed_through(r.last_used_at, r.last_decayed_at, steps, config),
+            }
+        )
+        decays.setdefault(r.user_id, []).append(
+            (
+                r.id,
+                {
+                    "kind": kind.value,
+                    "steps": steps,
+                    "before": round(before.confidence, 6),
+                    "after": round(after.confidence, 6),
+                },
+            )
+        )
+        if after.status is not before.status:
+            moves.setdefault(r.user_id, []).append(
+                (r.id, status_entry(kind, before, after, AuditAction.DECAY.value))
+            )
+    if not changes:
+        return 0, 0
+    values: dict[str, Any] = {
+        "confidence": bindparam("b_confidence"),
+        "status": bindparam("b_status"),
+        "last_decayed_at": bindparam("b_through"),
+    }
+    if kind is MemoryTable.FACT:
+        values["version"] = table.c.version + 1
+    conn.execute(update(table).where(table.c.id == bindparam("b_id")).values(**values), changes)
+    for user_id in sorted(decays):
+        scope = UserScope(user_id)
+        record_many(conn, scope, AuditAction.DECAY, decays[user_id])
+        if user_id in moves:
+            record_many(conn, scope, AuditAction.STATUS_CHANGE, moves[user_id])
+    return len(changes), sum(len(m) for m in moves.values())

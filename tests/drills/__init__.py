@@ -1,0 +1,1 @@
+"""Fault and security drills: real servers, bounded in time."""
