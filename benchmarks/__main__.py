@@ -1,7 +1,8 @@
 """``make bench``: run every benchmark in turn (``--quick`` for a short run).
 
-structured, unstructured, LoCoMo through the SDK, then the analysis of
-adversarial texts; ``--quick`` is passed to each. The in-memory LoCoMo reference
+structured, unstructured, LoCoMo through the SDK, the analysis of adversarial
+texts, the mixed concurrent load, then the audit log's cost; ``--quick`` is
+passed to each. The in-memory LoCoMo reference
 (``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
 evaluates it beside the SDK numbers. The Weaviate benchmarks need a server:
 ``make bench-weaviate`` starts one and runs them.
@@ -13,13 +14,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks import adversarial, locomo, structured, unstructured
+from benchmarks import adversarial, audit, locomo, mixed_load, structured, unstructured
 
 BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
     "structured": structured.main,
     "unstructured": unstructured.main,
     "locomo": locomo.main,
     "adversarial": adversarial.main,
+    "mixed_load": mixed_load.main,
+    "audit": audit.main,
 }
 
 

@@ -13,9 +13,12 @@ stable machine-readable ``code`` and the HTTP status the service answers with::
     │   ├── UserNotFound
     │   └── RecordNotFound               a device, link, fact or vault entry
     ├── Conflict                         (409)
-    │   └── ConcurrentModificationError  optimistic-lock version mismatch
+    │   ├── ConcurrentModificationError  optimistic-lock version mismatch
+    │   └── AuditLogImmutable            an UPDATE, DELETE or TRUNCATE of the audit log
     ├── DecryptionError                  (500) tampered ciphertext or wrong key
     ├── ConfigurationError               (500) bad settings or key ring
+    │   └── SchemaMismatch               (503) the database schema is outside the range
+    │                                    this code serves: run `dualtrack migrate`
     └── StoreUnavailable                 (503)
         ├── DatabaseUnavailable
         ├── IndexUnavailable
@@ -32,6 +35,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "AuditLogImmutable",
     "ConcurrentModificationError",
     "ConfigurationError",
     "Conflict",
@@ -46,6 +50,7 @@ __all__ = [
     "NotFound",
     "PolicyMissing",
     "RecordNotFound",
+    "SchemaMismatch",
     "StoreUnavailable",
     "TransientFailure",
     "UserNotFound",
@@ -149,6 +154,12 @@ class ConcurrentModificationError(Conflict):
     code = "version_conflict"
 
 
+class AuditLogImmutable(Conflict):
+    """The audit log is append-only: its triggers refused an UPDATE, DELETE or TRUNCATE."""
+
+    code = "audit_log_immutable"
+
+
 class DecryptionError(DualtrackError):
     """A ciphertext failed authentication: it was tampered with, or the key is wrong."""
 
@@ -159,6 +170,14 @@ class ConfigurationError(DualtrackError):
     """Settings, key ring or backend configuration are invalid."""
 
     code = "configuration_error"
+
+
+class SchemaMismatch(ConfigurationError):
+    """The database schema is older than this code needs, or a later release's schema that
+    does not declare this code compatible (``structured_memory.migrate``)."""
+
+    code = "schema_mismatch"
+    http_status = 503
 
 
 class StoreUnavailable(DualtrackError):

@@ -16,6 +16,7 @@ import math
 
 __all__ = ["count_tokens"]
 
+
 def count_tokens(text: str) -> int:
     """The estimated token count of ``text`` (see the module docstring)."""
     total = 0

@@ -7,10 +7,12 @@ the records the structured track returns, and every error::
     from sdk import MemoryClient, LifecyclePolicy, MemoryInput, Turn, UserNotFound
 """
 
+from policies.confidence import FeedbackAction, MemoryStatus
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import Health, MemoryClient
 from sdk.errors import (
+    AuditLogImmutable,
     ConcurrentModificationError,
     ConfigurationError,
     Conflict,
@@ -34,7 +36,14 @@ from sdk.errors import (
     TransientFailure,
     UserNotFound,
 )
-from sdk.schemas import MemoryHit, MemoryInput, SearchResults, SessionRecord
+from sdk.schemas import (
+    FeedbackResult,
+    MemoryHit,
+    MemoryInput,
+    SearchResults,
+    SessionRecord,
+    TurnsAppended,
+)
 from sdk.settings import Settings
 from sdk.verification import (
     BusinessState,
@@ -52,6 +61,7 @@ from structured_memory.repositories.outbox import OutboxLag
 from unstructured_memory.summariser.transcript import Turn
 
 __all__ = [
+    "AuditLogImmutable",
     "BusinessLink",
     "BusinessState",
     "ConcurrentModificationError",
@@ -65,6 +75,8 @@ __all__ = [
     "EmbedderUnavailable",
     "EmbeddingDimensionMismatch",
     "Fact",
+    "FeedbackAction",
+    "FeedbackResult",
     "FragmentRecord",
     "Health",
     "IndexUnavailable",
@@ -77,6 +89,7 @@ __all__ = [
     "MemoryHit",
     "MemoryInput",
     "MemoryKind",
+    "MemoryStatus",
     "NotFound",
     "OutboxLag",
     "PolicyMissing",
@@ -90,6 +103,7 @@ __all__ = [
     "StoreUnavailable",
     "TransientFailure",
     "Turn",
+    "TurnsAppended",
     "UserNotFound",
     "VaultRef",
     "Verification",

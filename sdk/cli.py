@@ -183,8 +183,9 @@ def sweep(
         bool, typer.Option(help="VACUUM (ANALYZE) the user tables holding dead tuples.")
     ] = True,
 ) -> None:
-    """Delete expired fragments and facts; set idle users' index tenants cold; vacuum the
-    user tables that erasures, deletes and the sweep left dead tuples in."""
+    """End idle sessions (record and profile update); delete expired fragments and facts;
+    set idle users' index tenants cold; vacuum the user tables that erasures, deletes and the
+    sweep left dead tuples in."""
     cold = 0
     try:
         with _client() as mem:
@@ -204,7 +205,8 @@ def sweep(
     except DualtrackError as exc:
         _fail(exc)
     console.print(
-        f"swept {report.fragments} fragments and {report.facts} facts; {cold} users set cold"
+        f"ended {report.sessions_ended} idle sessions; swept {report.fragments} fragments "
+        f"and {report.facts} facts; {cold} users set cold"
     )
     if report.decay is not None:
         console.print(
@@ -398,7 +400,7 @@ def health() -> None:
 
 @app.command()
 def demo() -> None:
-    """Run the demo: a returning customer recognised across sessions and agents."""
+    """Replay the design's story: day 1 refund, overnight verification, day 2 another agent."""
     from sdk.demo import run
 
     try:

@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from policies.ttl import MemoryKind
 from policies.validation import check_field_length, check_json_depth, check_text, check_timestamp
 from sandbox.current import current as current_sandbox
 from sdk.progress import progress_bar
-from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord
+from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord, TurnsAppended
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
 from sdk.verification import Verification, Verifier, Verifiers, link_types
@@ -52,10 +52,12 @@ if TYPE_CHECKING:
     from sdk.memories import Memories
     from sdk.runtime import Runtime
     from sdk.sandboxes import Sandboxes, SandboxSession
+    from sdk.session_path import SessionPath
     from structured_memory.database import Database
     from structured_memory.pii.cipher import PiiCipher
     from unstructured_memory.index.base import FragmentIndex
     from unstructured_memory.outbox.worker import DrainReport
+    from unstructured_memory.profile.base import ProfileExtractor
     from unstructured_memory.summariser.transcript import Turn
 
 __all__ = ["Health", "MemoryClient"]
@@ -101,6 +103,7 @@ class MemoryClient:
         self.settings = settings
         self.agent_id = agent_id
         self._runtime: Runtime | None = None
+        self._extractor: ProfileExtractor | None = None
         self._lock = threading.Lock()
         self._verifiers = Verifiers(
             timeout_ms=settings.verifier_timeout_ms, max_workers=settings.verifier_max_workers
@@ -358,7 +361,7 @@ class MemoryClient:
         return assemble(
             profile,
             rt.facts.list(scope),
-            rt.links.valid_at(scope),
+            self.verify_links(user_id),
             hits,
             reveal=lambda entry: rt.vault.reveal(scope, entry),
             max_tokens=max_tokens,
@@ -368,30 +371,64 @@ class MemoryClient:
     def end_session(
         self, user_id: str, session_id: str, transcript: Sequence[Turn]
     ) -> SessionRecord:
-        """Summarise the session (rules + NER) into an interaction record and store it.
+        """End the session; returns only once its record and profile update are durable.
 
-        The record is IMPLICIT and kept 90 days; PII in the user's turns goes
-        to the vault and is masked in the record.
+        The session's turns not processed yet (kept by ``append_turns``) and the
+        new ones of ``transcript`` (the whole session, or what followed the turns
+        already given) become, in one transaction: an interaction record (rules +
+        NER, every identifier said and the outcome the agent gave; IMPLICIT, kept
+        90 days; PII vaulted and masked), temporary intents as IMPLICIT notes, the
+        profile merge (``policies.profile_merge``) and the business links of the
+        ids named. Called again with nothing new, it writes nothing and returns
+        the last record. Raises :class:`UserNotFound` for an unknown user,
+        :class:`InvalidText` when the session has no user text at all.
         """
-        from unstructured_memory.summariser.summary import summarise
-        from unstructured_memory.summariser.transcript import Turn
+        # a session's end writes long-term memory even inside a sandbox block: the
+        # transcript given (after a fork, only what followed it) is what persists
+        scope = self.scope(user_id).in_sandbox(None)
+        session = _session_id(session_id)
+        turns = _turns(transcript, "transcript")
+        return self._session_path().end(scope, session, turns)
+
+    def append_turns(self, user_id: str, session_id: str, turns: Sequence[Turn]) -> TurnsAppended:
+        """Keep a long session's new turns (IMPLICIT fragments of the session, searchable).
+
+        Once ``settings.session_extract_every_turns`` turns are unprocessed, they are
+        summarised into a record and merged into the profile as ``end_session``
+        does, without ending the session (``.record``). A session without a new
+        turn for ``settings.session_idle_minutes`` is ended by :meth:`sweep`. No
+        turn is processed twice (a watermark per session).
+        """
+        scope = self.scope(user_id).in_sandbox(None)  # like end_session: long-term
+        session = _session_id(session_id)
+        return self._session_path().append(scope, session, _turns(turns, "turns"))
+
+    def _session_path(self) -> SessionPath:
+        from sdk.session_path import SessionConfig, SessionPath
+        from structured_memory.repositories.learned_profile import LearnedProfileRepository
+        from structured_memory.repositories.session import SessionRepository
 
         rt = self._rt()
-        scope = self.scope(user_id)
-        session = _session_id(session_id)
-        if not isinstance(transcript, Iterable):
-            raise _invalid("transcript must be a sequence of Turn", "transcript")
-        turns = list(transcript)
-        if not all(isinstance(t, Turn) for t in turns):
-            raise _invalid("transcript must be a sequence of Turn", "transcript")
-        for position, turn in enumerate(turns):
-            when = turn.time
-            if isinstance(when, datetime) and when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)  # a naive turn time is read as UTC
-            check_timestamp(when, f"transcript[{position}].time")
-        summary = summarise(scope.user_id, session, turns)
-        memory_id = rt.writes.write_record(scope, summary, len(turns))
-        return SessionRecord(memory_id=memory_id, summary=summary)
+        s = self.settings
+        with self._lock:
+            if self._extractor is None:
+                from unstructured_memory.profile.registry import create_extractor
+
+                self._extractor = create_extractor(s.profile_extractor, s.profile_extractor_config)
+            extractor = self._extractor
+        return SessionPath(
+            db=rt.db,
+            writes=rt.writes,
+            sessions=SessionRepository(rt.db),
+            learned=LearnedProfileRepository(rt.vault),
+            links=rt.links,
+            extractor=extractor,
+            config=SessionConfig(
+                idle=timedelta(minutes=s.session_idle_minutes),
+                every_turns=s.session_extract_every_turns,
+                confirmations=s.preference_confirmations,
+            ),
+        )
 
     def feedback(self, user_id: str, memory_id: uuid.UUID | str, *, action: str) -> FeedbackResult:
         """Report a behaviour event on any memory of the user, fragment or fact, by id.
@@ -408,7 +445,12 @@ class MemoryClient:
 
         rt = self._rt()
         return give_feedback(
-            rt.db, rt.feed, self.scope(user_id), memory_id, action, self.settings.confidence
+            rt.db,
+            rt.feed,
+            self.scope(user_id),
+            memory_id,
+            action=action,
+            config=self.settings.confidence,
         )
 
     @property
@@ -428,10 +470,26 @@ class MemoryClient:
         memories: list[FragmentRecord] = []
         while batch := rt.memories.list(user_id, limit=1000, offset=len(memories)):
             memories += batch
+        from structured_memory.repositories.learned_profile import LearnedProfileRepository
+
+        with rt.db.transaction() as conn:
+            learned = LearnedProfileRepository(rt.vault).load(conn, scope)
         exported = {
             "user_id": scope.user_id,
             "exported_at": datetime.now(UTC).isoformat(),
-            "profile": profile.model_dump(mode="json"),
+            "profile": {
+                **profile.model_dump(mode="json"),
+                "candidates": [  # preferences said, not yet confirmed (profile_candidate)
+                    {
+                        "slot": c.slot,
+                        "value": c.value,
+                        "sessions": list(c.sessions),
+                        "first_seen": c.first_seen.isoformat(),
+                        "last_seen": c.last_seen.isoformat(),
+                    }
+                    for c in learned.candidates.values()
+                ],
+            },
             "devices": [d.model_dump(mode="json") for d in rt.devices.list(scope)],
             "links": [link.model_dump(mode="json") for link in rt.links.list(scope)],
             "facts": [f.model_dump(mode="json") for f in rt.facts.list(scope)],
@@ -488,6 +546,7 @@ class MemoryClient:
         """
         rt = self._rt()
         at = now or datetime.now(UTC)
+        ended = self._session_path().sweep_idle(at)
 
         def forgotten(user: str, ids: list[uuid.UUID], vault_ids: list[uuid.UUID]) -> None:
             scope = UserScope(user)
@@ -503,7 +562,9 @@ class MemoryClient:
             progress=progress,
             forgotten=forgotten,
         )
-        report = replace(report, decay=self.decay(now=at, batch_size=batch_size))
+        report = replace(
+            report, decay=self.decay(now=at, batch_size=batch_size), sessions_ended=ended
+        )
         if not vacuum:
             return report
         return replace(report, vacuumed=tuple(vacuum_user_tables(rt.db)))
@@ -586,6 +647,9 @@ class MemoryClient:
         """Stop the outbox thread, close the index client, release the engine's connections."""
         self._verifiers.close()
         with self._lock:
+            if self._extractor is not None:
+                self._extractor.close()
+                self._extractor = None
             if self._runtime is not None:
                 self._runtime.close()
                 self._runtime = None
@@ -606,6 +670,23 @@ def _invalid(message: str, field: str) -> InvalidField:
     return InvalidField(message, field=field)
 
 
+def _turns(turns: object, field: str) -> list[Turn]:
+    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC)."""
+    from unstructured_memory.summariser.transcript import Turn
+
+    if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
+        raise _invalid(f"{field} must be a sequence of Turn", field)
+    out = list(turns)
+    if not all(isinstance(t, Turn) for t in out):
+        raise _invalid(f"{field} must be a sequence of Turn", field)
+    for position, turn in enumerate(out):
+        when = turn.time
+        if isinstance(when, datetime) and when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        check_timestamp(when, f"{field}[{position}].time")
+    return out
+
+
 def _session_id(session_id: object) -> str:
     if not isinstance(session_id, str):
         raise _invalid("session_id must be a string", "session_id")
@@ -618,5 +699,6 @@ def _input(**fields: Any) -> MemoryInput:
     try:
         return MemoryInput(**fields)
     except ValidationError as exc:
-        where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "input"
+        loc = exc.errors()[0]["loc"]
+        where = str(loc[0]) if loc else "input"  # the field only: keys below may be PII
         raise _invalid(f"{where} has the wrong type or value", where) from None

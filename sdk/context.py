@@ -2,7 +2,8 @@
 
 ``mem.build_context(user_id, query, max_tokens=600)`` assembles, in order of
 priority: the profile (always), the user's explicit facts, business items
-(orders, refunds, tickets: with their verified state, or flagged unverified),
+(orders, refunds, tickets: asked of their verifiers just now, a state that
+could not be checked flagged as the last known one, never shown as current),
 the records most relevant to the query (hybrid search, within the current
 sandbox if any), and pending memories as questions to ask, never as facts.
 Items are added in that order while they fit the token budget
@@ -25,7 +26,9 @@ from policies.errors import InvalidField
 from policies.pii import PiiKind, mask_pii, mask_value
 from policies.tokens import count_tokens
 from sdk.schemas import MemoryHit
-from structured_memory.records import BusinessLink, Fact, Profile
+from sdk.verification import Verification, VerificationStatus
+from structured_memory.pii.fields import is_masked_leaf, is_reference
+from structured_memory.records import Fact, Profile
 
 __all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "render"]
 
@@ -76,6 +79,7 @@ class _Words:
     channels: str
     never_verified: str
     unverified: str
+    unknown: str
     verified: str
     question: str
     sensitive: str
@@ -97,7 +101,8 @@ _ZH = _Words(
     profile="语言 {language}；时区 {timezone}；通知渠道 {channels}",
     channels="无",
     never_verified="状态未核实，请用工具查询",
-    unverified="核实失败，以下为上次记录，请用工具查询",
+    unverified="此刻无法核实，这是上次记录的状态，请用工具查询",
+    unknown="业务系统中查不到，请向用户确认编号",
     verified="已核实",
     question="之前记录到「{text}」，现在还是这样吗？",
     sensitive="{masked}（已加密，引用 {ref}）",
@@ -129,7 +134,8 @@ _EN = _Words(
     profile="language {language}; time zone {timezone}; notify by {channels}",
     channels="none",
     never_verified="not verified: check with your tools",
-    unverified="verification failed; last known, check with your tools",
+    unverified="could not be checked now; last known state, check with your tools",
+    unknown="the system of record does not know it; confirm the number with the user",
     verified="verified",
     question='Earlier we noted "{text}". Is that still right?',
     sensitive="{masked} (encrypted, ref {ref})",
@@ -156,9 +162,9 @@ def profile_item(profile: Profile) -> ContextItem:
         channels="、".join(channels) if channels else w.channels,
     )
     extra = [
-        f"{k} {_clean(v)}"
+        f"{k} {_display(v)}"
         for k, v in sorted(profile.attributes.items())
-        if isinstance(v, str | int | float) and not isinstance(v, bool)
+        if not k.endswith("_pii") and (is_masked_leaf(v) or _scalar(v))
     ]
     if profile.profile_summary:
         extra.append(_clean(profile.profile_summary))
@@ -178,7 +184,7 @@ def fact_items(
             masked = mask_value(PiiKind(value["kind"]), reveal(uuid.UUID(ref)))
             shown = w.sensitive.format(masked=masked, ref=ref)
         else:
-            shown = _clean(value if not isinstance(value, dict | list) else _flat(value))
+            shown = _display(value)
         line = f"{_clean(f.key)}：{shown}"
         if f.status == PENDING:
             out.append(
@@ -189,31 +195,41 @@ def fact_items(
     return out
 
 
-def _flat(value: dict[str, Any] | list[Any]) -> str:
-    items = value.items() if isinstance(value, dict) else enumerate(value)
-    return "，".join(f"{k} {v}" if isinstance(value, dict) else str(v) for k, v in items)
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
-def business_items(profile: Profile, links: Sequence[BusinessLink]) -> list[ContextItem]:
-    """Business links with the state their system of record last gave, and how sure it is."""
+def _display(value: Any) -> str:
+    """A stored JSON value as one masked line: a masked leaf shows its masked text, a
+    vault reference only that it is encrypted; no vault id or clear value leaks."""
+    if is_masked_leaf(value):
+        return _clean(value["masked"])
+    if is_reference(value):
+        return "[encrypted]"
+    if isinstance(value, dict):
+        return "，".join(f"{_clean(k)} {_display(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "，".join(_display(v) for v in value)
+    return _clean(value)
+
+
+def business_items(profile: Profile, checks: Sequence[Verification]) -> list[ContextItem]:
+    """Business entities with the state their system of record gave just now; a state
+    that could not be checked is shown as the last known one, flagged, never as current."""
     w = _words(profile)
     out = []
-    for link in links:
-        name = w.link_types.get(link.entity_type, link.entity_type)
-        if link.verification_ok is None or link.verified_state is None:
-            label, status = w.never_verified, "unverified"
-            state = ""
-        elif link.verification_ok:
-            at = f" {link.verified_at:%Y-%m-%d %H:%M}" if link.verified_at else ""
-            label, status, state = f"{w.verified}{at}", "verified", _clean(link.verified_state)
+    for v in checks:
+        name = w.link_types.get(v.entity_type, v.entity_type)
+        if v.current and v.state is not None:
+            at = f" {v.as_of:%Y-%m-%d %H:%M}" if v.as_of else ""
+            text = f"{name} {v.entity_id}：{_clean(v.state)}（{w.verified}{at}）"
+        elif v.status is VerificationStatus.UNKNOWN:
+            text = f"{name} {v.entity_id}（{w.unknown}）"
+        elif v.previous_state is not None:
+            text = f"{name} {v.entity_id}：{_clean(v.previous_state)}（{w.unverified}）"
         else:
-            label, status, state = w.unverified, "unverified", _clean(link.verified_state)
-        text = (
-            f"{name} {link.entity_id}：{state}（{label}）"
-            if state
-            else f"{name} {link.entity_id}（{label}）"
-        )
-        out.append(ContextItem(Section.BUSINESS, text, str(link.id), status))
+            text = f"{name} {v.entity_id}（{w.never_verified}）"
+        out.append(ContextItem(Section.BUSINESS, text, f"{v.entity_type}:{v.entity_id}", v.status))
     return out
 
 
@@ -279,7 +295,7 @@ def fit(
 def assemble(
     profile: Profile,
     facts: Sequence[Fact],
-    links: Sequence[BusinessLink],
+    checks: Sequence[Verification],
     hits: Sequence[MemoryHit],
     *,
     reveal: Callable[[uuid.UUID], str],
@@ -293,7 +309,7 @@ def assemble(
     items = [
         profile_item(profile),
         *fact_items(profile, facts, reveal),
-        *business_items(profile, links),
+        *business_items(profile, checks),
         *record_items(profile, hits),
     ]
     text, chosen, omitted = fit(w.header, w.titles, items, max_tokens)

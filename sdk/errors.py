@@ -14,6 +14,7 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
     │   └── RecordNotFound
     ├── Conflict                         409
     │   ├── ConcurrentModificationError  optimistic-lock version mismatch
+    │   ├── AuditLogImmutable            an UPDATE, DELETE or TRUNCATE of the audit log
     │   └── SandboxClosed                the session's sandbox was forked or discarded
     ├── DecryptionError                  tampered ciphertext or wrong key
     ├── EmbedderError                    the embedding endpoint answered nonsense
@@ -28,6 +29,7 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
 """
 
 from policies.errors import (
+    AuditLogImmutable,
     ConcurrentModificationError,
     ConfigurationError,
     Conflict,
@@ -56,6 +58,7 @@ from unstructured_memory.errors import (
 )
 
 __all__ = [
+    "AuditLogImmutable",
     "ConcurrentModificationError",
     "ConfigurationError",
     "Conflict",

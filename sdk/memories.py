@@ -9,15 +9,17 @@ agent's private ones excluded, live ones only.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from policies.audit import AuditAction
 from policies.errors import InvalidField
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.validation import check_uuid
 from sdk.feed import IndexFeed
 from sdk.write_path import WritePath
+from structured_memory.audit import record
 from structured_memory.database import Database
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
 
@@ -61,15 +63,24 @@ class Memories:
 
         In one transaction: the ledger row, its index copy (through the feed),
         the vault entries only it referenced, and its words in the index
-        context of the session's later memories (they are re-indexed without it).
+        context of the session's later memories (they are re-indexed without it);
+        the deletion is recorded in the audit log. A deadlock with a concurrent
+        call is retried (:meth:`Database.retrying`).
         """
         scope = self._scope(user_id)
         fid = check_uuid(memory_id, "memory_id")
-        with self._db.transaction() as conn:
-            vault_ids = self._ledger.delete(conn, scope, fid)
-            if vault_ids is not None:
-                self._feed.enqueue(conn, [(OutboxOp.DELETE, scope.user_id, fid)])
-                self._writes.forget(conn, scope, [fid], vault_ids, datetime.now(UTC))
+
+        def unit() -> Sequence[uuid.UUID] | None:
+            with self._db.transaction() as conn:
+                gone = self._ledger.delete(conn, scope, fid)
+                if gone is not None:
+                    self._feed.enqueue(conn, [(OutboxOp.DELETE, scope.user_id, fid)])
+                    self._writes.forget(conn, scope, [fid], gone, datetime.now(UTC))
+                    details = {"kind": "fragment"}
+                    record(conn, scope, AuditAction.DELETE, memory_id=fid, details=details)
+            return gone
+
+        vault_ids = self._db.retrying(unit)
         if vault_ids is not None:
             self._feed.wake()
         return vault_ids is not None

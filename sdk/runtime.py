@@ -156,7 +156,7 @@ class Runtime:
             profiles=ProfileRepository(db, vault=vault),
             devices=DeviceRepository(db),
             links=BusinessLinkRepository(db),
-            facts=FactRepository(db, s.ttl, vault=vault),
+            facts=FactRepository(db, s.ttl, vault=vault, confidence=s.confidence),
             vault=vault,
             ledger=ledger,
             index=index,

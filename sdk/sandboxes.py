@@ -18,6 +18,7 @@ from contextvars import Token
 from datetime import UTC, datetime
 from types import TracebackType
 
+from policies.audit import AuditAction
 from policies.errors import InvalidField
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
@@ -26,6 +27,7 @@ from sandbox.current import ActiveSandbox, enter, leave
 from sandbox.repository import Sandbox, SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.write_path import WritePath
+from structured_memory.audit import record
 from structured_memory.database import Database
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
 
@@ -77,7 +79,14 @@ class Sandboxes:
         """Archive the session's sandbox and start a clean one; returns the new one."""
         scope, session = self._base(user_id), _session(session_id)
         with self._db.transaction(owner=scope.user_id) as conn:
-            return self._repo.fork(conn, scope, session, datetime.now(UTC))
+            new = self._repo.fork(conn, scope, session, datetime.now(UTC))
+            record(
+                conn,
+                scope,
+                AuditAction.FORK,
+                details={"sandbox": new.id, "archived": new.parent_id},
+            )
+        return new
 
     def merge(
         self,
@@ -98,6 +107,14 @@ class Sandboxes:
         with self._db.transaction() as conn:
             merged = self._repo.merge(conn, scope, session, ids, now=datetime.now(UTC))
             self._feed.enqueue(conn, [(OutboxOp.UPSERT, scope.user_id, i) for i in merged])
+            for memory_id in merged:
+                record(
+                    conn,
+                    scope,
+                    AuditAction.MERGE,
+                    memory_id=memory_id,
+                    details={"sandbox": scope.sandbox_id},
+                )
         self._feed.wake()
         return merged
 
@@ -112,6 +129,12 @@ class Sandboxes:
                 conn, [(OutboxOp.DELETE, scope.user_id, i) for i in swept.fragment_ids]
             )
             self._writes.forget(conn, scope, swept.fragment_ids, swept.vault_ids, now)
+            record(
+                conn,
+                scope,
+                AuditAction.DISCARD,
+                details={"sandbox": scope.sandbox_id, "dropped": len(swept.fragment_ids)},
+            )
         self._feed.wake()
         return len(swept.fragment_ids)
 

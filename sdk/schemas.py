@@ -20,7 +20,14 @@ from sdk.verification import Verification
 if TYPE_CHECKING:
     from unstructured_memory.summariser.summary import SessionSummary
 
-__all__ = ["FeedbackResult", "MemoryHit", "MemoryInput", "SearchResults", "SessionRecord"]
+__all__ = [
+    "FeedbackResult",
+    "MemoryHit",
+    "MemoryInput",
+    "SearchResults",
+    "SessionRecord",
+    "TurnsAppended",
+]
 
 
 class MemoryInput(BaseModel):
@@ -73,6 +80,15 @@ class SessionRecord:
 
     memory_id: uuid.UUID
     summary: SessionSummary
+
+
+@dataclass(frozen=True)
+class TurnsAppended:
+    """What ``append_turns`` stored: a memory id per non-empty turn, and the record written
+    when the session gathered enough unprocessed turns (else ``None``)."""
+
+    memory_ids: list[uuid.UUID]
+    record: SessionRecord | None
 
 
 @dataclass(frozen=True)

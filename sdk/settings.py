@@ -12,9 +12,12 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from policies.confidence import ConfidenceConfig
+from policies.profile_merge import DEFAULT_CONFIRMATIONS
 from policies.ttl import TTLConfig
 from unstructured_memory.embedders.registry import DEFAULT_EMBEDDER
 from unstructured_memory.index.registry import DEFAULT_INDEX
+from unstructured_memory.profile.registry import DEFAULT_EXTRACTOR
 
 __all__ = ["Settings"]
 
@@ -45,7 +48,10 @@ class Settings(BaseSettings):
         "(generated on first use) when pii_keys is unset.",
     )
     auto_migrate: bool = Field(
-        default=True, description="Run pending Alembic migrations when the client starts."
+        default=True,
+        description="Run pending Alembic migrations when the client starts (embedded default). "
+        "Set false in a service: `dualtrack migrate` is then a deploy step, and a client "
+        "refuses a schema outside the range it serves (SchemaMismatch).",
     )
     pool_size: int = Field(default=5, ge=1, le=100, description="Connections kept per process.")
     statement_timeout_ms: int = Field(
@@ -102,9 +108,56 @@ class Settings(BaseSettings):
         default="hybrid",
         description="Default search preset: hybrid, hybrid_ranked, keyword, vector.",
     )
+    verifier_timeout_ms: int = Field(
+        default=300,
+        ge=1,
+        le=60_000,
+        description="Longest a verification round waits for business verifiers; what has "
+        "not answered by then is unverified.",
+    )
+    verifier_max_workers: int = Field(
+        default=8, ge=1, le=64, description="Business verifiers called at once, per client."
+    )
+    profile_extractor: str = Field(
+        default=DEFAULT_EXTRACTOR,
+        description="Profile extraction at session end: rules (rules + NER, the default) or "
+        "openai (a chat model at an OpenAI-compatible endpoint, falling back to the rules).",
+    )
+    profile_extractor_config: dict[str, Any] = Field(
+        default_factory=dict,
+        repr=False,  # may hold an API key
+        description='The extractor\'s settings as JSON, e.g. {"base_url": "https://.../v1", '
+        '"model": "qwen-plus", "api_key": "...", "timeout_s": 20}.',
+    )
+    preference_confirmations: int = Field(
+        default=DEFAULT_CONFIRMATIONS,
+        ge=0,
+        le=10,
+        description="Sessions after the first that must repeat a preference before it "
+        "becomes the profile's (0: at once).",
+    )
+    session_idle_minutes: float = Field(
+        default=30.0,
+        gt=0,
+        le=7 * 24 * 60,
+        description="A session without a new turn this long is ended by `dualtrack sweep` "
+        "(its turns summarised and merged into the profile).",
+    )
+    session_extract_every_turns: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="append_turns summarises a long session's unprocessed turns once this "
+        "many have gathered.",
+    )
     ttl: TTLConfig = Field(
         default_factory=TTLConfig,
         description="TTL days, e.g. DUALTRACK_TTL__IMPLICIT_DAYS=7.",
+    )
+    confidence: ConfidenceConfig = Field(
+        default_factory=ConfidenceConfig,
+        description="Feedback weights, the pending threshold and the decay schedule, e.g. "
+        "DUALTRACK_CONFIDENCE__SKIP=0.1.",
     )
 
     def resolved_data_dir(self) -> Path:

@@ -11,8 +11,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from policies.confidence import EVENT_WEIGHTS, weight_for
-from policies.errors import InvalidField
+from policies.confidence import feedback_action
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from structured_memory.pii.vault import PiiVault, VaultRef
@@ -28,7 +27,13 @@ ScopeFor = Callable[[str], UserScope]
 
 
 class Profiles:
-    """``mem.profiles``: read and update profiles with optimistic locking."""
+    """``mem.profiles``: read and update profiles with optimistic locking.
+
+    PII in ``attributes`` and ``profile_summary`` is vaulted and stored masked:
+    an attribute string holding a phone reads back as
+    ``{"masked": "137****7000", "pii": [{"vault_id": ..., "kind": "phone"}]}``
+    (write it back as it is to keep it); a key holding PII is refused.
+    """
 
     def __init__(self, repo: ProfileRepository, scope: ScopeFor) -> None:
         self._repo, self._scope = repo, scope
@@ -103,7 +108,13 @@ class Devices:
 
 
 class Links:
-    """``mem.links``: business links with validity ranges."""
+    """``mem.links``: business links with validity ranges.
+
+    Types: supplier, warehouse, contract, order, refund, return, exchange,
+    ticket, work_order. Each link also shows its last verification
+    (``verified_state``, ``verified_at``, ``verification_ok``): a lead, not
+    the live state; ``mem.verify_links`` asks the system of record.
+    """
 
     def __init__(self, repo: BusinessLinkRepository, scope: ScopeFor) -> None:
         self._repo, self._scope = repo, scope
@@ -165,7 +176,13 @@ class Facts:
         confidence: float = 1.0,
         source: str = "",
     ) -> Fact:
-        """Create or replace a fact; ``lifecycle_policy`` is required."""
+        """Create or replace a fact; ``lifecycle_policy`` is required.
+
+        Strings of ``value`` holding PII are vaulted and stored as masked leaves
+        ``{"masked": "收货电话 138****8000", "pii": [{"vault_id": ..., "kind": "phone"}]}``;
+        a SENSITIVE fact takes only a vault reference (from ``pii.store``). The
+        entries only the replaced value referenced are released.
+        """
         return self._repo.put(
             self._scope(user_id),
             key,
@@ -184,15 +201,13 @@ class Facts:
         return self._repo.list(self._scope(user_id))
 
     def feedback(self, user_id: str, fact_id: uuid.UUID, action: str) -> Fact:
-        """Apply a behaviour event (``click``, ``ignore``, ...) to the fact's confidence."""
+        """Apply a behaviour event (``click``, ``ignore``, ...) to the fact's confidence;
+        ``mem.feedback`` does the same for any memory."""
         scope = self._scope(user_id)
-        if not isinstance(action, str) or action not in EVENT_WEIGHTS:
-            known = ", ".join(sorted(EVENT_WEIGHTS))
-            raise InvalidField(f"unknown feedback action; known: {known}", field="action")
-        return self._repo.feedback(scope, fact_id, weight_for(action))
+        return self._repo.feedback(scope, fact_id, feedback_action(action))
 
     def delete(self, user_id: str, key: str) -> bool:
-        """Delete a fact."""
+        """Delete a fact and the vault entries nothing else references."""
         return self._repo.delete(self._scope(user_id), key)
 
 

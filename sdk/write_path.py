@@ -1,6 +1,6 @@
 """The write path of the unstructured track, one named stage after another.
 
-    validate → analyse and mask → vault → embed → TTL → ledger → index feed
+    validate → analyse and mask → vault → embed → TTL → ledger → index feed → audit
 
 - **validate**: the user scope, the lifecycle policy (required), text, ids,
   times and metadata; a bad item fails its batch before anything is written.
@@ -20,8 +20,10 @@
 - **ledger**: one row per fragment in PostgreSQL, the system of record.
 - **index feed**: the change is queued for a derived index in the same
   transaction (nothing to queue for pgvector).
+- **audit**: one ``write`` entry per fragment in the audit log
+  (``structured_memory.audit``), naming the agent and the user's pseudonym.
 
-Vault, TTL, ledger and index feed share one transaction per batch, which
+Vault, TTL, ledger, index feed and audit share one transaction per batch, which
 holds the users' profiles ``FOR KEY SHARE`` in user order: writers never
 block each other, an erasure waits for them, and a write for an unknown or
 erased user raises :class:`UserNotFound`. A deadlock is retried a bounded
@@ -32,13 +34,14 @@ from __future__ import annotations
 
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection
 
+from policies.audit import AuditAction
 from policies.errors import InvalidField, InvalidInput
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
@@ -49,6 +52,7 @@ from policies.validation import check_field_length, check_json, check_text, chec
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.schemas import MemoryInput
+from structured_memory.audit import record_many
 from structured_memory.database import Database
 from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
@@ -65,12 +69,17 @@ from unstructured_memory.summariser.entities import Entity
 from unstructured_memory.summariser.summary import SessionSummary, analyse_text
 from unstructured_memory.tokenize import tokens
 
-__all__ = ["MAX_METADATA_BYTES", "MAX_SESSION_ID_CHARS", "WritePath"]
+__all__ = ["MAX_METADATA_BYTES", "MAX_SESSION_ID_CHARS", "Within", "WritePath"]
 
 MAX_METADATA_BYTES = 16 * 1024
 """Largest ``metadata`` accepted, as UTF-8 JSON."""
 
 MAX_SESSION_ID_CHARS = 128
+
+Within = Callable[[Connection, list[NewFragment]], list[NewFragment]]
+"""Work joined to a write's transaction, after the vault and TTL stages and before the
+ledger: it may adjust the fragments (their metadata) and write rows of its own; an error
+it raises rolls the whole write back."""
 
 
 @dataclass(frozen=True)
@@ -139,9 +148,15 @@ class WritePath:
     # -- entry points ----------------------------------------------------------------------
 
     def write_batches(
-        self, items: Sequence[MemoryInput], *, batch_size: int, advance: Callable[[int], None]
+        self,
+        items: Sequence[MemoryInput],
+        *,
+        batch_size: int,
+        advance: Callable[[int], None],
+        within: Within | None = None,
     ) -> list[uuid.UUID]:
-        """Write ``items``, a transaction per batch; returns the ids in order."""
+        """Write ``items``, a transaction per batch (each joined by ``within``); returns the
+        ids in order."""
         self._check_space()
         ids: list[uuid.UUID] = []
         sessions: dict[tuple[str, str], deque[_Turn]] = {}
@@ -156,12 +171,26 @@ class WritePath:
                     exc.details.setdefault("item", position)
                     raise
             with_context = [self._with_context(p, sessions, now) for p in prepared]
-            ids += self._store(with_context, now)
+            ids += self._store(with_context, now, within)
             advance(len(batch))
         return ids
 
-    def write_record(self, scope: UserScope, summary: SessionSummary, turns: int) -> uuid.UUID:
-        """Store a session's interaction record (IMPLICIT, kept 90 days)."""
+    def write_record(
+        self,
+        scope: UserScope,
+        summary: SessionSummary,
+        turns: int,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        notes: Sequence[str] = (),
+        within: Within | None = None,
+    ) -> uuid.UUID:
+        """Store a session's interaction record (IMPLICIT, kept 90 days) and return its id.
+
+        In the same transaction: ``notes`` (masked texts, such as temporary intents)
+        as IMPLICIT notes of the session, and ``within``. ``metadata`` is added to the
+        record's.
+        """
         self._check_space()
         words = tokens(summary.summary_text)
         fragment = NewFragment(
@@ -185,9 +214,28 @@ class WritePath:
                 "language": summary.language,
                 "intent_confidence": summary.intent_confidence,
                 "turns": turns,
+                **(metadata or {}),
             },
         )
-        (memory_id,) = self._store([_Item(fragment, summary.pii)], datetime.now(UTC))
+        items = [_Item(fragment, summary.pii)]
+        for note in notes:
+            words = tokens(note)
+            items.append(
+                _Item(
+                    replace(
+                        fragment,
+                        id=uuid.uuid4(),
+                        kind=MemoryKind.NOTE.value,
+                        text=note,
+                        index_text=" ".join(words),
+                        token_count=len(words),
+                        entities=_entity_dicts(analyse_text(note).entities),
+                        metadata={"source": "end_session", "note": "temporary_intent"},
+                    ),
+                    [],
+                )
+            )
+        memory_id = self._store(items, datetime.now(UTC), within)[0]
         return memory_id
 
     # -- stages ----------------------------------------------------------------------------
@@ -243,10 +291,14 @@ class WritePath:
     def vault(self, conn: Connection, items: Sequence[_Item]) -> list[dict[str, Any]]:
         """Stage *vault*: seal the items' PII; each item's metadata referencing it.
 
-        Values are stored in one global order (user, kind, value), so two
-        batches sharing values lock their vault rows in the same order.
+        Values are stored in one global order (user, then the vault's
+        ``lock_order``), so batches and releases sharing entries lock them in
+        the same order.
         """
-        wanted = sorted({(i.fragment.user_id, m.kind.value, m.value) for i in items for m in i.pii})
+        wanted = sorted(
+            {(i.fragment.user_id, m.kind.value, m.value) for i in items for m in i.pii},
+            key=lambda k: (k[0], *self._vault.lock_order(k[1], k[2])),
+        )
         refs = {
             key: self._vault.store(UserScope(key[0]), key[1], key[2], join=conn) for key in wanted
         }
@@ -307,6 +359,29 @@ class WritePath:
     def index_feed(self, conn: Connection, fragments: Sequence[NewFragment]) -> None:
         """Stage *index feed*: queue the upserts for a derived index."""
         self._feed.enqueue(conn, [(OutboxOp.UPSERT, f.user_id, f.id) for f in fragments])
+
+    def audit(self, conn: Connection, fragments: Sequence[NewFragment]) -> None:
+        """Stage *audit*: one ``write`` entry per fragment, per user in user order."""
+        by_scope: dict[tuple[str, str | None], list[NewFragment]] = {}
+        for f in fragments:
+            by_scope.setdefault((f.user_id, f.agent_id), []).append(f)
+        for (user_id, agent_id), mine in sorted(by_scope.items(), key=lambda kv: kv[0][0]):
+            record_many(
+                conn,
+                UserScope(user_id, agent_id),
+                AuditAction.WRITE,
+                [
+                    (
+                        f.id,
+                        {
+                            "kind": f.kind,
+                            "policy": f.policy,
+                            "sandboxed": f.sandbox_id is not None,
+                        },
+                    )
+                    for f in mine
+                ],
+            )
 
     # -- forgetting ------------------------------------------------------------------------
 
@@ -407,8 +482,11 @@ class WritePath:
             context_ids=tuple(t.id for t in seen),
         )
 
-    def _store(self, items: Sequence[_Item], now: datetime) -> list[uuid.UUID]:
-        """Embed, then vault, TTL, ledger and index feed in one transaction (retried)."""
+    def _store(
+        self, items: Sequence[_Item], now: datetime, within: Within | None = None
+    ) -> list[uuid.UUID]:
+        """Embed, then vault, TTL, ``within``, ledger and index feed in one transaction
+        (retried)."""
         embedded = self.embed(items)
 
         def unit() -> list[uuid.UUID]:
@@ -431,8 +509,11 @@ class WritePath:
                         items, embedded, metadata, lifetimes, strict=True
                     )
                 ]
+                if within is not None:
+                    fragments = within(conn, fragments)
                 ids = self.ledger(conn, fragments)
                 self.index_feed(conn, fragments)
+                self.audit(conn, fragments)
             return ids
 
         ids = self._db.retrying(unit)

@@ -61,6 +61,7 @@ from structured_memory.models import (
     MemoryFragment,
     PiiDataKey,
     PiiVaultEntry,
+    SessionWatermark,
     UserProfile,
     table_of,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "CROSS_USER",
     "DecayReport",
     "Forgotten",
+    "IdleSession",
     "RotationReport",
     "SweepReport",
     "VacuumedTable",
@@ -88,6 +90,7 @@ __all__ = [
     "decay_inferred",
     "find_user_ids_by_pii",
     "fragments_for_index",
+    "idle_sessions",
     "idle_users",
     "iter_fragments_for_index",
     "pending_rotation",
@@ -101,6 +104,7 @@ _T = table_of(PiiVaultEntry)
 _KEY = table_of(PiiDataKey)
 _FACT = table_of(MemoryFact)
 _FRAGMENT = table_of(MemoryFragment)
+_WATERMARK = table_of(SessionWatermark)
 _PROFILE = table_of(UserProfile)
 
 CROSS_USER = "dualtrack_cross_user"
@@ -540,6 +544,9 @@ class SweepReport:
     vacuumed: tuple[VacuumedTable, ...] = field(default=())
     decay: DecayReport | None = None
     """The confidence decay run with the sweep (``MemoryClient.sweep``)."""
+    sessions_ended: int = 0
+    """Idle sessions the sweep ended (their turns summarised into records and merged into
+    the profile) before removing anything (``MemoryClient.sweep``)."""
 
 
 Forgotten = Callable[[str, list[uuid.UUID], list[uuid.UUID]], None]
@@ -676,6 +683,42 @@ def count_fragments(db: Database) -> int:
     """How many fragments the ledger holds (all users)."""
     with cross_user_transaction(db) as conn:
         return int(conn.execute(select(func.count()).select_from(_FRAGMENT)).scalar_one())
+
+
+@dataclass(frozen=True)
+class IdleSession:
+    """A session not ended whose last fragment (or, with none left, last change) is older
+    than the idle timeout; ``agent_id`` is the agent that last added turns to it."""
+
+    user_id: str
+    session_id: str
+    agent_id: str | None
+
+
+def idle_sessions(db: Database, cutoff: datetime, *, limit: int = 1000) -> list[IdleSession]:
+    """Sessions not ended whose last activity is before ``cutoff``, the longest idle first.
+
+    Activity: the newest fragment of the session (a turn, a record), else the session
+    row's last change.
+    """
+    last = (
+        select(func.max(_FRAGMENT.c.created_at))
+        .where(
+            _FRAGMENT.c.user_id == _WATERMARK.c.user_id,
+            _FRAGMENT.c.session_id == _WATERMARK.c.session_id,
+        )
+        .scalar_subquery()
+    )
+    active = func.coalesce(last, _WATERMARK.c.updated_at)
+    with cross_user_transaction(db) as conn:
+        rows = conn.execute(
+            select(_WATERMARK.c.user_id, _WATERMARK.c.session_id, _WATERMARK.c.agent_id)
+            .where(_WATERMARK.c.ended_at.is_(None), _WATERMARK.c.updated_at < cutoff)
+            .where(active < cutoff)
+            .order_by(active)
+            .limit(limit)
+        ).all()
+    return [IdleSession(r.user_id, r.session_id, r.agent_id) for r in rows]
 
 
 def idle_users(db: Database, since: datetime) -> list[str]:

@@ -22,6 +22,7 @@ from psycopg.types.datetime import DatetimeDumper, TimestamptzLoader
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 
 from policies.errors import (
+    AuditLogImmutable,
     DatabaseUnavailable,
     DualtrackError,
     InvalidInput,
@@ -39,6 +40,20 @@ TRANSIENT_ATTEMPTS = 4
 """How many times :meth:`Database.retrying` runs a unit of work that keeps deadlocking."""
 
 _TRANSIENT_STATES = {"40001", "40P01"}  # serialization failure, deadlock detected
+
+
+def _transient() -> DualtrackError:
+    return TransientFailure("the write met a concurrent one (deadlock); retry it")
+
+
+def _append_only() -> DualtrackError:
+    return AuditLogImmutable("the audit log is append-only")
+
+
+_BY_STATE: dict[str, Callable[[], DualtrackError]] = {
+    **dict.fromkeys(_TRANSIENT_STATES, _transient),
+    "DTA01": _append_only,  # raised by the audit log's triggers (revision 0008)
+}
 
 INFINITY = datetime.max.replace(tzinfo=UTC)
 """How PostgreSQL's timestamptz ``infinity`` reads in Python."""
@@ -82,8 +97,8 @@ def _translate(err: exc.DBAPIError, owner: str | None) -> DualtrackError:
         return UserNotFound("no profile for this user", user_id=owner)
     if err.connection_invalidated or _is_connection_failure(orig):
         return DatabaseUnavailable("PostgreSQL is unreachable or dropped the connection")
-    if state in _TRANSIENT_STATES:
-        return TransientFailure("the write met a concurrent one (deadlock); retry it")
+    if state in _BY_STATE:
+        return _BY_STATE[state]()
     if state == "23514":
         constraint = getattr(getattr(orig, "diag", None), "constraint_name", None)
         return InvalidInput(f"a value breaks the schema rule {constraint}", constraint=constraint)
@@ -135,6 +150,7 @@ class Database:
           :class:`DatabaseUnavailable`;
         - a deadlock or serialization failure: :class:`TransientFailure`
           (see :meth:`retrying`);
+        - an UPDATE, DELETE or TRUNCATE of the audit log: :class:`AuditLogImmutable`;
         - a value the server refuses (SQLSTATE class 22) or a CHECK constraint
           refuses: :class:`InvalidInput`;
         - anything else: :class:`DualtrackError` naming the SQLSTATE.

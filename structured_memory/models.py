@@ -36,6 +36,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from policies.audit import AuditAction
+from policies.confidence import MemoryStatus
 from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
 from policies.pii import PiiKind
@@ -54,9 +55,11 @@ __all__ = [
     "MemoryFragment",
     "PiiDataKey",
     "PiiVaultEntry",
+    "ProfileCandidate",
     "SandboxStatus",
     "SchemaCompat",
     "SessionSandbox",
+    "SessionWatermark",
     "UserBusinessLink",
     "UserDevice",
     "UserProfile",
@@ -87,14 +90,8 @@ class LinkRole(StrEnum):
     OWNER = "owner"
 
 
-class FactStatus(StrEnum):
-    """Lifecycle status of a structured fact."""
-
-    ACTIVE = "active"
-    PENDING_CONFIRMATION = "pending_confirmation"
-    NEEDS_REVIEW = "needs_review"
-    RETIRED = "retired"
-    """Rejected by feedback: never served again (revision 0008)."""
+FactStatus = MemoryStatus
+"""Lifecycle status of a fact or fragment (``policies.confidence.MemoryStatus``)."""
 
 
 def _in(column: str, values: type[StrEnum]) -> str:
@@ -525,4 +522,71 @@ class AuditLog(Base):
         Index(None, "action", "at"),
         Index(None, "subject", "at"),
         Index(None, "memory_id"),
+    )
+
+
+class SessionWatermark(Base):
+    """How far a session's turns were summarised and merged into the profile (revision 0010).
+
+    ``turns`` counts the session's non-empty turns known so far (appended with
+    ``append_turns`` or given to ``end_session``) and ``digest`` chains their
+    masked text (SHA-256), so a transcript given again is recognised;
+    ``processed`` is the watermark: turns before it were turned into a record
+    (``last_record_id`` the latest) and never are again. ``ended_at`` is set by
+    an explicit end or the idle sweep (``ended_by``) and cleared by new turns.
+    """
+
+    __tablename__ = "session_watermark"
+
+    user_id: Mapped[str] = mapped_column(
+        String(128), ForeignKey("user_profile.user_id", ondelete="CASCADE"), primary_key=True
+    )
+    session_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    agent_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    turns: Mapped[int] = mapped_column(Integer, server_default="0")
+    digest: Mapped[str] = mapped_column(String(64), server_default="")
+    processed: Mapped[int] = mapped_column(Integer, server_default="0")
+    last_record_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), nullable=True)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    ended_by: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (
+        CheckConstraint("processed >= 0 AND processed <= turns", name="watermark_within"),
+        CheckConstraint(
+            "(ended_at IS NULL AND ended_by IS NULL) OR "
+            "(ended_at IS NOT NULL AND ended_by IN ('explicit', 'idle'))",
+            name="ended_known",
+        ),
+        Index(None, "updated_at", postgresql_where=sql_text("ended_at IS NULL")),
+    )
+
+
+class ProfileCandidate(Base):
+    """A preference value said in some sessions but not yet stable (revision 0010).
+
+    ``sessions`` lists the distinct sessions that said it; at ``1 +
+    confirmations`` it becomes the stable value in ``user_profile.attributes``
+    and its rows for the slot are deleted (``policies.profile_merge``).
+    ``value`` holds no clear PII.
+    """
+
+    __tablename__ = "profile_candidate"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=sql_text("gen_random_uuid()")
+    )
+    user_id: Mapped[str] = _user_fk()
+    slot: Mapped[str] = mapped_column(String(96))
+    value: Mapped[str] = mapped_column(String(256))
+    sessions: Mapped[list[str]] = mapped_column(
+        ARRAY(String(128)), server_default=sql_text("'{}'::varchar[]")
+    )
+    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "slot", "value"),
+        CheckConstraint("cardinality(sessions) >= 1", name="sessions_nonempty"),
     )

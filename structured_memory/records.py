@@ -46,7 +46,12 @@ class Device(_Record):
 
 
 class BusinessLink(_Record):
-    """A user's role on a business entity; ``effective_to`` ``None`` means open-ended."""
+    """A user's role on a business entity; ``effective_to`` ``None`` means open-ended.
+
+    ``verified_state`` is the state the system of record last reported (a lead,
+    not the live state), ``verified_at`` when, and ``verification_ok`` whether
+    the latest verification succeeded (``None``: never verified).
+    """
 
     id: uuid.UUID
     user_id: str
@@ -56,6 +61,9 @@ class BusinessLink(_Record):
     effective_from: datetime
     effective_to: datetime | None
     created_at: datetime
+    verified_state: str | None = None
+    verified_at: datetime | None = None
+    verification_ok: bool | None = None
 
     def is_valid_at(self, when: datetime) -> bool:
         """Whether ``when`` falls in ``[effective_from, effective_to)``."""

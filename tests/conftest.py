@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import text
 
 from sdk.client import MemoryClient
@@ -23,6 +24,12 @@ from structured_memory.embedded import start_embedded_server
 from structured_memory.models import Base
 from unstructured_memory.index.registry import WeaviateConfig
 from unstructured_memory.index.weaviate import WeaviateIndex
+
+# CI explores the same examples on every run (a failure there is reproducible); local
+# runs keep exploring new ones, which is how regressions get found.
+hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 
 def key_line(key_id: str, secret_byte: int, age_days: int = 0) -> str:

@@ -42,7 +42,7 @@ def test_the_block_holds_profile_facts_business_and_records(buyer: MemoryClient)
     assert "wechat" in ctx.text
     assert "售后偏好：退款优先" in ctx.text
     assert "退款 RF20260629001" in ctx.text
-    assert "状态未核实" in ctx.text, "never verified: flagged, not presented as current"
+    assert "状态未核实" in ctx.text, "no verifier: flagged, not presented as current"
     assert "88231" in ctx.text
     assert [i.section for i in ctx.items][:1] == [Section.PROFILE]
     assert ctx.message() == {"role": "system", "content": ctx.text}
@@ -125,3 +125,45 @@ def test_fit_never_exceeds_the_budget_and_keeps_priority(
     assert len(chosen) + omitted == len(items)
     order = [list(Section).index(i.section) for i in chosen]
     assert order == sorted(order)
+
+
+def test_masked_fact_values_and_attributes_show_masked_text_only(buyer: MemoryClient) -> None:
+    buyer.facts.put("buyer-001", "收货电话", "收货电话 13800138000", lifecycle_policy=EXPLICIT)
+    p = buyer.profiles.get("buyer-001")
+    buyer.profiles.update(
+        "buyer-001", expected_version=p.version, attributes={"备用手机": "13700137000"}
+    )
+    ctx = buyer.build_context("buyer-001", "电话", max_tokens=800)
+    vault_ids = {str(r.id) for r in buyer.pii.list("buyer-001")}
+    assert "138****8000" in ctx.text
+    assert "137****7000" in ctx.text
+    assert "13800138000" not in ctx.text
+    assert "13700137000" not in ctx.text
+    assert not any(v in ctx.text for v in vault_ids), "no vault id of a masked leaf in the prompt"
+
+
+def test_business_items_carry_the_state_verified_just_now(buyer: MemoryClient) -> None:
+    from datetime import UTC, datetime
+
+    from sdk import BusinessState
+
+    system_of_record = {"RF20260629001": "处理中"}
+
+    def refunds(entity_type: str, entity_id: str) -> BusinessState | None:
+        state = system_of_record.get(entity_id)
+        return None if state is None else BusinessState(state, None, datetime.now(UTC))
+
+    buyer.register_verifier("refund", refunds)
+    before = buyer.build_context("buyer-001", "退款到账了吗", max_tokens=600)
+    assert "退款 RF20260629001：处理中（已核实" in before.text
+    system_of_record["RF20260629001"] = "已到账"  # overnight, outside the conversation
+    after = buyer.build_context("buyer-001", "退款到账了吗", max_tokens=600)
+    assert "退款 RF20260629001：已到账（已核实" in after.text
+    assert "处理中" not in after.text
+
+    def down(entity_type: str, entity_id: str) -> BusinessState | None:
+        raise ConnectionError("the refund service is down")
+
+    buyer.register_verifier("refund", down)
+    failed = buyer.build_context("buyer-001", "退款到账了吗", max_tokens=600)
+    assert "退款 RF20260629001：已到账（此刻无法核实，这是上次记录的状态" in failed.text

@@ -16,8 +16,8 @@ import pytest
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from tests.conftest import TEST_TENANT_KEY
 from structured_memory.repositories.fragments import FragmentLedger, NewFragment
+from tests.conftest import TEST_TENANT_KEY
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import (
     Delete,

@@ -221,3 +221,28 @@ def test_each_thread_and_task_sees_its_own_sandbox(mem: MemoryClient) -> None:
         assert mem.scope("buyer-001").sandbox_id == sb.id, "the task's block did not leak out"
     assert seen["thread"] is None, "a plain thread starts outside any sandbox"
     assert mem.scope("buyer-001").sandbox_id is None
+
+
+def test_fork_merge_and_discard_are_audited(mem: MemoryClient) -> None:
+    from structured_memory.audit import recent
+
+    with mem.sandbox("buyer-001", "s-audit") as sb:
+        mid = mem.write("buyer-001", "想买空气净化器", lifecycle_policy=IMPLICIT)
+        sb.merge([mid])
+        sb.fork()
+        mem.write("buyer-001", "随口一提", lifecycle_policy=IMPLICIT)
+        sb.discard()
+    actions = [e.action for e in recent(mem.database, limit=50)]
+    assert {"merge", "fork", "discard"} <= set(actions)
+
+
+def test_a_session_ended_inside_a_sandbox_writes_long_term_memory(mem: MemoryClient) -> None:
+    from sdk import Turn
+
+    with mem.sandbox("buyer-001", "s-end"):
+        record = mem.end_session(
+            "buyer-001", "s-end", [Turn("user", "订单 88231 的扫地机不回充，我要退款")]
+        )
+    stored = mem.memories.get("buyer-001", record.memory_id)
+    assert stored is not None
+    assert stored.sandbox_id is None, "the transcript given is what persists"

@@ -9,6 +9,7 @@ import pytest
 from policies.errors import InvalidField, InvalidText, InvalidUserId
 from policies.pii import PiiKind
 from unstructured_memory.summariser import Intent, Turn, analyse_text, summarise
+from unstructured_memory.summariser.outcome import Outcome
 
 _T0 = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
 
@@ -30,8 +31,9 @@ def test_chinese_refund_record() -> None:
     s = summarise("u-1", "s-1", _REFUND_ZH)
     assert s.summary_text == (
         "用户因订单 88231 的比特 S10 Pro 扫地机（1999 元）无法回充申请退款，"
-        "退款编号 RF20260629001，预计 1-3 个工作日到账"
+        "退款编号 RF20260629001，客服已发起退款，预计 1-3 个工作日到账"
     )
+    assert s.outcomes == (Outcome.REFUND_ISSUED,)
     assert s.intent is Intent.RETURN_REQUEST
     assert 0.5 < s.intent_confidence <= 1.0
     assert s.language == "zh"

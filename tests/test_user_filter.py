@@ -2,7 +2,8 @@
 
 A SQLAlchemy ``before_cursor_execute`` hook records each statement while a
 representative workload runs through the SDK: profile, devices, links, facts,
-vault, write, search, session end, export, delete and erasure. A statement
+vault, write, search, session end, feedback, export, delete and erasure; and the
+cross-user sweep and decay. A statement
 that names a table holding a ``user_id`` column must filter on it (or insert
 it), unless ``structured_memory.cross_user`` marked it as cross-user work.
 """
@@ -17,8 +18,15 @@ import pytest
 from sqlalchemy import event
 
 from policies.lifecycle import LifecyclePolicy
-from sdk import MemoryClient, MemoryInput, Turn
-from structured_memory.cross_user import CROSS_USER, count_expired, sweep_expired
+from sdk import BusinessState, MemoryClient, MemoryInput, Settings, Turn
+from structured_memory.cross_user import (
+    CROSS_USER,
+    count_decay_due,
+    count_expired,
+    decay_inferred,
+    idle_sessions,
+    sweep_expired,
+)
 from structured_memory.models import Base
 
 USER_TABLES = sorted(t.name for t in Base.metadata.sorted_tables if "user_id" in t.c)
@@ -101,6 +109,15 @@ def test_every_user_statement_of_a_workload_is_scoped(
         "s-2",
         [Turn(role="user", text="昨天那个退款到账了吗"), Turn(role="assistant", text="已到账")],
     )
+    mem.append_turns(
+        user,
+        "s-4",
+        [
+            Turn("user", "我是金卡会员，以后微信通知我，寄到北京市朝阳区建国路88号"),
+            Turn("assistant", "好的，已为您创建维修工单 WO2026070100123"),
+        ],
+    )
+    mem.end_session(user, "s-4", [])
     with mem.sandbox(user, "s-3") as sb:
         boxed = mem.write(user, "沙箱里的临时需求", lifecycle_policy=implicit)
         mem.search(user, "临时需求", limit=3)
@@ -111,6 +128,11 @@ def test_every_user_statement_of_a_workload_is_scoped(
         sb.discard()
     mem.memories.get(user, first)
     mem.memories.list(user)
+    mem.feedback(user, first, action="click")
+    fact = mem.facts.put(user, "内容偏好", "图文", lifecycle_policy=implicit, confidence=0.31)
+    mem.feedback(user, fact.id, action="skip")
+    mem.facts.feedback(user, fact.id, "confirm")
+    mem.feedback(user, fact.id, action="reject")
     mem.export_user(user)
     mem.memories.delete(user, first)
     mem.facts.delete(user, "偏好")
@@ -122,12 +144,62 @@ def test_every_user_statement_of_a_workload_is_scoped(
     assert offending == [], "\n\n".join(offending)
 
 
+def test_verification_statements_are_scoped(settings: Settings, mem: MemoryClient) -> None:
+    """Verifying links and search hits, on a client of its own (verifiers are per client)."""
+    user, other = "buyer-filter-1", "buyer-filter-2"
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    with MemoryClient(settings, agent_id="refund-agent") as client:
+        client.register_verifier("order", lambda t, i: BusinessState("已发货"))
+        client.register_verifier("refund", lambda t, i: None)
+        for u in (user, other):
+            client.profiles.ensure(u)
+            client.links.add(u, entity_type="order", entity_id="88231", role="owner")
+        client.links.add(user, entity_type="refund", entity_id="RF20260629001", role="owner")
+        client.write(
+            user, "订单 88231 已发货，退款 RF20260629001", lifecycle_policy=LifecyclePolicy.BUSINESS
+        )
+        engine = client.database.engine
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            client.verify_links(user)
+            client.search(user, "订单 88231 退款", limit=3, verify=True)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+    assert any("user_business_link" in s and "UPDATE" in s for s in seen)
+    offending = [s for s in seen if unscoped(s)]
+    assert offending == [], "\n\n".join(offending)
+
+
 def test_cross_user_work_is_marked(mem: MemoryClient, recorded: list[tuple[str, bool]]) -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
     now = datetime.now(UTC)
+    frequent = "buyer-filter-3"
+    mem.profiles.ensure(frequent)
+    mem.write_many(  # five sessions: a frequent user, whose inferences outlive a week
+        [
+            MemoryInput(
+                user_id=frequent,
+                text="查订单 88231 的物流",
+                lifecycle_policy=LifecyclePolicy.EXPLICIT,
+                session_id=f"s-{i}",
+            )
+            for i in range(5)
+        ],
+        progress=False,
+    )
+    mem.facts.put(frequent, "内容偏好", "视频", lifecycle_policy=LifecyclePolicy.IMPLICIT)
+    recorded.clear()
     count_expired(mem.database, now)
     sweep_expired(mem.database, now)
+    idle_sessions(mem.database, now)
+    later = now + timedelta(days=10)
+    count_decay_due(mem.database, later, mem.settings.confidence)
+    assert decay_inferred(mem.database, later, mem.settings.confidence).decayed == 1
     touching = [(s, marked) for s, marked in recorded if _TABLE_RE.search(s)]
     assert touching, "the sweep ran statements on user tables"
     assert all(marked for _, marked in touching)

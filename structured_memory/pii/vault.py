@@ -141,14 +141,14 @@ class PiiVault:
         """Encrypt and store ``value``; an equal value of the same kind is stored once.
 
         Safe under concurrency: one row per (user, kind, normalised value)
-        whoever stores it, with whichever ring. An entry written before
-        revision 0004 and not yet repaired is returned locked (``FOR KEY
-        SHARE``) until the transaction ends, so ``repair-vault`` cannot delete
-        it under a reference being written. ``join`` makes the
-        write part of the caller's transaction. Raises :class:`InvalidField`
-        for an unknown kind, :class:`InvalidText` for an empty or oversized
-        value, :class:`UserNotFound` without a profile, :class:`DecryptionError`
-        if the user's data key does not unwrap.
+        whoever stores it, with whichever ring. An entry already stored is
+        returned locked (``FOR KEY SHARE``) until the transaction ends, so
+        neither the release of unreferenced entries (``release_vault_entries``)
+        nor ``repair-vault`` deletes it under a reference being written.
+        ``join`` makes the write part of the caller's transaction. Raises
+        :class:`InvalidField` for an unknown kind, :class:`InvalidText` for an
+        empty or oversized value, :class:`UserNotFound` without a profile,
+        :class:`DecryptionError` if the user's data key does not unwrap.
         """
         kind = vault_kind(kind)
         value = check_text(value, field="value", max_bytes=MAX_PII_BYTES)
@@ -181,6 +181,14 @@ class PiiVault:
                 ).returning(_T.c.id)
             ).scalar_one()
         return VaultRef(stored, kind)
+
+    def lock_order(self, kind: str, value: str) -> tuple[str, bytes]:
+        """Where ``value``'s entry sorts in the order transactions lock a user's entries:
+        kind, then blind index (``release_vault_entries`` locks them so too). Storing
+        several values in this order, a transaction does not deadlock with a release or
+        another store."""
+        kind = vault_kind(kind)
+        return kind, self._cipher.blind_index(kind, value)
 
     def reveal(self, scope: UserScope, entry_id: uuid.UUID) -> str:
         """Decrypt one entry of the user; :class:`DecryptionError` if it was tampered with."""
@@ -218,18 +226,18 @@ class PiiVault:
         self, conn: Connection, scope: UserScope, kind: str, value: str, *, lock: bool
     ) -> VaultRef | None:
         # Before repair-vault has merged them, duplicates written before 0004 may
-        # match: the indexed row wins, then the oldest. Only such unindexed rows
-        # can be deleted by repair-vault, so only they are locked.
-        unindexed = _T.c.blind_mac.is_(None)
+        # match: the indexed row wins, then the oldest. With ``lock`` the row is
+        # held FOR KEY SHARE (a release or repair-vault deleting it waits for the
+        # transaction); a row deleted meanwhile is not found, and the store inserts.
         statement = (
-            select(_T.c.id, unindexed.label("unindexed"))
+            select(_T.c.id)
             .where(owned(_T, scope), matching(self._cipher, kind, value))
-            .order_by(unindexed, _T.c.created_at, _T.c.id)
+            .order_by(_T.c.blind_mac.is_(None), _T.c.created_at, _T.c.id)
             .limit(1)
         )
+        if lock:
+            statement = statement.with_for_update(read=True, key_share=True)
         found = conn.execute(statement).first()
-        if lock and found is not None and found.unindexed:
-            found = conn.execute(statement.with_for_update(read=True, key_share=True)).first()
         return None if found is None else VaultRef(found.id, kind)
 
     def list(self, scope: UserScope) -> list[VaultRef]:

@@ -3,25 +3,72 @@
 A link is valid in ``[effective_from, effective_to)``; an open end is stored
 as PostgreSQL ``infinity`` and returned as ``None``. Unknown entity types and
 roles are refused here (:class:`InvalidField`) and by CHECK constraints.
+
+Each link also keeps its last verification against the system of record
+(:meth:`BusinessLinkRepository.record_checks`): the state reported, when, and
+whether the latest check succeeded. A change is written to the audit log in
+the same transaction, its states as codes or digests (never free text).
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, tuple_, update
 
+from policies.audit import AuditAction, check_details
 from policies.errors import InvalidField, InvalidInput, RecordNotFound
 from policies.scope import UserScope
 from policies.validation import check_choice, check_field_length, check_timestamp, check_uuid
+from structured_memory.audit import record_many
 from structured_memory.database import INFINITY, Database
 from structured_memory.models import BusinessEntityType, LinkRole, UserBusinessLink, table_of
 from structured_memory.records import BusinessLink
+from structured_memory.scoping import owned
 
-__all__ = ["BusinessLinkRepository"]
+__all__ = ["BusinessLinkRepository", "PriorState", "StateCheck"]
 
 _T = table_of(UserBusinessLink)
+
+
+@dataclass(frozen=True)
+class StateCheck:
+    """One entity's verification, to be recorded on the user's links ``link_ids`` to it."""
+
+    entity_type: str
+    entity_id: str
+    link_ids: tuple[uuid.UUID, ...]
+    state: str | None
+    """The state reported (PII already masked); ``None``: the check gave no state."""
+    outcome: str
+    """A code: ``verified``, ``unknown`` (not known to the system of record), or the
+    error code of a failed check (``verifier_timeout``, ``verifier_unavailable``)."""
+
+
+@dataclass(frozen=True)
+class PriorState:
+    """What a link held before a check: its last verified state, when, and whether
+    the latest check succeeded (``None``: never checked)."""
+
+    state: str | None
+    verified_at: datetime | None
+    ok: bool | None
+
+
+def _audit_state(state: str | None) -> str | None:
+    """A state as an audit detail: itself when it is a code, else a digest of it."""
+    if state is None:
+        return None
+    try:
+        code: str = check_details({"state": state})["state"]
+    except InvalidField:
+        return "sha256:" + hashlib.sha256(state.encode()).hexdigest()[:16]
+    return code
 
 
 class BusinessLinkRepository:
@@ -92,6 +139,79 @@ class BusinessLinkRepository:
             rows = conn.execute(query.order_by(_T.c.effective_from)).all()
         return [BusinessLink.from_row(r) for r in rows]
 
+    def linked(self, scope: UserScope, keys: Collection[tuple[str, str]]) -> list[BusinessLink]:
+        """The user's links valid now to any of the entities ``keys`` (type, id)."""
+        if not keys:
+            return []
+        now = func.now()
+        query = select(_T).where(
+            owned(_T, scope),
+            tuple_(_T.c.entity_type, _T.c.entity_id).in_(list(keys)),
+            _T.c.effective_from <= now,
+            _T.c.effective_to > now,
+        )
+        with self._db.transaction() as conn:
+            rows = conn.execute(query.order_by(_T.c.effective_from)).all()
+        return [BusinessLink.from_row(r) for r in rows]
+
+    def add_missing(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        keys: Collection[tuple[str, str]],
+        *,
+        role: str = LinkRole.OWNER.value,
+    ) -> list[BusinessLink]:
+        """In the caller's transaction, link the user to each entity of ``keys`` (type, id)
+        it has no link valid now to; returns the links added (each audited as a write).
+
+        Used by session end for the ids a session named. The caller holds the user's
+        profile row (``FOR NO KEY UPDATE``), so concurrent calls for one user add
+        each link once. :class:`InvalidField` for an unknown type or a bad id.
+        """
+        wanted = {
+            (
+                check_choice(BusinessEntityType, t, "entity_type"),
+                check_field_length("entity_id", i, 128),
+            )
+            for t, i in keys
+        }
+        if not wanted:
+            return []
+        now = func.now()
+        present = {
+            (r.entity_type, r.entity_id)
+            for r in conn.execute(
+                select(_T.c.entity_type, _T.c.entity_id).where(
+                    owned(_T, scope),
+                    tuple_(_T.c.entity_type, _T.c.entity_id).in_(sorted(wanted)),
+                    _T.c.effective_from <= now,
+                    _T.c.effective_to > now,
+                )
+            )
+        }
+        missing = sorted(wanted - present)
+        if not missing:
+            return []
+        role = check_choice(LinkRole, role, "role")
+        rows = conn.execute(
+            _T.insert()
+            .values(
+                [
+                    {"user_id": scope.user_id, "entity_type": t, "entity_id": i, "role": role}
+                    for t, i in missing
+                ]
+            )
+            .returning(_T)
+        ).all()
+        record_many(
+            conn,
+            scope,
+            AuditAction.WRITE,
+            [(None, {"kind": "link", "entity_type": r.entity_type, "link_id": r.id}) for r in rows],
+        )
+        return [BusinessLink.from_row(r) for r in rows]
+
     def list(self, scope: UserScope) -> list[BusinessLink]:
         """Every link of the user, past, present and future."""
         with self._db.transaction() as conn:
@@ -118,6 +238,77 @@ class BusinessLinkRepository:
             raise RecordNotFound("no such link for this user")
         return BusinessLink.from_row(row)
 
+    def record_checks(
+        self, scope: UserScope, checks: Sequence[StateCheck], at: datetime
+    ) -> dict[tuple[str, str], PriorState]:
+        """Record verifications on the links they name, in one transaction.
+
+        A reported state becomes ``verified_state`` with ``verified_at = at``
+        and ``verification_ok`` true; a check without a state only sets
+        ``verification_ok`` false (the last verified state stays, as a lead).
+        The links are locked first, so concurrent checks of one entity record
+        each change once. Returns each entity's state before the checks (links
+        removed meanwhile are left out).
+        """
+        ids = sorted({i for c in checks for i in c.link_ids})
+        if not ids:
+            return {}
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                select(
+                    _T.c.id,
+                    _T.c.entity_type,
+                    _T.c.entity_id,
+                    _T.c.verified_state,
+                    _T.c.verified_at,
+                    _T.c.verification_ok,
+                )
+                .where(owned(_T, scope), _T.c.id.in_(ids))
+                .order_by(_T.c.id)
+                .with_for_update()
+            ).all()
+            present: dict[tuple[str, str], list[Any]] = {}
+            for r in rows:
+                present.setdefault((r.entity_type, r.entity_id), []).append(r)
+            prior = {key: _latest(found) for key, found in present.items()}
+            answered: list[dict[str, Any]] = []
+            failed: list[dict[str, Any]] = []
+            changes: list[dict[str, Any]] = []
+            for check in checks:
+                key = (check.entity_type, check.entity_id)
+                if key not in present:
+                    continue
+                before = prior[key]
+                link_ids = [r.id for r in present[key]]
+                if check.state is not None:
+                    answered += [{"b_id": i, "b_state": check.state} for i in link_ids]
+                    changed = (before.state, before.ok) != (check.state, True)
+                else:
+                    failed += [
+                        {"b_id": r.id} for r in present[key] if r.verification_ok is not False
+                    ]
+                    changed = before.ok is not False
+                if changed:
+                    changes.append(_change(check, before, link_ids))
+            if answered:
+                conn.execute(
+                    update(_T)
+                    .where(owned(_T, scope), _T.c.id == bindparam("b_id"))
+                    .values(
+                        verified_state=bindparam("b_state"), verified_at=at, verification_ok=True
+                    ),
+                    answered,
+                )
+            if failed:
+                conn.execute(
+                    update(_T)
+                    .where(owned(_T, scope), _T.c.id == bindparam("b_id"))
+                    .values(verification_ok=False),
+                    failed,
+                )
+            record_many(conn, scope, AuditAction.VERIFICATION_CHANGE, [(None, c) for c in changes])
+        return prior
+
     def remove(self, scope: UserScope, link_id: uuid.UUID) -> bool:
         """Delete a link; returns whether it existed."""
         link_id = check_uuid(link_id, "link_id")
@@ -126,3 +317,25 @@ class BusinessLinkRepository:
                 delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == link_id)
             ).rowcount
         return bool(n)
+
+
+def _latest(rows: Sequence[Any]) -> PriorState:
+    """The prior state of an entity: that of its most recently verified link."""
+    verified = [r for r in rows if r.verified_at is not None]
+    if not verified:
+        return PriorState(state=None, verified_at=None, ok=rows[0].verification_ok)
+    row = max(verified, key=lambda r: r.verified_at)
+    return PriorState(state=row.verified_state, verified_at=row.verified_at, ok=row.verification_ok)
+
+
+def _change(check: StateCheck, before: PriorState, link_ids: list[uuid.UUID]) -> dict[str, Any]:
+    """The audit details of a recorded change: ids, codes and state digests only
+    (``policies.audit.check_details`` checks them when they are recorded)."""
+    return {
+        "entity_type": check.entity_type,
+        "outcome": check.outcome,
+        "previous_state": _audit_state(before.state),
+        "previous_ok": before.ok,
+        "state": _audit_state(check.state),
+        "link_ids": link_ids[:16],
+    }

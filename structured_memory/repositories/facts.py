@@ -3,9 +3,15 @@
 Expired facts are never returned, before or after the sweep. A fact's
 lifetime is decided by ``policies.ttl`` like a fragment's (policy, kind
 ``fact``, frequent user), and reading it renews it by its own period in the
-same statement, exactly as a fragment is renewed. A SENSITIVE fact holds
-only a reference to the PII vault (``{"vault_id": ..., "kind": ...}``), never
-the value itself.
+same statement, exactly as a fragment is renewed.
+
+No PII is stored in clear (``structured_memory.pii.fields``): each string of
+a value holding PII becomes a masked leaf ``{"masked": "收货电话 138****8000",
+"pii": [{"vault_id": ..., "kind": "phone"}]}``, its clear values vaulted in
+the same transaction. A SENSITIVE fact holds only a vault reference
+``{"vault_id": ..., "kind": ...}`` (from ``PiiVault.store``), kept as it is.
+Replacing or deleting a fact releases the vault entries nothing else
+references; a key holding PII is refused.
 """
 
 from __future__ import annotations
@@ -14,11 +20,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, and_, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from policies.confidence import is_pending, update_confidence
-from policies.errors import InvalidField, RecordNotFound
+from policies.audit import AuditAction
+from policies.confidence import DEFAULT_CONFIDENCE, ConfidenceConfig, FeedbackAction, is_pending
+from policies.errors import InvalidField, TransientFailure
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.scope import UserScope
 from policies.ttl import DEFAULT_TTL, MemoryKind, TTLConfig, lifetime
@@ -29,10 +36,26 @@ from policies.validation import (
     check_number,
     check_uuid,
 )
+from structured_memory.audit import record
 from structured_memory.database import Database
 from structured_memory.models import FactStatus, MemoryFact, table_of
+from structured_memory.pii.fields import (
+    JsonPlan,
+    Ref,
+    check_key,
+    hold_references,
+    is_reference,
+    plan_json,
+    references_in,
+)
+from structured_memory.pii.vault import PiiVault
 from structured_memory.records import Fact
-from structured_memory.repositories.fragments import frequent_user, renewal
+from structured_memory.repositories.confidence import MemoryTable, apply_feedback
+from structured_memory.repositories.fragments import (
+    frequent_user,
+    release_vault_entries,
+    renewal,
+)
 from structured_memory.scoping import live, owned
 
 __all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository"]
@@ -42,25 +65,33 @@ MAX_FACT_VALUE_BYTES = 16 * 1024
 _T = table_of(MemoryFact)
 
 
-def _check_value(policy: LifecyclePolicy, value: Any) -> Any:
+def _check_value(policy: LifecyclePolicy, value: Any) -> JsonPlan:
+    """The value, checked and masked (its PII not yet vaulted)."""
     check_json(check_json_depth(value, "value"), "value", max_bytes=MAX_FACT_VALUE_BYTES)
-    if policy is LifecyclePolicy.SENSITIVE and not (
-        isinstance(value, dict) and set(value) == {"vault_id", "kind"}
-    ):
+    if policy is LifecyclePolicy.SENSITIVE and not is_reference(value):
         raise InvalidField(
             "a SENSITIVE fact holds only a vault reference {'vault_id', 'kind'}; "
             "store the value in the PII vault",
             field="value",
         )
-    return value
+    return plan_json(value, "value")
 
 
 class FactRepository:
     """Writes and reads one user's structured facts."""
 
-    def __init__(self, db: Database, ttl: TTLConfig = DEFAULT_TTL) -> None:
+    def __init__(
+        self,
+        db: Database,
+        ttl: TTLConfig = DEFAULT_TTL,
+        *,
+        vault: PiiVault,
+        confidence: ConfidenceConfig = DEFAULT_CONFIDENCE,
+    ) -> None:
         self._db = db
         self._ttl = ttl
+        self._vault = vault
+        self._confidence = confidence
 
     def put(
         self,
@@ -75,44 +106,92 @@ class FactRepository:
     ) -> Fact:
         """Create or replace the fact ``key``; its TTL follows the policy.
 
-        Raises :class:`PolicyMissing` without a policy, :class:`InvalidField`
-        for a bad key, value or confidence, :class:`UserNotFound` without a profile.
+        PII in ``value`` is vaulted and masked (see the module docstring); the
+        entries only the replaced value referenced are released. Raises
+        :class:`PolicyMissing` without a policy, :class:`InvalidField` for a
+        bad key, value or confidence, :class:`UserNotFound` without a profile,
+        :class:`RecordNotFound` if a vault reference in ``value`` names no
+        entry of the user.
         """
         policy = require_policy(lifecycle_policy)
-        key = check_field_length("key", key, 128)
+        key = check_key(check_field_length("key", key, 128), "key")
         if not key.strip():
             raise InvalidField("fact key is empty", field="key")
         confidence = check_number(confidence, "confidence", low=0.0, high=1.0)
-        value = _check_value(policy, value)
+        plan = _check_value(policy, value)
         now = now or datetime.now(UTC)
         values: dict[str, Any] = {
-            "value": value,
             "policy": policy.value,
             "confidence": confidence,
             "status": (
-                FactStatus.PENDING_CONFIRMATION if is_pending(confidence) else FactStatus.ACTIVE
+                FactStatus.PENDING_CONFIRMATION
+                if is_pending(confidence, self._confidence)
+                else FactStatus.ACTIVE
             ).value,
             "last_used_at": now,
             "updated_at": now,
             "source": check_field_length("source", source, 64),
             "agent_id": scope.agent_id,
         }
-        with self._db.transaction(owner=scope.user_id) as conn:
-            frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(
-                conn, scope, now, self._ttl
-            )
-            life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
-            values |= {"expires_at": life.expires_at(now), "renew_days": life.renew_days}
+
+        def unit() -> Any:
+            with self._db.transaction(owner=scope.user_id) as conn:
+                frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(
+                    conn, scope, now, self._ttl
+                )
+                life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
+                fields = {
+                    **values,
+                    "expires_at": life.expires_at(now),
+                    "renew_days": life.renew_days,
+                }
+                hold_references(conn, scope, references_in(value))
+                fields["value"] = plan.seal(
+                    lambda m: self._store(conn, scope, m.kind.value, m.value)
+                )
+                row, replaced = self._upsert(conn, scope, key, fields)
+                if replaced is not None:
+                    release_vault_entries(conn, scope, references_in(replaced))
+                record(
+                    conn,
+                    scope,
+                    AuditAction.WRITE,
+                    memory_id=row.id,
+                    details={"kind": "fact", "policy": policy, "replaced": replaced is not None},
+                )
+            return row
+
+        row = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
+        return Fact.model_validate(row._mapping)
+
+    def _store(self, conn: Connection, scope: UserScope, kind: str, value: str) -> Ref:
+        ref = self._vault.store(scope, kind, value, join=conn)
+        return {"vault_id": str(ref.id), "kind": ref.kind}
+
+    @staticmethod
+    def _upsert(
+        conn: Connection, scope: UserScope, key: str, values: dict[str, Any]
+    ) -> tuple[Any, Any]:
+        """Insert or replace the fact; the new row and the replaced value (``None``
+        if there was none). The replaced row is read under its lock, so the value
+        a concurrent put wrote is never replaced unseen."""
+        mine = and_(owned(_T, scope), _T.c.key == key)
+        for _ in range(3):
+            old = conn.execute(select(_T.c.value).where(mine).with_for_update()).one_or_none()
+            if old is not None:
+                replaced = conn.execute(
+                    update(_T).where(mine).values(**values, version=_T.c.version + 1).returning(_T)
+                ).one()
+                return replaced, old.value
             row = conn.execute(
                 pg_insert(_T)
                 .values(user_id=scope.user_id, key=key, **values)
-                .on_conflict_do_update(
-                    index_elements=[_T.c.user_id, _T.c.key],
-                    set_={**values, "version": _T.c.version + 1},
-                )
+                .on_conflict_do_nothing(index_elements=[_T.c.user_id, _T.c.key])
                 .returning(_T)
-            ).one()
-        return Fact.model_validate(row._mapping)
+            ).one_or_none()
+            if row is not None:
+                return row, None
+        raise TransientFailure("the fact changed under a concurrent put and delete; retry it")
 
     def get(self, scope: UserScope, key: str, *, now: datetime | None = None) -> Fact | None:
         """The live fact ``key``, or ``None``; a renewable fact is renewed from ``now``."""
@@ -136,34 +215,49 @@ class FactRepository:
             ).all()
         return [Fact.model_validate(r._mapping) for r in rows]
 
-    def feedback(self, scope: UserScope, fact_id: uuid.UUID, weight: float) -> Fact:
-        """Move the fact's confidence by one behaviour event of ``weight``.
-
-        Below the pending threshold the fact becomes ``pending_confirmation``.
-        Read and write happen in one transaction under the row lock.
-        """
+    def feedback(
+        self,
+        scope: UserScope,
+        fact_id: uuid.UUID,
+        action: FeedbackAction,
+        *,
+        now: datetime | None = None,
+    ) -> Fact:
+        """Apply one feedback event to the live fact ``fact_id`` (rule:
+        ``policies.confidence.after_feedback``; audited); :class:`RecordNotFound` if the
+        user has no such live fact."""
         fact_id = check_uuid(fact_id, "fact_id")
+        now = now or datetime.now(UTC)
         with self._db.transaction() as conn:
-            row = conn.execute(
-                select(_T.c.confidence)
-                .where(owned(_T, scope), _T.c.id == fact_id)
-                .with_for_update()
-            ).one_or_none()
-            if row is None:
-                raise RecordNotFound("no such fact for this user")
-            new = update_confidence(row.confidence, weight)
-            status = FactStatus.PENDING_CONFIRMATION if is_pending(new) else FactStatus.ACTIVE
-            updated = conn.execute(
-                update(_T)
-                .where(owned(_T, scope), _T.c.id == fact_id)
-                .values(confidence=new, status=status.value, version=_T.c.version + 1)
-                .returning(_T)
-            ).one()
+            apply_feedback(
+                conn,
+                scope,
+                fact_id,
+                action,
+                config=self._confidence,
+                now=now,
+                tables=(MemoryTable.FACT,),
+            )
+            updated = conn.execute(select(_T).where(owned(_T, scope), _T.c.id == fact_id)).one()
         return Fact.model_validate(updated._mapping)
 
     def delete(self, scope: UserScope, key: str) -> bool:
-        """Delete the fact ``key``; returns whether it existed."""
+        """Delete the fact ``key`` and release the vault entries only it referenced;
+        returns whether it existed."""
         key = check_field_length("key", key, 128)
-        with self._db.transaction() as conn:
-            n = conn.execute(delete(_T).where(owned(_T, scope), _T.c.key == key)).rowcount
-        return bool(n)
+
+        def unit() -> bool:
+            with self._db.transaction() as conn:
+                gone = conn.execute(
+                    delete(_T)
+                    .where(owned(_T, scope), _T.c.key == key)
+                    .returning(_T.c.id, _T.c.value)
+                ).one_or_none()
+                if gone is not None:
+                    release_vault_entries(conn, scope, references_in(gone.value))
+                    record(
+                        conn, scope, AuditAction.DELETE, memory_id=gone.id, details={"kind": "fact"}
+                    )
+            return gone is not None
+
+        return self._db.retrying(unit)

@@ -18,8 +18,19 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, Text, case, delete, func, literal, or_, select, update
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import (
+    Connection,
+    Text,
+    case,
+    cast,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB, JSONPATH
 
 from policies.errors import UserNotFound
 from policies.lifecycle import LifecyclePolicy
@@ -217,14 +228,41 @@ def vault_ids_of(metadata: Any) -> list[uuid.UUID]:
     return out
 
 
+_ANY_REFERENCE = cast(literal("$.** ? (@.vault_id == $id)"), JSONPATH)
+"""An object anywhere in a JSON value whose ``vault_id`` is the variable ``id``."""
+
+
 def release_vault_entries(
     conn: Connection, scope: UserScope, vault_ids: Iterable[uuid.UUID]
 ) -> int:
-    """Delete those of ``vault_ids`` that no remaining fragment or fact of the user
-    references (the PII of a deleted or expired memory); returns how many."""
+    """Delete those of ``vault_ids`` that nothing of the user references any more;
+    returns how many.
+
+    References: items of a fragment's ``metadata["pii"]``, and
+    ``{"vault_id", "kind"}`` objects at any depth of a fact's value or of the
+    profile's attributes (a SENSITIVE fact's value, the items of a masked
+    leaf's ``"pii"``, the profile summary's references).
+    """
     wanted = sorted(set(vault_ids))
     if not wanted:
         return 0
+    # Lock first, check later: a writer holding an entry (``PiiVault.store`` returns it
+    # locked) commits before this lock is granted, and the DELETE below, a later
+    # statement, sees the reference it wrote. Entries are locked in the order writers
+    # lock them (``PiiVault.lock_order``: kind, blind index), so neither deadlocks.
+    locked = (
+        conn.execute(
+            select(_VAULT.c.id)
+            .where(owned(_VAULT, scope), _VAULT.c.id.in_(wanted))
+            .order_by(_VAULT.c.kind.collate("C"), _VAULT.c.blind_mac, _VAULT.c.id)
+            .with_for_update()
+        )
+        .scalars()
+        .all()
+    )
+    if not locked:
+        return 0
+    id_var = func.jsonb_build_object("id", func.cast(_VAULT.c.id, Text))
     by_fragment = select(_T.c.id).where(
         owned(_T, scope),
         _T.c["metadata"].op("@>")(
@@ -237,14 +275,19 @@ def release_vault_entries(
         ),
     )
     by_fact = select(_FACT.c.id).where(
-        owned(_FACT, scope), _FACT.c.value["vault_id"].astext == func.cast(_VAULT.c.id, Text)
+        owned(_FACT, scope), func.jsonb_path_exists(_FACT.c.value, _ANY_REFERENCE, id_var)
+    )
+    by_profile = select(_PROFILE.c.user_id).where(
+        owned(_PROFILE, scope),
+        func.jsonb_path_exists(_PROFILE.c.attributes, _ANY_REFERENCE, id_var),
     )
     return conn.execute(
         delete(_VAULT).where(
             owned(_VAULT, scope),
-            _VAULT.c.id.in_(wanted),
+            _VAULT.c.id.in_(locked),
             ~by_fragment.exists(),
             ~by_fact.exists(),
+            ~by_profile.exists(),
         )
     ).rowcount
 
@@ -305,18 +348,24 @@ class FragmentLedger:
 
         In the same statement ``last_used_at`` becomes ``now`` and each
         renewable fragment's expiry moves to ``now`` plus its own renewal
-        period, if that is later.
+        period, if that is later. The renewal locks rows that deletes and
+        erasures also lock, in another order: a deadlock is retried
+        (:meth:`Database.retrying`).
         """
         if not ids:
             return {}
-        with self._db.transaction() as conn:
-            rows = conn.execute(
-                update(_T)
-                .where(visible(_T, scope, now), _T.c.id.in_(list(ids)))
-                .values(last_used_at=now, expires_at=renewal(_T, now))
-                .returning(*_RECORD_COLUMNS)
-            ).all()
-        return {r.id: _record(r) for r in rows}
+
+        def renew() -> dict[uuid.UUID, FragmentRecord]:
+            with self._db.transaction() as conn:
+                rows = conn.execute(
+                    update(_T)
+                    .where(visible(_T, scope, now), _T.c.id.in_(list(ids)))
+                    .values(last_used_at=now, expires_at=renewal(_T, now))
+                    .returning(*_RECORD_COLUMNS)
+                ).all()
+            return {r.id: _record(r) for r in rows}
+
+        return self._db.retrying(renew)
 
     def get(
         self, scope: UserScope, fragment_id: uuid.UUID, *, now: datetime

@@ -1,10 +1,21 @@
 """User profiles with optimistic locking.
 
 ``update`` changes a profile only if its ``version`` is still the one the
-caller read, in a single ``UPDATE ... WHERE version = :expected`` statement:
-no row lock is held between the read and the write. ``update_with_retry``
+caller read, in a single ``UPDATE ... WHERE version = :expected`` statement
+(a change of ``attributes`` or ``profile_summary`` compares the version under
+the row lock in its one transaction, which also vaults their PII): no row lock
+is held between the caller's read and the write. ``update_with_retry``
 re-reads and re-applies a change function on conflict, with exponential
 backoff and full jitter.
+
+No PII is stored in clear (``structured_memory.pii.fields``): in
+``attributes`` each string holding PII becomes a masked leaf
+``{"masked": "137****7000", "pii": [{"vault_id": ..., "kind": "phone"}]}``;
+``profile_summary`` is masked in place and its references are kept in
+``attributes[SUMMARY_PII_KEY]``, which only the repository writes (a value a
+caller passes there is replaced). Values are vaulted in the update's
+transaction; entries the old attributes referenced and nothing references
+any more are released. A key holding PII is refused.
 """
 
 from __future__ import annotations
@@ -19,7 +30,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from policies.audit import AuditAction
 from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
+from policies.pii import PiiMatch, mask_pii
 from policies.scope import UserScope
 from policies.validation import (
     check_field_length,
@@ -28,13 +41,24 @@ from policies.validation import (
     check_json_depth,
     check_number,
 )
+from structured_memory.audit import record
 from structured_memory.database import Database
 from structured_memory.models import UserProfile, table_of
+from structured_memory.pii.fields import (
+    Ref,
+    hold_references,
+    is_reference,
+    plan_json,
+    references_in,
+)
+from structured_memory.pii.vault import PiiVault
 from structured_memory.records import Profile
+from structured_memory.repositories.fragments import release_vault_entries
 
 __all__ = [
     "MAX_ATTRIBUTES_BYTES",
     "NOTIFICATION_CHANNELS",
+    "SUMMARY_PII_KEY",
     "ProfileRepository",
     "RetryResult",
     "validate_changes",
@@ -43,6 +67,8 @@ __all__ = [
 NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push"})
 MAX_ATTRIBUTES_BYTES = 64 * 1024
 MAX_SUMMARY_CHARS = 4000
+SUMMARY_PII_KEY = "profile_summary_pii"
+"""The key of ``attributes`` holding the vault references of ``profile_summary``'s PII."""
 
 _T = table_of(UserProfile)
 
@@ -98,6 +124,9 @@ def _check_summary(value: object) -> str:
     return check_field_length("profile_summary", value, MAX_SUMMARY_CHARS)
 
 
+_PERSONAL = frozenset({"attributes", "profile_summary"})
+"""The fields whose PII is vaulted and masked."""
+
 _VALIDATORS: dict[str, Callable[[object], Any]] = {
     "timezone": _check_timezone,
     "language": _check_language,
@@ -135,8 +164,9 @@ class RetryResult:
 class ProfileRepository:
     """Reads and writes ``user_profile`` rows, always for one user scope."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, vault: PiiVault) -> None:
         self._db = db
+        self._vault = vault
 
     def get(self, scope: UserScope) -> Profile:
         """The user's profile; raise :class:`UserNotFound` if there is none."""
@@ -156,6 +186,7 @@ class ProfileRepository:
     def create(self, scope: UserScope, **fields: object) -> Profile:
         """Create the profile with the given fields; raise if it exists or a field is bad."""
         values = validate_changes(fields)
+        personal = {k: values.pop(k) for k in _PERSONAL if k in values}
         with self._db.transaction() as conn:
             row = conn.execute(
                 pg_insert(_T)
@@ -163,8 +194,15 @@ class ProfileRepository:
                 .on_conflict_do_nothing()
                 .returning(_T)
             ).one_or_none()
-        if row is None:
-            raise ConcurrentModificationError("a profile for this user already exists")
+            if row is None:
+                raise ConcurrentModificationError("a profile for this user already exists")
+            if personal:
+                row = conn.execute(
+                    update(_T)
+                    .where(_T.c.user_id == scope.user_id)
+                    .values(**self._sealed(conn, scope, personal, {}))
+                    .returning(_T)
+                ).one()
         return Profile.model_validate(row._mapping)
 
     def update(self, scope: UserScope, *, expected_version: int, **changes: object) -> Profile:
@@ -191,26 +229,103 @@ class ProfileRepository:
         """``(True, new profile)`` if the version matched, else ``(False, current profile)``.
 
         One transaction: the conditional UPDATE, and on a mismatch the read of
-        the current row, so a retry needs no separate read.
+        the current row, so a retry needs no separate read. A change of
+        attributes or summary reads the row locked first, and on a match
+        vaults their PII, updates and releases the entries no longer referenced.
         """
         values = validate_changes(changes)
         if "notification_preference" in values:
             values["notification_preference"] = _T.c.notification_preference.op("||")(
                 values["notification_preference"]
             )
+        mine = _T.c.user_id == scope.user_id
+        matching = (mine, _T.c.version == expected_version)
         with self._db.transaction() as conn:
-            row = conn.execute(
-                update(_T)
-                .where(_T.c.user_id == scope.user_id, _T.c.version == expected_version)
-                .values(**values, version=_T.c.version + 1, updated_at=func.now())
-                .returning(_T)
-            ).one_or_none()
-            updated = row is not None
-            if row is None:
-                row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
+            if _PERSONAL.isdisjoint(values):
+                row = conn.execute(
+                    update(_T)
+                    .where(*matching)
+                    .values(**values, version=_T.c.version + 1, updated_at=func.now())
+                    .returning(_T)
+                ).one_or_none()
+                updated = row is not None
+                if row is None:
+                    row = conn.execute(select(_T).where(mine)).one_or_none()
+            else:
+                # PII to vault and references to release: compare under the row lock
+                row = conn.execute(
+                    select(_T).where(mine).with_for_update(key_share=True)
+                ).one_or_none()
+                updated = row is not None and row.version == expected_version
+                if row is not None and updated:
+                    old = row.attributes
+                    values |= self._sealed(conn, scope, values, old)
+                    row = conn.execute(
+                        update(_T)
+                        .where(*matching)
+                        .values(**values, version=_T.c.version + 1, updated_at=func.now())
+                        .returning(_T)
+                    ).one()
+                    kept = set(references_in(row.attributes))
+                    gone = [i for i in references_in(old) if i not in kept]
+                    release_vault_entries(conn, scope, gone)
+            if updated and row is not None:
+                record(
+                    conn,
+                    scope,
+                    AuditAction.PROFILE_UPDATE,
+                    details={"version": row.version, "fields": sorted(changes)},
+                )
         if row is None:
             raise UserNotFound("no profile for this user", user_id=scope.user_id)
         return updated, Profile.model_validate(row._mapping)
+
+    def _sealed(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        values: Mapping[str, Any],
+        stored: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """``attributes`` and ``profile_summary`` of ``values`` with their PII vaulted and
+        masked, the summary's references in ``attributes`` (``stored``: the attributes
+        before the change)."""
+        out: dict[str, Any] = {}
+        attributes = None
+        if "attributes" in values:
+            given = {k: v for k, v in values["attributes"].items() if k != SUMMARY_PII_KEY}
+            attributes = plan_json(given, "attributes")
+            hold_references(conn, scope, references_in(given))
+        summary: tuple[str, list[PiiMatch]] | None = None
+        if "profile_summary" in values:
+            summary = mask_pii(values["profile_summary"])
+        refs: dict[tuple[str, str], Ref] = {}
+
+        def store(m: PiiMatch) -> Ref:
+            key = (m.kind.value, m.value)
+            if key not in refs:
+                ref = self._vault.store(scope, key[0], key[1], join=conn)
+                refs[key] = {"vault_id": str(ref.id), "kind": ref.kind}
+            return refs[key]
+
+        wanted = [*(attributes.matches if attributes else ()), *(summary[1] if summary else ())]
+        for m in sorted(wanted, key=lambda m: (m.kind.value, m.value)):
+            store(m)
+        if summary is not None:
+            out["profile_summary"] = summary[0]
+            summary_refs: list[Ref] = []
+            for ref in map(store, summary[1]):
+                if ref not in summary_refs:
+                    summary_refs.append(ref)
+        else:
+            held = stored.get(SUMMARY_PII_KEY)
+            summary_refs = [r for r in held if is_reference(r)] if isinstance(held, list) else []
+        if attributes is not None:
+            base = attributes.seal(store)
+        else:
+            base = {k: v for k, v in stored.items() if k != SUMMARY_PII_KEY}
+        out["attributes"] = {**base, SUMMARY_PII_KEY: summary_refs} if summary_refs else base
+        return out
 
     def update_with_retry(
         self,

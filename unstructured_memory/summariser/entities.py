@@ -17,12 +17,18 @@ dates, models and PII with regular expressions run by RE2 in linear time
 sets ``doc.ents``; an ``entity_ruler`` (``overwrite_ents=False``) then adds
 PRODUCT and BRAND from the shipped lexicon ``data/lexicon.json``. Overlaps go
 to the more specific label:
-PII > REFUND_ID, TRACKING_NO > ORDER_ID > AMOUNT > DATE > MODEL > PRODUCT, BRAND.
+PII > the ids named by a cue (REFUND_ID, RETURN_ID, EXCHANGE_ID, TICKET_ID,
+WORK_ORDER_ID, COUPON_CODE, INVOICE_NO, TRACKING_NO) > ORDER_ID > AMOUNT > DATE
+> MODEL > CODE > PRODUCT, BRAND.
 
-Labels: ORDER_ID, REFUND_ID, TRACKING_NO, PRODUCT, BRAND, MODEL, AMOUNT, DATE
-(dates, relative days and durations such as ``1-3 个工作日``) and the PII labels
-PHONE, EMAIL, ID_CARD, BANK_CARD, ADDRESS. For ids, only the id itself is the
-entity (``订单号：88231`` gives ``88231``).
+Labels: the identifiers of :data:`ID_LABELS` (orders, refunds, returns,
+exchanges, complaint tickets, work orders, coupon codes, invoice numbers,
+tracking numbers, and CODE: a code of an identifier's shape that no cue names,
+such as ``SV202607050033``), PRODUCT, BRAND, MODEL, AMOUNT, DATE (dates,
+relative days and durations such as ``1-3 个工作日``) and the PII labels PHONE,
+EMAIL, ID_CARD, BANK_CARD, ADDRESS. For ids, only the id itself is the entity
+(``订单号：88231`` gives ``88231``), and a list continues its cue
+(``换货单 EX7781201 和 EX7781202`` gives two EXCHANGE_IDs).
 
 **PII entities carry the masked text** (:func:`policies.pii.mask_value`): a
 clear PII value never leaves this module in an :class:`Entity`. Their offsets
@@ -52,6 +58,7 @@ from unstructured_memory.tokenize import segment
 
 __all__ = [
     "ENTITY_LABELS",
+    "ID_LABELS",
     "PII_LABELS",
     "Entity",
     "Lang",
@@ -65,9 +72,24 @@ Lang = Literal["zh", "en"]
 PII_LABELS: Final = frozenset(kind.name for kind in PiiKind)
 """Entity labels whose text is masked: PHONE, EMAIL, ID_CARD, BANK_CARD, ADDRESS."""
 
-ENTITY_LABELS: Final = frozenset(
-    {"ORDER_ID", "REFUND_ID", "TRACKING_NO", "PRODUCT", "BRAND", "MODEL", "AMOUNT", "DATE"}
-    | PII_LABELS
+ID_LABELS: Final = frozenset(
+    {
+        "ORDER_ID",
+        "REFUND_ID",
+        "RETURN_ID",
+        "EXCHANGE_ID",
+        "TICKET_ID",
+        "WORK_ORDER_ID",
+        "COUPON_CODE",
+        "INVOICE_NO",
+        "TRACKING_NO",
+        "CODE",
+    }
+)
+"""Labels of identifiers: what a user would have to repeat if it were lost."""
+
+ENTITY_LABELS: Final = (
+    frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT", "DATE"}) | ID_LABELS | PII_LABELS
 )
 """Every label :func:`extract_entities` produces."""
 
@@ -97,6 +119,12 @@ _E = r"(?P<post>$|[^0-9A-Za-z])"
 _NO_DIGIT_AFTER = r"(?P<post>$|\D)"
 _ID = r"(?P<id>[A-Za-z]{0,4}\d[0-9A-Za-z]{4,30})" + _E
 _SEP = r"\s*(?:是|为|:|：|#|＃)?\s*#?\s*"
+_CODE_ID = r"[A-Za-z]{0,6}[-_]?\d[0-9A-Za-z]{2,30}(?:[-_][0-9A-Za-z]{1,30}){0,3}"
+"""An identifier after a cue: letters, an optional dash, a digit, more; dashed parts."""
+_CUE_ID = r"(?P<id>" + _CODE_ID + ")" + _E
+_COUPON_ID = r"(?P<id>\d{0,30}[A-Za-z][A-Za-z0-9_-]{2,31}|\d{6,32})" + _E
+"""A coupon code: letters and digits with at least one letter, or six digits or more."""
+_NO = r"\s*(?i:id|number|num|no\.?|#|code)"
 
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -133,9 +161,43 @@ _PATTERNS: Final[tuple[tuple[str, int, LinearPattern], ...]] = tuple(
             + _SEP
             + _ID,
         ),
+        (
+            "RETURN_ID",
+            1,
+            rf"(?:退货(?:申请)?(?:单号|单|编号|号)|(?i:return)\s*(?i:request)?{_NO}"
+            rf"|(?i:rma)(?:{_NO})?){_SEP}{_CUE_ID}",
+        ),
+        (
+            "EXCHANGE_ID",
+            1,
+            rf"(?:换货(?:申请)?(?:单号|单|编号|号)|(?i:exchange|replacement)\s*(?i:order)?{_NO})"
+            rf"{_SEP}{_CUE_ID}",
+        ),
+        (
+            "TICKET_ID",
+            1,
+            r"(?:(?:投诉|客诉)(?:工单|单)(?:号|编号)?|(?:投诉|客诉)(?:编号|号)"
+            rf"|(?i:ticket|case)(?:{_NO})?){_SEP}{_CUE_ID}",
+        ),
+        (
+            "WORK_ORDER_ID",
+            1,
+            rf"(?:工单(?:号|编号)?|(?i:work\s?order)(?:{_NO})?){_SEP}{_CUE_ID}",
+        ),
+        (
+            "COUPON_CODE",
+            1,
+            r"(?:(?:优惠券|优惠码|折扣码|券码|兑换码|礼品卡|红包)(?:号|码|编号|卡号)?"
+            rf"|(?i:coupon|promo|voucher|discount|gift\s?card)(?:{_NO})?){_SEP}{_COUPON_ID}",
+        ),
+        (
+            "INVOICE_NO",
+            1,
+            rf"(?:发票(?:号码|号|编号|代码)|(?i:invoice){_NO}){_SEP}{_CUE_ID}",
+        ),
         ("ORDER_ID", 2, r"订单\s*(?:号|编号)?" + _SEP + _ID),
-        ("ORDER_ID", 2, r"(?P<pre>[^运递流款])单号" + _SEP + _ID),
-        ("ORDER_ID", 2, _B + r"(?i:order)\s*(?i:number|num|no\.?|id)?" + _SEP + _ID),
+        ("ORDER_ID", 2, r"(?P<pre>[^运递流款货务工诉])单号" + _SEP + _ID),
+        ("ORDER_ID", 2, _B + r"(?i:orders?)\s*(?i:number|num|no\.?|id)?" + _SEP + _ID),
         ("ORDER_ID", 2, r"(?P<pre>[^0-9A-Za-z#])#(?P<id>\d{5,24})" + _E),
         # amounts: a currency sign, or a currency code that does not end a word, before
         # the number; or a unit after it
@@ -208,8 +270,23 @@ _PATTERNS: Final[tuple[tuple[str, int, LinearPattern], ...]] = tuple(
             r"(?:\s?(?:Pro\s?Max|Pro\+?|Max|Ultra|Plus|Mini|mini|Lite|SE|Air|Turbo|Slim|Neo))*"
             + _E,
         ),
+        # codes of the shape of an identifier that no cue names: letters then five digits
+        # or more, or eight digits or more
+        ("CODE", 6, _B + r"[A-Za-z]{1,6}[-_]?\d{5,24}(?:[-_]\d{1,12})?" + _E),
+        ("CODE", 6, _B + r"\d{8,24}" + _E),
     )
 )
+
+_CONTINUED: Final = frozenset(ID_LABELS - {"CODE"})
+"""Labels a list continues: ``订单 3349201 和 3349202`` makes both ORDER_ID."""
+
+_NEXT_ID = LinearPattern(
+    r"^\s*(?:和|、|及|与|以及|跟|,|/|&|(?i:and|or))\s*#?\s*(?P<id>" + _CODE_ID + r")" + _E
+)
+"""Another identifier right after one, joined by a list word."""
+
+_NEXT_WINDOW: Final = 80
+"""How far after an identifier :data:`_NEXT_ID` looks (an identifier is at most ~70 chars)."""
 
 _PII_PRIORITY: Final = 0
 
@@ -228,6 +305,15 @@ def _pattern_candidates(text: str) -> list[_Candidate]:
     for label, prio, rx in _PATTERNS:
         group = "id" if "id" in rx.groupindex else None
         cands.extend(_Candidate(label, prio, a, b) for a, b in rx.scan(subject, group))
+    queue = [c for c in cands if c.label in _CONTINUED]
+    while queue:
+        c = queue.pop()
+        m = _NEXT_ID.match(text[c.end : c.end + _NEXT_WINDOW])
+        if m is not None:
+            a, b = m.span(_NEXT_ID.groupindex["id"])
+            follower = _Candidate(c.label, c.priority, c.end + a, c.end + b)
+            cands.append(follower)
+            queue.append(follower)
     return cands
 
 

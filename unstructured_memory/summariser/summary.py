@@ -8,10 +8,15 @@ after the user's language), e.g.::
     用户因订单 88231 的比特 S10 Pro 扫地机（1999 元）无法回充申请退款，
     退款编号 RF20260629001，预计 1-3 个工作日到账
 
-Slots: the first order id, refund id and tracking number anywhere; brand, model
-and product (the user's first mention); an amount (the user's, else any); the
-expected date or duration (the last one the assistant gave); and a short reason
-or question clause from the user's turns. Missing slots are left out.
+Slots: every identifier said (orders, refunds, returns, exchanges, work
+orders, complaint tickets, coupons, invoices, tracking numbers and codes of an
+identifier's shape), so nobody has to repeat one; brand, model and product (the
+user's first mention); an amount (the user's, else any); the outcome the agent
+gave (a ticket opened, an exchange approved, a refund issued:
+:mod:`~unstructured_memory.summariser.outcome`); the expected date or duration
+(the last one the assistant gave, with the verb it used: 明天发出, 1-3 个工作日到账);
+and a short reason or question clause from the user's turns. Missing slots are
+left out.
 
 PII: ``summary_text`` and every entity hold masked values only
 (:mod:`policies.pii`); the clear PII of the *user's* turns is returned in
@@ -46,6 +51,7 @@ from policies.validation import (
 )
 from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
 from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
+from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
 from unstructured_memory.summariser.transcript import Turn
 
 __all__ = ["MAX_TRANSCRIPT_BYTES", "SessionSummary", "TextAnalysis", "analyse_text", "summarise"]
@@ -71,6 +77,8 @@ class SessionSummary:
     summary_text: str
     language: Lang
     pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
+    outcomes: tuple[Outcome, ...] = ()
+    """What the agent did, in order of first mention (codes stored with the record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,14 +281,49 @@ def _clause(
 
 @dataclass(frozen=True, slots=True)
 class _Slots:
-    order: str = ""
-    refund: str = ""
-    tracking: str = ""
+    orders: tuple[str, ...] = ()
+    ids: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Identifiers other than orders: (label, values) in :data:`_ID_ORDER`."""
     product: str = ""
     amount: str = ""
     eta: str = ""
+    eta_verb: str = ""
+    outcomes: tuple[Outcome, ...] = ()
     reason: str = ""
     question: str = ""
+
+
+_ID_ORDER: Final = (
+    "REFUND_ID",
+    "RETURN_ID",
+    "EXCHANGE_ID",
+    "WORK_ORDER_ID",
+    "TICKET_ID",
+    "COUPON_CODE",
+    "INVOICE_NO",
+    "TRACKING_NO",
+    "CODE",
+)
+_ID_NAMES: Final = {
+    "REFUND_ID": ("退款编号", "refund"),
+    "RETURN_ID": ("退货单号", "return"),
+    "EXCHANGE_ID": ("换货单号", "exchange"),
+    "WORK_ORDER_ID": ("工单号", "work order"),
+    "TICKET_ID": ("投诉单号", "ticket"),
+    "COUPON_CODE": ("券码", "coupon code"),
+    "INVOICE_NO": ("发票号码", "invoice number"),
+    "TRACKING_NO": ("运单号", "tracking number"),
+    "CODE": ("编号", "reference"),
+}
+_ETA_VERB = LinearPattern(
+    r"^\s*(?:内|之内|以内|左右)?\s*(?:会|将|可以|可|就)?\s*(?:为您)?\s*"
+    r"(到账|送达|发出|发货|到货|寄出|寄回|到达|联系您|联系|上门|回电|回复|审核|完成|有效|退回|生效)"
+)
+"""The verb the agent said right after the expected date: 明天发出, 48 小时内联系您."""
+
+
+def _all(entities: list[Entity], label: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(e.text for e in entities if e.type == label))
 
 
 def _first(entities: list[Entity], label: str, spans: list[_Span], role: str | None = None) -> str:
@@ -301,16 +344,17 @@ def _product(entities: list[Entity], spans: list[_Span]) -> str:
 
 
 def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> _Slots:
-    etas = [
-        e.text for e in entities if e.type == "DATE" and _role_at(spans, e.start) == "assistant"
-    ]
+    etas = [e for e in entities if e.type == "DATE" and _role_at(spans, e.start) == "assistant"]
+    verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
+    agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
     return _Slots(
-        order=_first(entities, "ORDER_ID", spans),
-        refund=_first(entities, "REFUND_ID", spans),
-        tracking=_first(entities, "TRACKING_NO", spans),
+        orders=_all(entities, "ORDER_ID"),
+        ids=tuple((label, v) for label in _ID_ORDER if (v := _all(entities, label))),
         product=_product(entities, spans),
         amount=_first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans),
-        eta=etas[-1] if etas else "",
+        eta=etas[-1].text if etas else "",
+        eta_verb=(verb.group(1) or "") if verb is not None else "",
+        outcomes=find_outcomes(agent),
         reason=_clause(text, spans, entities, _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN, lang),
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang
@@ -320,7 +364,9 @@ def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
 
 # --------------------------------------------------------------------------- sentences
 
-_EXCHANGE = LinearPattern(r"(?i)换货|换一|换个|换成|调换|exchange|replace|swap")
+_EXCHANGE = LinearPattern(
+    r"(?i)换货|换(?:一|个|成|大|小|新|码|尺码|颜色|号)|调换|exchange|replace|swap"
+)
 _RETURN = re.compile(r"(?i)退货|退掉|退回|寄回|退了|\breturn")
 _REFUND = LinearPattern(r"(?i)退款|退钱|refund|money back")
 _CANCEL = re.compile(r"(?i)取消|撤销|\bcancel")
@@ -358,10 +404,11 @@ def _space_before(m: LinearMatch) -> str:
 
 
 def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
-    if s.order and s.product:
-        subject = f"订单 {s.order} 的{s.product}"
+    order = "、".join(s.orders)
+    if order and s.product:
+        subject = f"订单 {order} 的{s.product}"
     else:
-        subject = f"订单 {s.order}" if s.order else s.product
+        subject = f"订单 {order}" if order else s.product
     if subject and s.amount:
         subject += f"（{s.amount}）"
     of = f"{subject}的" if subject else ""
@@ -381,19 +428,18 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
-    verb = {
+    verb = s.eta_verb or {
         Intent.TRACKING_INQUIRY: "送达",
-        Intent.RETURN_REQUEST: "到账",
+        Intent.RETURN_REQUEST: "到账" if heads[intent] == "申请退款" else "处理",
         Intent.REFUND_STATUS: "到账",
-    }
-    tail = "".join(
-        (
-            f"，退款编号 {s.refund}" if s.refund else "",
-            f"，运单号 {s.tracking}" if s.tracking else "",
-            f"，预计{s.eta}{verb.get(intent, '处理')}" if s.eta else "",
-        )
-    )
-    return _pangu("用户" + head + tail)
+    }.get(intent, "处理")
+    eta = ""
+    if s.eta:
+        lead = {"有效": "", "生效": "", "寄回": "需在"}.get(verb, "预计")
+        eta = f"，{lead}{s.eta}{verb}"
+    ids = "".join(f"，{_ID_NAMES[label][0]} {'、'.join(values)}" for label, values in s.ids)
+    did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
+    return _pangu("用户" + head + ids + did + eta)
 
 
 _DURATION_EN = re.compile(r"(?i)\b(?:days?|weeks?|hours?|months?)\b")
@@ -402,8 +448,9 @@ _RELATIVE_EN = re.compile(r"(?i)^(?:today|tonight|tomorrow|next|this)\b")
 
 def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     extras = ", ".join(x for x in (s.product, s.amount) if x)
-    if s.order:
-        subject = f"order {s.order}" + (f" ({extras})" if extras else "")
+    if s.orders:
+        subject = ("orders " if len(s.orders) > 1 else "order ") + ", ".join(s.orders)
+        subject += f" ({extras})" if extras else ""
     else:
         subject = f"the {s.product}" + (f" ({s.amount})" if s.amount else "") if s.product else ""
     because = f" because {s.reason}" if s.reason else ""
@@ -422,11 +469,9 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         Intent.ACCOUNT: "asked for help with their account" + (f": {detail}" if detail else ""),
         Intent.OTHER: "contacted customer service" + (f" about {subject}" if subject else ""),
     }
-    tail = ""
-    if s.refund:
-        tail += f"; refund {s.refund}"
-    if s.tracking:
-        tail += f"; tracking number {s.tracking}"
+    tail = "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
+    if s.outcomes:
+        tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     if s.eta:
         prep = (
             "within "
@@ -475,4 +520,5 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         summary_text=sentence,
         language=language,
         pii=pii,
+        outcomes=slots.outcomes,
     )

@@ -3,9 +3,10 @@
 Expand only, safe beside pods of the previous release:
 
 - ``user_business_link.entity_type`` also admits ``return``, ``exchange`` and
-  ``work_order``. The CHECK constraint is replaced by a wider one of the same
-  name: every value the old one allowed is still allowed, and pods of the
-  previous release only write those. The wider check is added ``NOT VALID`` and
+  ``work_order``. The CHECK constraint is replaced by a wider one (now named by
+  the naming convention: revision 0001 prefixed its name twice): every value
+  the old one allowed is still allowed, and pods of the previous release only
+  write those. The wider check is added ``NOT VALID`` and
   validated afterwards (a scan of the table, no row can fail it).
 - ``verified_state`` (the state the system of record last reported, PII
   masked), ``verified_at`` (when it did) and ``verification_ok`` (whether the
@@ -35,6 +36,8 @@ min_client_revision = "0003"
 
 _TABLE = "user_business_link"
 _CHECK = "ck_user_business_link_entity_type_known"
+_OLD_CHECK = "ck_user_business_link_ck_user_business_link_entity_type_known"
+"""The name revision 0001 gave it (the naming convention applied to a full name)."""
 _OLD_TYPES = ("supplier", "warehouse", "contract", "order", "refund", "ticket")
 _NEW_TYPES = ("return", "exchange", "work_order")
 
@@ -44,7 +47,7 @@ def _types_check(types: tuple[str, ...]) -> str:
 
 
 def upgrade() -> None:
-    op.execute(f"ALTER TABLE {_TABLE} DROP CONSTRAINT {_CHECK}")
+    op.execute(f"ALTER TABLE {_TABLE} DROP CONSTRAINT {_OLD_CHECK}")
     op.execute(
         f"ALTER TABLE {_TABLE} ADD CONSTRAINT {_CHECK} "
         f"CHECK ({_types_check(_OLD_TYPES + _NEW_TYPES)}) NOT VALID"
@@ -74,4 +77,6 @@ def downgrade() -> None:
     op.drop_column(_TABLE, "verified_at")
     op.drop_column(_TABLE, "verified_state")
     op.execute(f"ALTER TABLE {_TABLE} DROP CONSTRAINT {_CHECK}")
-    op.execute(f"ALTER TABLE {_TABLE} ADD CONSTRAINT {_CHECK} CHECK ({_types_check(_OLD_TYPES)})")
+    op.execute(
+        f"ALTER TABLE {_TABLE} ADD CONSTRAINT {_OLD_CHECK} CHECK ({_types_check(_OLD_TYPES)})"
+    )

@@ -1,0 +1,263 @@
+"""How what a session said about the user merges into the profile: pure rules, no I/O.
+
+An extractor turns a session into :class:`Observation` values of three kinds:
+
+- **facts** (address, device model, member level): objective; the newest
+  observation wins (by ``observed_at``; a tie goes to the later one given), so
+  sessions merged out of order still end on the newest value;
+- **preferences** (notification channel, content format, budget per scenario):
+  never overturned by one mention. A value that is not the stable one is a
+  *candidate*; it counts the distinct sessions that mentioned it and becomes
+  the stable value once ``1 + confirmations`` sessions did (default
+  ``confirmations=2``: the first mention and two more sessions), with no
+  mention of the stable value in between (a reaffirmed stable value drops the
+  competing candidates). Several mentions in one session count once; the last
+  value a session gives for a slot is the one it said;
+- **temporary intents** ("下周出差，暂时不报销"): never enter the profile;
+  :func:`merge` hands them back for the caller to keep as IMPLICIT fragments.
+
+A preference's *slot* is its key, plus its scenario when it has one
+(``budget@self``, ``budget@parents``): scenario-specific preferences coexist.
+Merging the same observations twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Final
+
+__all__ = [
+    "DEFAULT_CONFIRMATIONS",
+    "MAX_CANDIDATES_PER_SLOT",
+    "Candidate",
+    "Change",
+    "ChangeKind",
+    "Merged",
+    "Observation",
+    "ObservationKind",
+    "ProfileState",
+    "Stable",
+    "merge",
+    "slot_of",
+]
+
+DEFAULT_CONFIRMATIONS: Final = 2
+"""Sessions after the first that must repeat a preference before it becomes stable."""
+
+MAX_CANDIDATES_PER_SLOT: Final = 5
+"""Candidates kept per slot; the least recently mentioned beyond it are dropped."""
+
+
+class ObservationKind(StrEnum):
+    """What an observation is, which decides how it merges."""
+
+    FACT = "fact"
+    PREFERENCE = "preference"
+    TEMPORARY = "temporary"
+
+
+def slot_of(key: str, scenario: str | None) -> str:
+    """Where a value lives in the profile: ``key`` or ``key@scenario``."""
+    return key if scenario is None else f"{key}@{scenario}"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One thing a session said about the user; ``value`` holds no clear PII.
+
+    ``ref`` is the vault id of the clear value when the value is masked PII
+    (an address); ``clear`` carries that clear value from the extractor to the
+    vault and is never shown, compared or merged.
+    """
+
+    kind: ObservationKind
+    key: str
+    value: str
+    session_id: str
+    observed_at: datetime
+    scenario: str | None = None
+    ref: str | None = None
+    clear: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def slot(self) -> str:
+        """The profile slot this observation speaks about."""
+        return slot_of(self.key, self.scenario)
+
+
+@dataclass(frozen=True, slots=True)
+class Stable:
+    """A value the profile holds: a fact, or a confirmed preference.
+
+    ``sessions`` counts the distinct sessions that established it (1 for a fact,
+    the confirming sessions for a preference); ``session_id`` and ``observed_at``
+    are those of the latest mention.
+    """
+
+    value: str
+    observed_at: datetime
+    session_id: str
+    ref: str | None = None
+    sessions: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A preference value said in ``sessions`` (distinct, in order), not yet stable."""
+
+    slot: str
+    value: str
+    sessions: tuple[str, ...]
+    first_seen: datetime
+    last_seen: datetime
+
+
+@dataclass(frozen=True)
+class ProfileState:
+    """What the profile knows: stable facts and preferences by slot, and candidates."""
+
+    facts: Mapping[str, Stable] = field(default_factory=dict)
+    preferences: Mapping[str, Stable] = field(default_factory=dict)
+    candidates: Mapping[tuple[str, str], Candidate] = field(default_factory=dict)
+    """Keyed by (slot, value)."""
+
+
+class ChangeKind(StrEnum):
+    """What a merge did to a slot."""
+
+    FACT_SET = "fact_set"
+    PREFERENCE_SET = "preference_set"
+    CANDIDATE = "candidate"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One effect of a merge (for the caller's audit entry: slots and kinds, no values)."""
+
+    slot: str
+    kind: ChangeKind
+
+
+@dataclass(frozen=True)
+class Merged:
+    """The state after a merge, what changed, and the temporary intents left out."""
+
+    state: ProfileState
+    changes: tuple[Change, ...]
+    temporary: tuple[Observation, ...]
+
+
+def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
+    current = facts.get(o.slot)
+    if current is not None and o.observed_at < current.observed_at:
+        return None
+    if current is not None and (current.value, current.ref) == (o.value, o.ref):
+        facts[o.slot] = replace(current, observed_at=o.observed_at, session_id=o.session_id)
+        return None
+    facts[o.slot] = Stable(o.value, o.observed_at, o.session_id, o.ref)
+    return Change(o.slot, ChangeKind.FACT_SET)
+
+
+def _drop_slot(candidates: dict[tuple[str, str], Candidate], slot: str) -> None:
+    for key in [k for k in candidates if k[0] == slot]:
+        del candidates[key]
+
+
+def _merge_preference(
+    preferences: dict[str, Stable],
+    candidates: dict[tuple[str, str], Candidate],
+    o: Observation,
+    confirmations: int,
+) -> Change | None:
+    stable = preferences.get(o.slot)
+    if stable is not None and stable.value == o.value:
+        preferences[o.slot] = replace(
+            stable, observed_at=max(stable.observed_at, o.observed_at), session_id=o.session_id
+        )
+        _drop_slot(candidates, o.slot)
+        return None
+    key = (o.slot, o.value)
+    found = candidates.get(key)
+    if found is None:
+        found = Candidate(o.slot, o.value, (), o.observed_at, o.observed_at)
+    sessions = found.sessions if o.session_id in found.sessions else (*found.sessions, o.session_id)
+    if len(sessions) >= 1 + confirmations:
+        preferences[o.slot] = Stable(
+            o.value, max(found.last_seen, o.observed_at), o.session_id, sessions=len(sessions)
+        )
+        _drop_slot(candidates, o.slot)
+        return Change(o.slot, ChangeKind.PREFERENCE_SET)
+    updated = replace(found, sessions=sessions, last_seen=max(found.last_seen, o.observed_at))
+    if updated == candidates.get(key):
+        return None
+    rivals = sorted(
+        (c for k, c in {**candidates, key: updated}.items() if c.slot == o.slot),
+        key=lambda c: (c.last_seen, c.value),
+        reverse=True,
+    )
+    if updated in rivals[MAX_CANDIDATES_PER_SLOT:]:
+        return None  # older than every kept candidate: not kept, so nothing changes
+    candidates[key] = updated
+    for stale in rivals[MAX_CANDIDATES_PER_SLOT:]:
+        del candidates[(stale.slot, stale.value)]
+    return Change(o.slot, ChangeKind.CANDIDATE)
+
+
+def _said(observations: Iterable[Observation]) -> list[Observation]:
+    """Observations in order, reduced to what each says last: of the facts, the newest per
+    slot (a tie goes to the later one); of the preferences, each session's last value per
+    slot. Each stands where its slot (and session) was first spoken about."""
+    out: list[Observation] = []
+    at: dict[tuple[str, str, str], int] = {}
+    for o in observations:
+        if o.kind is ObservationKind.TEMPORARY:
+            out.append(o)
+            continue
+        session = o.session_id if o.kind is ObservationKind.PREFERENCE else ""
+        key = (o.kind.value, session, o.slot)
+        if key not in at:
+            at[key] = len(out)
+            out.append(o)
+        elif o.kind is ObservationKind.PREFERENCE or o.observed_at >= out[at[key]].observed_at:
+            out[at[key]] = o
+    return out
+
+
+def merge(
+    state: ProfileState,
+    observations: Iterable[Observation],
+    *,
+    confirmations: int = DEFAULT_CONFIRMATIONS,
+) -> Merged:
+    """Merge ``observations`` (in the order they were said) into ``state``.
+
+    ``confirmations`` (``>= 0``) is how many sessions after the first must
+    repeat a preference before it replaces (or fills) its slot; 0 takes every
+    preference at once. Raises ``ValueError`` for a negative count.
+    """
+    if confirmations < 0:
+        raise ValueError("confirmations must be >= 0")
+    facts = dict(state.facts)
+    preferences = dict(state.preferences)
+    candidates = dict(state.candidates)
+    changes: list[Change] = []
+    temporary: list[Observation] = []
+    for o in _said(observations):
+        change: Change | None
+        if o.kind is ObservationKind.TEMPORARY:
+            temporary.append(o)
+            continue
+        if o.kind is ObservationKind.FACT:
+            change = _merge_fact(facts, o)
+        else:
+            change = _merge_preference(preferences, candidates, o, confirmations)
+        if change is not None:
+            changes.append(change)
+    return Merged(
+        ProfileState(facts=facts, preferences=preferences, candidates=candidates),
+        tuple(changes),
+        tuple(temporary),
+    )

@@ -1,0 +1,354 @@
+"""Session end: the interaction record and the profile update, durable together.
+
+Three triggers process a session's turns, each turn once:
+
+- ``end_session(user, session, transcript)``: an explicit end;
+- ``append_turns(user, session, turns)``: turns kept as they come (IMPLICIT
+  fragments of the session); once ``session_extract_every_turns`` of them are
+  unprocessed, they are processed at once (a long session gets a record every
+  N turns);
+- the idle sweep (``MemoryClient.sweep``): a session without a new fragment
+  for ``session_idle_minutes`` is ended.
+
+Processing the turns after the session's watermark is one transaction: the
+record (rules + NER summary, or the chat extractor's sentence; IMPLICIT, kept
+90 days; PII vaulted and masked), the temporary intents as IMPLICIT notes of
+the session (7 days), the profile merge (``policies.profile_merge``: facts
+newest first, preferences after repeated confirmation, audited as
+``profile_update``), the business links of the ids named (orders, refunds,
+returns, exchanges, tickets, work orders; ``BUSINESS``, for their verifiers),
+and the watermark. Either all of it is stored or none: a crash or an error
+leaves the watermark where it was, and the next trigger processes the same
+turns again. Extraction (which may call a chat model) runs before the
+transaction, and a watermark that moved meanwhile makes the work start over
+from the new one (bounded), so two triggers never both record the same turns.
+
+The transcript given to ``end_session`` is either the whole session (its first
+turns those the session already knows: recognised by a digest of their masked
+text) or what follows them; turns are counted without empty ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Final, cast
+
+from sqlalchemy import Connection
+
+from policies.errors import (
+    ConcurrentModificationError,
+    DualtrackError,
+    InvalidField,
+    InvalidText,
+    UserNotFound,
+)
+from policies.lifecycle import LifecyclePolicy
+from policies.pii import mask_pii
+from policies.profile_merge import Observation, ObservationKind
+from policies.scope import UserScope
+from sdk.schemas import MemoryInput, SessionRecord, TurnsAppended
+from sdk.verification import ENTITY_LINK_TYPES
+from sdk.write_path import WritePath
+from structured_memory.cross_user import idle_sessions
+from structured_memory.database import Database
+from structured_memory.repositories.business_link import BusinessLinkRepository
+from structured_memory.repositories.fragments import NewFragment
+from structured_memory.repositories.learned_profile import LearnedProfileRepository
+from structured_memory.repositories.session import (
+    TURN_SOURCE,
+    EndedBy,
+    SessionMark,
+    SessionRepository,
+    StoredTurn,
+    chain_digest,
+)
+from unstructured_memory.profile.base import ProfileExtractor
+from unstructured_memory.summariser.summary import summarise
+from unstructured_memory.summariser.transcript import ROLES, Role, Turn
+
+__all__ = ["MAX_APPEND_TURNS", "SessionConfig", "SessionPath"]
+
+_log = logging.getLogger(__name__)
+
+MAX_APPEND_TURNS: Final = 1000
+"""Most turns one ``append_turns`` call takes."""
+
+_ATTEMPTS: Final = 5
+"""How often processing starts over when the watermark moved under it."""
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """When sessions are processed, and how preferences are confirmed."""
+
+    idle: timedelta
+    every_turns: int
+    confirmations: int
+
+
+def _check_session(session_id: str) -> None:
+    if not session_id.strip():
+        raise InvalidText("session_id is empty", field="session_id")
+
+
+def _masked(turns: Sequence[Turn]) -> list[tuple[str, str]]:
+    return [(t.role, mask_pii(t.text)[0]) for t in turns]
+
+
+def _kept(turns: Sequence[Turn]) -> list[Turn]:
+    return [t for t in turns if t.text.strip()]
+
+
+def _has_user_text(turns: Sequence[Turn]) -> bool:
+    return any(t.role == "user" and t.text.strip() for t in turns)
+
+
+class SessionPath:
+    """Runs the triggers above for ``MemoryClient``."""
+
+    def __init__(
+        self,
+        *,
+        db: Database,
+        writes: WritePath,
+        sessions: SessionRepository,
+        learned: LearnedProfileRepository,
+        links: BusinessLinkRepository,
+        extractor: ProfileExtractor,
+        config: SessionConfig,
+    ) -> None:
+        self._db = db
+        self._writes = writes
+        self._sessions = sessions
+        self._learned = learned
+        self._links = links
+        self._extractor = extractor
+        self._config = config
+
+    # -- triggers ----------------------------------------------------------------------------
+
+    def end(self, scope: UserScope, session_id: str, transcript: Sequence[Turn]) -> SessionRecord:
+        """End the session: process its unprocessed turns and those of ``transcript`` that
+        are new; returns the record written (or, when nothing was new, the last one).
+
+        Raises :class:`InvalidText` when the session has no user text to record at all.
+        """
+        _check_session(session_id)
+        turns = _kept(transcript)
+        for attempt in range(1, _ATTEMPTS + 1):
+            seen = self._sessions.get(scope, session_id)
+            masked = _masked(turns)
+            known = seen.turns if len(turns) >= seen.turns > 0 else 0
+            if known and chain_digest("", masked[:known]) != seen.digest:
+                known = 0  # not the session's first turns: what follows them
+            try:
+                record = self._process(
+                    scope, session_id, seen, turns[known:], EndedBy.EXPLICIT, transcript=turns
+                )
+            except ConcurrentModificationError as exc:
+                if not exc.details.get("session_moved") or attempt == _ATTEMPTS:
+                    raise
+                continue
+            assert record is not None  # an explicit end records, or raises
+            return record
+        raise AssertionError("unreachable")
+
+    def append(self, scope: UserScope, session_id: str, turns: Sequence[Turn]) -> TurnsAppended:
+        """Keep ``turns`` as IMPLICIT fragments of the session; process the unprocessed ones
+        once ``every_turns`` of them have gathered.
+
+        The turns are stored first, in a transaction of their own. Processing that
+        fails then (the database, another trigger winning every race) is logged by
+        error code and leaves the turns unprocessed for the next trigger; the kept
+        turns are returned all the same, so a caller never sends them twice.
+        """
+        _check_session(session_id)
+        kept = _kept(turns)
+        if len(kept) > MAX_APPEND_TURNS:
+            raise InvalidField(f"at most {MAX_APPEND_TURNS} turns per call", field="turns")
+        ids: list[uuid.UUID] = []
+        if kept:
+            masked = _masked(kept)
+
+            def number(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
+                before = self._sessions.append(conn, scope, session_id, masked)
+                return [
+                    replace(f, metadata={**f.metadata, "turn": before.turns + i})
+                    for i, f in enumerate(fragments)
+                ]
+
+            items = [
+                MemoryInput(
+                    user_id=scope.user_id,
+                    text=t.text,
+                    lifecycle_policy=LifecyclePolicy.IMPLICIT,
+                    session_id=session_id,
+                    occurred_at=t.time.replace(tzinfo=UTC)
+                    if t.time is not None and t.time.tzinfo is None
+                    else t.time,
+                    metadata={"source": TURN_SOURCE, "role": t.role},
+                )
+                for t in kept
+            ]
+            ids = self._writes.write_batches(
+                items, batch_size=len(items), advance=lambda _: None, within=number
+            )
+        record = None
+        for _ in range(_ATTEMPTS):
+            try:
+                seen = self._sessions.get(scope, session_id)
+                if seen.turns - seen.processed >= self._config.every_turns:
+                    record = self._process(scope, session_id, seen, [], None)
+                break
+            except ConcurrentModificationError as exc:
+                if not exc.details.get("session_moved"):
+                    _log.warning("appended turns left for the next trigger: %s", exc.code)
+                    break
+            except DualtrackError as exc:
+                _log.warning("appended turns left for the next trigger: %s", exc.code)
+                break
+        return TurnsAppended(ids, record)
+
+    def sweep_idle(self, now: datetime) -> int:
+        """End every session idle since ``now - idle``; returns how many were ended.
+
+        A session that fails (its user erased meanwhile, a store error) is left for
+        the next sweep and logged by error code; one that moved on meanwhile is skipped.
+        """
+        ended = 0
+        for idle in idle_sessions(self._db, now - self._config.idle):
+            scope = UserScope(idle.user_id, idle.agent_id)
+            try:
+                seen = self._sessions.get(scope, idle.session_id)
+                if seen.ended_at is None:
+                    self._process(scope, idle.session_id, seen, [], EndedBy.IDLE)
+                    ended += 1
+            except ConcurrentModificationError:
+                continue  # new turns arrived: no longer idle
+            except UserNotFound:
+                continue  # erased meanwhile
+            except DualtrackError as exc:
+                _log.warning("idle session left for the next sweep: %s", exc.code)
+        return ended
+
+    # -- the work ----------------------------------------------------------------------------
+
+    def _process(
+        self,
+        scope: UserScope,
+        session_id: str,
+        seen: SessionMark,
+        new: list[Turn],
+        end: EndedBy | None,
+        *,
+        transcript: Sequence[Turn] = (),
+    ) -> SessionRecord | None:
+        """Record the turns after the watermark (stored ones, then ``new``) and merge the
+        profile, in one transaction.
+
+        Without user text in them there is no record: the watermark still moves
+        and ``end`` still ends the session; an explicit end then returns the last
+        record (:meth:`_last_record`, checked before anything is written), others
+        ``None``.
+        """
+        stored = self._sessions.stored_turns(scope, session_id, seen.processed, seen.turns)
+        turns = [*_as_turns(stored), *new]
+        digest = chain_digest(seen.digest, _masked(new))
+        total = seen.turns + len(new)
+
+        def advance(conn: Connection, record_id: uuid.UUID | None) -> None:
+            self._sessions.advance(
+                conn,
+                scope,
+                session_id,
+                seen=seen.position,
+                turns=total,
+                digest=digest,
+                record_id=record_id,
+                ended_by=end,
+            )
+
+        if not _has_user_text(turns):
+            last = None
+            if end is EndedBy.EXPLICIT:
+                last = self._last_record(scope, session_id, seen, transcript)
+            if total != seen.turns or end is not None:
+                with self._db.transaction() as conn:
+                    advance(conn, None)
+            return last
+        summary = summarise(scope.user_id, session_id, turns)
+        extraction = self._extractor.extract(turns, summary)
+        if extraction.record_text:
+            summary = replace(summary, summary_text=extraction.record_text)
+        observations = [*extraction.observations, *_stored_addresses(stored, session_id)]
+        notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
+        keys = {
+            (ENTITY_LINK_TYPES[e.type], e.text)
+            for e in summary.entities
+            if e.type in ENTITY_LINK_TYPES
+        }
+
+        def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
+            advance(conn, fragments[0].id)
+            self._learned.merge(conn, scope, observations, confirmations=self._config.confirmations)
+            self._links.add_missing(conn, scope, sorted(keys))
+            return fragments
+
+        memory_id = self._writes.write_record(
+            scope,
+            summary,
+            len(turns),
+            metadata={
+                "session_turns": [seen.processed, total],
+                "outcomes": [o.value for o in summary.outcomes],
+                "extractor": extraction.source,
+                **({"fallback": extraction.fallback} if extraction.fallback else {}),
+                "ended_by": end.value if end is not None else None,
+            },
+            notes=notes,
+            within=within,
+        )
+        return SessionRecord(memory_id=memory_id, summary=summary)
+
+    def _last_record(
+        self, scope: UserScope, session_id: str, seen: SessionMark, transcript: Sequence[Turn]
+    ) -> SessionRecord:
+        """Nothing new to record: the session's last record, with a summary of its turns
+        (the ones kept, else ``transcript``), not stored again; :class:`InvalidText` when
+        the session has no record."""
+        if seen.last_record_id is None:
+            summarise(scope.user_id, session_id, transcript)  # raises for a bad transcript
+            raise InvalidText("the session has nothing to record", field="transcript")
+        turns = _as_turns(self._sessions.stored_turns(scope, session_id, 0, seen.turns))
+        if not _has_user_text(turns):
+            turns = list(transcript)
+        if not _has_user_text(turns):
+            raise InvalidText("nothing new to record in this session", field="transcript")
+        return SessionRecord(
+            memory_id=seen.last_record_id, summary=summarise(scope.user_id, session_id, turns)
+        )
+
+
+def _as_turns(stored: Sequence[StoredTurn]) -> list[Turn]:
+    return [Turn(cast(Role, s.role), s.text, s.occurred_at) for s in stored if s.role in ROLES]
+
+
+def _stored_addresses(stored: Sequence[StoredTurn], session_id: str) -> list[Observation]:
+    """Address facts of the user's stored turns: masked, with the vault id of the value."""
+    return [
+        Observation(
+            ObservationKind.FACT,
+            "address",
+            masked,
+            session_id,
+            s.occurred_at if s.occurred_at.tzinfo else s.occurred_at.replace(tzinfo=UTC),
+            ref=f"address:{vault_id}",
+        )
+        for s in stored
+        if s.role == "user"
+        for masked, vault_id in s.addresses
+    ]

@@ -1,0 +1,625 @@
+"""Profile extraction at session end: the merge rules (pure, property-tested), the rules +
+NER extractor, the optional chat extractor against a local stand-in server, and the rules
+end to end through ``end_session``.
+
+The stand-in (stdlib ``http.server`` on 127.0.0.1, port 0) answers
+``POST /v1/chat/completions`` from a per-test script: an answer text, an HTTP status,
+``hang`` (answers after the client timeout) or ``garbage`` (a body that is no completion).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from policies.audit import AuditAction
+from policies.errors import ConfigurationError
+from policies.linear_re import LinearPattern
+from policies.profile_merge import (
+    Candidate,
+    ChangeKind,
+    Observation,
+    ObservationKind,
+    ProfileState,
+    Stable,
+    merge,
+)
+from policies.scope import UserScope
+from sdk import MemoryClient
+from sdk.settings import Settings
+from structured_memory.audit import recent, subject_of
+from tests.test_regex_linear import _collect
+from unstructured_memory.profile import create_extractor, openai_chat, rules
+from unstructured_memory.profile.openai_chat import ChatExtractor, parse_answer
+from unstructured_memory.profile.rules import RuleExtractor
+from unstructured_memory.summariser import Turn, summarise
+from unstructured_memory.summariser import outcome as outcome_module
+
+FACT, PREF, TEMP = ObservationKind.FACT, ObservationKind.PREFERENCE, ObservationKind.TEMPORARY
+T0 = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
+USER = "buyer-profile-01"
+ADDRESS = "北京市朝阳区建国路88号"
+PHONE = "13912345678"
+
+
+def obs(  # noqa: PLR0917 (a compact constructor for many tests)
+    kind: ObservationKind,
+    key: str,
+    value: str,
+    session: str,
+    minute: int = 0,
+    scenario: str | None = None,
+) -> Observation:
+    return Observation(kind, key, value, session, T0 + timedelta(minutes=minute), scenario)
+
+
+# --------------------------------------------------------------------------- merge rules
+
+
+def test_an_objective_fact_takes_the_newest_value() -> None:
+    s = merge(ProfileState(), [obs(FACT, "member_level", "银卡会员", "s1", 0)]).state
+    s = merge(s, [obs(FACT, "member_level", "金卡会员", "s2", 10)]).state
+    assert s.facts["member_level"].value == "金卡会员"
+    late = merge(s, [obs(FACT, "member_level", "银卡会员", "s0", -60)])
+    assert late.state.facts["member_level"].value == "金卡会员", "an older session merged late"
+    assert late.changes == ()
+
+
+def test_a_preference_is_a_candidate_until_two_more_sessions_confirm_it() -> None:
+    s = ProfileState()
+    for i, session in enumerate(["s1", "s2"]):
+        m = merge(s, [obs(PREF, "content_format", "image_text", session, i)])
+        s = m.state
+        assert "content_format" not in s.preferences
+        assert s.candidates[("content_format", "image_text")].sessions == ("s1", "s2")[: i + 1]
+        assert m.changes[0].kind is ChangeKind.CANDIDATE
+    m = merge(s, [obs(PREF, "content_format", "image_text", "s3", 2)])
+    assert m.state.preferences["content_format"].value == "image_text"
+    assert m.state.preferences["content_format"].sessions == 3
+    assert m.state.candidates == {}
+    assert m.changes[0].kind is ChangeKind.PREFERENCE_SET
+
+
+def test_a_stable_preference_is_not_overturned_by_one_mention() -> None:
+    stable = Stable("email", T0, "s0", sessions=3)
+    s = ProfileState(preferences={"notification_channel": stable})
+    s = merge(s, [obs(PREF, "notification_channel", "wechat", "s1", 1)]).state
+    assert s.preferences["notification_channel"].value == "email"
+    assert ("notification_channel", "wechat") in s.candidates
+
+
+def test_repeats_within_one_session_count_once_and_the_threshold_is_configurable() -> None:
+    said = [obs(PREF, "notification_channel", "wechat", "s1", i) for i in range(5)]
+    s = merge(ProfileState(), said).state
+    assert s.candidates[("notification_channel", "wechat")].sessions == ("s1",)
+    assert "notification_channel" not in s.preferences
+    now = merge(ProfileState(), said[:1], confirmations=0).state
+    assert now.preferences["notification_channel"].value == "wechat"
+    with pytest.raises(ValueError, match="confirmations"):
+        merge(ProfileState(), said, confirmations=-1)
+
+
+def test_reaffirming_the_stable_value_drops_the_rivals() -> None:
+    s = ProfileState(preferences={"content_format": Stable("text", T0, "s0")})
+    s = merge(s, [obs(PREF, "content_format", "video", "s1", 1)]).state
+    s = merge(s, [obs(PREF, "content_format", "video", "s2", 2)]).state
+    s = merge(s, [obs(PREF, "content_format", "text", "s3", 3)]).state
+    assert s.candidates == {}
+    s = merge(s, [obs(PREF, "content_format", "video", "s4", 4)]).state
+    assert s.preferences["content_format"].value == "text", "the count started over"
+
+
+def test_scenario_specific_preferences_coexist() -> None:
+    said = [
+        obs(PREF, "budget", "2000-3000元", s, i, scenario="self")
+        for i, s in enumerate(["s1", "s2", "s3"])
+    ] + [
+        obs(PREF, "budget", "500元", s, 10 + i, scenario="parents")
+        for i, s in enumerate(["s1", "s2", "s3"])
+    ]
+    s = merge(ProfileState(), said).state
+    assert s.preferences["budget@self"].value == "2000-3000元"
+    assert s.preferences["budget@parents"].value == "500元"
+
+
+def test_temporary_intents_never_enter_the_profile() -> None:
+    said = [obs(TEMP, "intent", "下周出差，暂时不报销", "s1")]
+    m = merge(ProfileState(), said, confirmations=0)
+    assert m.state == ProfileState()
+    assert m.temporary == tuple(said)
+    assert m.changes == ()
+
+
+def test_a_candidate_too_old_to_be_kept_changes_nothing_twice() -> None:
+    """Six rival candidates of one slot: the oldest is not kept, so merging it again is no
+    change (a regression: it used to be added, evicted, and reported as a change each time)."""
+    recent = [obs(PREF, "content_format", f"v{i}", f"s{i}", 10 + i) for i in range(5)]
+    state = merge(ProfileState(), recent).state
+    old = [obs(PREF, "content_format", "oldest", "s9", 0)]
+    once = merge(state, old)
+    assert once.changes == ()
+    assert merge(once.state, old).changes == ()
+    assert len(once.state.candidates) == 5
+
+
+_sessions = st.sampled_from(["s1", "s2", "s3", "s4"])
+_observations = st.builds(
+    obs,
+    st.sampled_from([FACT, PREF, TEMP]),
+    st.sampled_from(["member_level", "notification_channel", "budget"]),
+    st.sampled_from(["a", "b", "c"]),
+    _sessions,
+    st.integers(-5, 5),
+    st.sampled_from([None, "self", "parents"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_observations, max_size=12), st.lists(_observations, max_size=12))
+def test_merging_the_same_observations_again_changes_nothing(
+    first: list[Observation], again: list[Observation]
+) -> None:
+    once = merge(merge(ProfileState(), first).state, again)
+    twice = merge(once.state, again)
+    assert twice.state == once.state
+    assert twice.changes == ()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_observations, max_size=12), st.lists(_observations, max_size=6))
+def test_temporary_observations_change_nothing(
+    said: list[Observation], temporary: list[Observation]
+) -> None:
+    noise = [
+        Observation(TEMP, o.key, o.value, o.session_id, o.observed_at, o.scenario)
+        for o in temporary
+    ]
+    mixed = [x for pair in zip(said, noise, strict=False) for x in pair] + said[len(noise) :]
+    assert merge(ProfileState(), mixed).state == merge(ProfileState(), said).state
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.permutations([obs(FACT, "member_level", v, f"s{i}", i) for i, v in enumerate("abcde")]))
+def test_the_newest_fact_wins_in_any_merge_order(said: list[Observation]) -> None:
+    s = ProfileState()
+    for o in said:
+        s = merge(s, [o]).state
+    assert s.facts["member_level"].value == "e"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(_sessions, st.sampled_from(["x", "y"])), max_size=10),
+    st.integers(0, 3),
+)
+def test_a_stable_preference_changes_only_after_enough_sessions(
+    said: list[tuple[str, str]], confirmations: int
+) -> None:
+    """A rival becomes stable only once ``1 + confirmations`` distinct sessions said it
+    with no mention of the stable value since the last reset."""
+    s = ProfileState(preferences={"notification_channel": Stable("stable", T0, "s0")})
+    rivals: dict[str, set[str]] = {}
+    for i, (session, value) in enumerate(said):
+        before = s.preferences["notification_channel"].value
+        s = merge(
+            s,
+            [obs(PREF, "notification_channel", value, session, i)],
+            confirmations=confirmations,
+        ).state
+        after = s.preferences["notification_channel"].value
+        if value == before:
+            rivals = {}
+        else:
+            rivals.setdefault(value, set()).add(session)
+        if after != before:
+            assert after == value
+            assert len(rivals[value]) >= 1 + confirmations
+            rivals = {}
+        else:
+            assert value == before or len(rivals[value]) < 1 + confirmations
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_observations, max_size=12))
+def test_slots_are_independent(said: list[Observation]) -> None:
+    only_self = [o for o in said if o.scenario == "self"]
+    merged = merge(ProfileState(), said).state
+    alone = merge(ProfileState(), only_self).state
+    assert {k: v for k, v in merged.preferences.items() if k.endswith("@self")} == dict(
+        alone.preferences
+    )
+    assert {k: c for k, c in merged.candidates.items() if k[0].endswith("@self")} == {
+        k: c for k, c in alone.candidates.items() if k[0].endswith("@self")
+    }
+
+
+def test_candidates_per_slot_are_bounded() -> None:
+    said = [obs(PREF, "budget", f"{i}00元", f"s{i}", i) for i in range(1, 9)]
+    s = merge(ProfileState(), said).state
+    assert len(s.candidates) == 5
+    assert min(c.last_seen for c in s.candidates.values()) == T0 + timedelta(minutes=4)
+    assert all(isinstance(c, Candidate) for c in s.candidates.values())
+
+
+# --------------------------------------------------------------------------- rules + NER
+
+
+def _extract(*texts: str) -> list[tuple[str, str, str]]:
+    turns = [Turn("user", t, T0) for t in texts]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    return [(o.kind.value, o.slot, o.value) for o in found]
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            "我是金卡会员，以后微信通知我就行",
+            [
+                ("fact", "member_level", "金卡会员"),
+                ("preference", "notification_channel", "wechat"),
+            ],
+        ),
+        ("发图文说明就好，不要视频", [("preference", "content_format", "image_text")]),
+        ("不要视频", [("preference", "content_format", "text")]),
+        (
+            "预算：自用 2000-3000 元；为父母选购 500 元档",
+            [
+                ("preference", "budget@self", "2000-3000元"),
+                ("preference", "budget@parents", "500元"),
+            ],
+        ),
+        ("我的手机是华为 Mate 60", [("fact", "device_model@手机", "华为 Mate 60")]),
+        (
+            "订单 88231 的比特 S10 Pro 扫地机无法回充",
+            [("fact", "device_model@扫地机", "比特 S10 Pro")],
+        ),
+        ("下周出差，暂时不报销", [("temporary", "intent", "下周出差，暂时不报销")]),
+        ("这周先用短信联系我", [("temporary", "intent", "这周先用短信联系我")]),
+        ("下周能发货吗", []),
+        ("1999 元买的", []),
+        (
+            "I'm a gold member, notify me by email. Budget under $300 for my parents.",
+            [
+                ("fact", "member_level", "gold member"),
+                ("preference", "notification_channel", "email"),
+                ("preference", "budget@parents", "$300"),
+            ],
+        ),
+    ],
+)
+def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str, str]]) -> None:
+    assert _extract(said) == expected
+
+
+def test_only_the_users_turns_are_read() -> None:
+    turns = [Turn("user", "在吗"), Turn("assistant", "我是金卡会员专属客服，微信通知您")]
+    assert RuleExtractor().extract(turns, summarise("u", "s", turns)).observations == ()
+
+
+def test_an_address_is_masked_and_its_clear_value_only_travels_to_the_vault() -> None:
+    turns = [Turn("user", f"寄到{ADDRESS}，电话 {PHONE}")]
+    (found,) = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert (found.kind, found.key) == (FACT, "address")
+    assert "建国路88号" not in found.value
+    assert found.clear == ADDRESS
+    assert ADDRESS not in repr(found)
+    assert PHONE not in repr(found)
+
+
+def test_every_new_pattern_runs_in_linear_time() -> None:
+    """New regexes over user text are RE2 patterns (the check of tests/test_regex_linear.py)."""
+    for module in (rules, openai_chat, outcome_module):
+        patterns = [p for v in vars(module).values() for p in _collect(v)]
+        assert patterns, module.__name__
+        assert all(isinstance(p, LinearPattern) for p in patterns), module.__name__
+
+
+# --------------------------------------------------------------------------- chat extractor
+
+
+@dataclass
+class ChatServer:
+    """State shared with the handler: the script and what was received."""
+
+    url: str = ""
+    script: list[str] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+
+
+HANG_S = 0.6
+
+
+def _handler(state: ChatServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            assert self.path == "/v1/chat/completions"
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.requests.append(body)
+            state.headers.append(dict(self.headers))
+            action = state.script.pop(0) if state.script else "[记录] 用户进行了一般咨询"
+            if action.isdigit():
+                self._send(int(action), b'{"error": {"message": "nope"}}')
+                return
+            if action == "garbage":
+                self._send(200, b'{"object": "list", "data": []}')
+                return
+            if action == "hang":
+                time.sleep(HANG_S)
+                action = "[记录] 迟到的回答"
+            answer = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": action},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+            self._send(200, json.dumps(answer, ensure_ascii=False).encode())
+
+    return Handler
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatServer]:
+    state = ChatServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    httpd.block_on_close = False
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _chat_config(server: ChatServer, **more: Any) -> dict[str, Any]:
+    return {
+        "base_url": server.url,
+        "model": "qwen-plus",
+        "api_key": "sk-test",
+        "timeout_s": 0.3,
+        **more,
+    }
+
+
+SESSION = [
+    Turn("user", f"订单 88231 的比特 S10 Pro 扫地机无法回充，我要退款，电话 {PHONE}", T0),
+    Turn("assistant", "已为您发起退款，退款编号 RF20260629001，预计 1-3 个工作日到账", T0),
+    Turn("user", f"我是金卡会员，地址改成{ADDRESS}，下周出差，暂时不报销", T0),
+]
+GOOD = "\n".join(
+    [
+        "[画像] 事实|会员等级|金卡会员",
+        "[画像] 事实|设备型号|扫地机|比特 S10 Pro",
+        "[画像] 偏好|通知渠道|通用|微信",
+        "[画像] 偏好|预算|父母|500元",
+        "[画像] 临时|下周出差，暂时不报销",
+        "[记录] 用户因订单 88231 的扫地机无法回充申请退款，客服已发起退款",
+    ]
+)
+
+
+def test_the_chat_extractor_reads_profile_and_record_lines(chat: ChatServer) -> None:
+    chat.script[:] = [GOOD]
+    summary = summarise("u", "s-1", SESSION)
+    extractor = create_extractor("openai", _chat_config(chat))
+    assert isinstance(extractor, ChatExtractor)
+    with extractor:
+        got = extractor.extract(SESSION, summary)
+    assert got.source == "openai-qwen-plus"
+    assert got.fallback is None
+    slots = {(o.kind.value, o.slot, o.value) for o in got.observations}
+    assert {
+        ("fact", "member_level", "金卡会员"),
+        ("fact", "device_model@扫地机", "比特 S10 Pro"),
+        ("preference", "notification_channel", "wechat"),
+        ("preference", "budget@parents", "500元"),
+        ("temporary", "intent", "下周出差，暂时不报销"),
+    } <= slots
+    assert ("fact", "address") in {(o.kind.value, o.slot) for o in got.observations}, (
+        "the address comes from the local rules"
+    )
+    assert got.record_text is not None
+    assert "RF20260629001" in got.record_text, "an identifier the model left out is appended"
+    sent = json.dumps(chat.requests[0], ensure_ascii=False)
+    assert PHONE not in sent, "only masked text leaves"
+    assert "建国路88号" not in sent
+    assert chat.headers[0]["Authorization"] == "Bearer sk-test"
+    assert chat.requests[0]["messages"][0]["content"] == openai_chat.PROMPT
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        (["这不是约定的格式"], "unexpected_line"),
+        (["[画像] 事实|会员等级|金卡会员"], "no_record"),
+        (["[画像] 偏好|通知渠道|通用|信鸽\n[记录] 用户咨询"], "unknown_value"),
+        (["[画像] 爱好|钓鱼\n[记录] 用户咨询"], "unknown_key"),
+        (["garbage"], "not_a_completion"),
+        (["500"], "http_500"),
+        (["401"], "http_401"),
+        (["hang"], "timeout"),
+    ],
+)
+def test_a_failing_model_falls_back_to_the_rules_and_logs_no_text(
+    chat: ChatServer, caplog: pytest.LogCaptureFixture, script: list[str], reason: str
+) -> None:
+    chat.script[:] = script
+    summary = summarise("u", "s-1", SESSION)
+    rules_only = RuleExtractor().extract(SESSION, summary)
+    with (
+        caplog.at_level(logging.WARNING),
+        ChatExtractor(openai_chat.ChatExtractorConfig(**_chat_config(chat))) as extractor,
+    ):
+        got = extractor.extract(SESSION, summary)
+    assert got.fallback == reason
+    assert got.observations == rules_only.observations
+    assert got.record_text is None
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert reason in logged
+    for secret in (PHONE, "建国路88号", "88231", "金卡", "sk-test"):
+        assert secret not in logged
+
+
+def test_parse_answer_tolerates_fences_and_blank_lines() -> None:
+    summary = summarise("u", "s-1", SESSION)
+    got = parse_answer(f"```\n\n{GOOD}\n```", summary)
+    assert got.record_text is not None
+    assert len(got.observations) == 5
+
+
+def test_the_registry_knows_its_extractors_and_forbids_unknown_settings() -> None:
+    assert create_extractor("rules", {}).name == "rules"
+    with pytest.raises(ConfigurationError, match="known: openai, rules"):
+        create_extractor("gpt", {})
+    with pytest.raises(ConfigurationError, match="invalid config"):
+        create_extractor("rules", {"model": "x"})
+    with pytest.raises(ConfigurationError, match="invalid config"):
+        create_extractor("openai", {"base_url": "http://x/v1", "model": "m", "temp": 1})
+    keyed = openai_chat.ChatExtractorConfig(base_url="http://x/v1", model="m", api_key="sk-1")  # type: ignore[arg-type]
+    assert "sk-1" not in repr(keyed)
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def _session(mem: MemoryClient, session: str, *texts: str, minute: int = 0) -> None:
+    turns = [Turn("user", t, T0 + timedelta(minutes=minute + i)) for i, t in enumerate(texts)]
+    turns.append(Turn("assistant", "好的，已记录", T0 + timedelta(minutes=minute + len(texts))))
+    mem.end_session(USER, session, turns)
+
+
+def _learned(mem: MemoryClient) -> dict[str, Any]:
+    learned: dict[str, Any] = mem.profiles.get(USER).attributes.get("learned", {})
+    return learned
+
+
+def _candidates(mem: MemoryClient) -> list[tuple[str, str, int]]:
+    with mem.database.transaction() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT slot, value, cardinality(sessions) FROM profile_candidate "
+                "WHERE user_id = :u ORDER BY slot, value"
+            ),
+            {"u": USER},
+        ).all()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    _session(mem, "s1", "我是银卡会员，以后微信通知我就行", f"寄到{ADDRESS}")
+    version = mem.profiles.get(USER).version
+    learned = _learned(mem)
+    assert learned["facts"]["member_level"]["value"] == "银卡会员"
+    address = learned["facts"]["address"]["value"]
+    assert "建国路88号" not in json.dumps(address, ensure_ascii=False)
+    (ref,) = address["pii"]
+    assert mem.pii.reveal(USER, ref["vault_id"]) == ADDRESS
+    assert "preferences" not in learned or "notification_channel" not in learned["preferences"]
+    assert _candidates(mem) == [("notification_channel", "wechat", 1)]
+
+    _session(mem, "s2", "我升级成金卡会员了，微信通知我", minute=60)
+    assert _learned(mem)["facts"]["member_level"]["value"] == "金卡会员", "newest fact wins"
+    assert _candidates(mem) == [("notification_channel", "wechat", 2)]
+    _session(mem, "s3", "还是微信联系我吧", minute=120)
+    profile = mem.profiles.get(USER)
+    assert profile.attributes["learned"]["preferences"]["notification_channel"]["value"] == "wechat"
+    assert profile.notification_preference == {
+        "app_push": False,
+        "email": False,
+        "sms": False,
+        "wechat": True,
+    }
+    assert _candidates(mem) == []
+    assert profile.version > version, "each merge bumps the optimistic version"
+
+    _session(mem, "s4", "这次用短信通知我", minute=180)
+    assert _learned(mem)["preferences"]["notification_channel"]["value"] == "wechat"
+    assert _candidates(mem) == [("notification_channel", "sms", 1)], "one mention: a candidate"
+
+    subject = subject_of(mem.database, UserScope(USER))
+    entries = recent(mem.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
+    merges = [e for e in entries if e.details.get("source") == "session"]
+    assert len(merges) == 4
+    assert merges[-1].details == {"candidate": 1, "fact_set": 2, "source": "session", "version": 2}
+    logged = json.dumps([e.details for e in entries], ensure_ascii=False)
+    for secret in ("建国路", "银卡", "金卡", "wechat"):
+        assert secret not in logged
+    exported = mem.export_user(USER)
+    candidates = exported["profile"]["candidates"]
+    assert [(c["slot"], c["value"], c["sessions"]) for c in candidates] == [
+        ("notification_channel", "sms", ["s4"])
+    ]
+
+
+def test_scenario_budgets_coexist_and_temporary_intents_stay_implicit_notes(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    for i in range(3):
+        _session(mem, f"b{i}", "预算：自用 2000-3000 元；为父母选购 500 元档", minute=60 * i)
+    prefs = _learned(mem)["preferences"]
+    assert prefs["budget@self"]["value"] == "2000-3000元"
+    assert prefs["budget@parents"]["value"] == "500元"
+
+    _session(mem, "t1", "下周出差，暂时不报销", minute=300)
+    assert "intent" not in json.dumps(_learned(mem))
+    assert all("报销" not in slot and "报销" not in value for slot, value, _ in _candidates(mem))
+    notes = [m for m in mem.memories.list(USER) if m.kind == "note"]
+    assert [(n.text, n.policy, n.session_id) for n in notes] == [
+        ("下周出差，暂时不报销", "implicit", "t1")
+    ]
+    assert notes[0].expires_at is not None
+    assert notes[0].expires_at < datetime.now(UTC) + timedelta(days=31)
+
+
+def test_a_chat_extractor_that_fails_never_loses_the_session(
+    settings: Settings, chat: ChatServer
+) -> None:
+    chat.script[:] = ["503"]
+    keyed = settings.model_copy(
+        update={"profile_extractor": "openai", "profile_extractor_config": _chat_config(chat)}
+    )
+    with MemoryClient(keyed, agent_id="llm-agent") as client:
+        client.profiles.ensure(USER)
+        try:
+            record = client.end_session(USER, "s-llm", SESSION)
+            stored = client.memories.get(USER, record.memory_id)
+            assert stored is not None
+            assert "RF20260629001" in stored.text
+            assert stored.metadata["fallback"] == "http_503"
+            assert stored.metadata["extractor"] == "rules"
+            learned = client.profiles.get(USER).attributes["learned"]
+            assert learned["facts"]["member_level"]["value"] == "金卡会员"
+        finally:
+            client.forget_user(USER)

@@ -1,0 +1,53 @@
+"""The profile-extractor protocol and what an extraction returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from policies.profile_merge import Observation
+
+if TYPE_CHECKING:
+    from unstructured_memory.summariser.summary import SessionSummary
+    from unstructured_memory.summariser.transcript import Turn
+
+__all__ = ["Extraction", "ProfileExtractor"]
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one session (or one chunk of it) said about the user.
+
+    ``observations`` go to :func:`policies.profile_merge.merge`; ``record_text``,
+    when given, is the masked record sentence to store instead of the rule
+    summary's; ``source`` names the extractor that produced the result and
+    ``fallback`` the reason code when an extractor fell back to the rules.
+    """
+
+    observations: tuple[Observation, ...]
+    record_text: str | None = None
+    source: str = "rules"
+    fallback: str | None = None
+
+
+class ProfileExtractor(Protocol):
+    """Turns a session's turns into profile observations (and maybe a record sentence)."""
+
+    @property
+    def name(self) -> str:
+        """A short name, recorded with the record (``rules``, ``openai-<model>``)."""
+        ...
+
+    def extract(self, turns: Sequence[Turn], summary: SessionSummary) -> Extraction:
+        """Observations about the user in ``turns``, stamped with ``summary``'s session.
+
+        ``summary`` is the rule summary of the same turns. Never raises for what the
+        turns say or for a failing remote service (it falls back to the rules):
+        a session is never lost to extraction.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release what the extractor holds (an HTTP connection pool)."""
+        ...

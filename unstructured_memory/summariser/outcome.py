@@ -1,0 +1,179 @@
+"""What the agent did for the user, read from the agent's turns by rules: no LLM.
+
+``find_outcomes(["已为您创建维修工单 WO2026070100123"])`` gives
+``(Outcome.WORK_ORDER_OPENED,)``. Each outcome has a phrase for the record in
+Chinese and English (:func:`phrase`). A stronger outcome of the same request
+supersedes a weaker one (an approved exchange, its submission). Patterns run
+under RE2 in linear time (:mod:`policies.linear_re`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Final
+
+from policies.linear_re import LinearPattern
+
+__all__ = ["Outcome", "find_outcomes", "phrase"]
+
+
+class Outcome(StrEnum):
+    """An outcome the agent gave; the value is the code stored with the record."""
+
+    TICKET_OPENED = "ticket_opened"
+    WORK_ORDER_OPENED = "work_order_opened"
+    EXCHANGE_APPROVED = "exchange_approved"
+    EXCHANGE_SUBMITTED = "exchange_submitted"
+    RETURN_APPROVED = "return_approved"
+    RETURN_SUBMITTED = "return_submitted"
+    REFUND_COMPLETED = "refund_completed"
+    REFUND_ISSUED = "refund_issued"
+    COUPON_ISSUED = "coupon_issued"
+    INVOICE_ISSUED = "invoice_issued"
+    SERVICE_OPENED = "service_opened"
+    RESHIPMENT = "reshipment"
+    DECLINED = "declined"
+
+
+_SENTENCE = r"[^。！？!?\n]"
+"""A character that does not end a sentence."""
+
+_PATTERNS: Final[tuple[tuple[Outcome, LinearPattern], ...]] = tuple(
+    (outcome, LinearPattern(rx))
+    for outcome, rx in (
+        (
+            Outcome.TICKET_OPENED,
+            r"(?:登记|创建|提交|开|生成|建)了?(?:一个|一张)?(?:您的)?投诉"
+            r"|投诉(?:工单|单)?(?:已|已经)(?:登记|创建|提交|受理)"
+            r"|(?i:(?:opened|created|raised|filed|logged)\s+(?:a\s+|an\s+)?(?:support\s+)?"
+            r"(?:ticket|case|complaint))"
+            r"|(?i:ticket\s+(?:has\s+been|was|is)\s+(?:opened|created|raised))",
+        ),
+        (
+            Outcome.WORK_ORDER_OPENED,
+            r"(?:创建|提交|开|生成|派|安排|建)了?(?:一个|一张)?(?:维修|安装|上门|售后)?工单"
+            r"|工单(?:已|已经)(?:创建|提交|生成|派发|派)"
+            r"|(?i:(?:opened|created|raised|scheduled)\s+(?:a\s+)?(?:repair\s+|service\s+)?"
+            r"work\s?order)",
+        ),
+        (
+            Outcome.EXCHANGE_APPROVED,
+            r"换货(?:申请)?(?:已|已经)?(?:审核)?(?:通过|同意|批准)|(?:同意|批准|通过)了?(?:您的)?换货"
+            r"|(?:生成|创建)了?换货单|换货" + _SENTENCE + r"{0,40}审核(?:已|已经)?通过"
+            r"|(?i:(?:approved|accepted|arranged)\s+(?:an?\s+|your\s+)?(?:exchange|replacement))"
+            r"|(?i:(?:exchange|replacement)\s+(?:has\s+been|was|is)\s+approved)",
+        ),
+        (
+            Outcome.EXCHANGE_SUBMITTED,
+            r"(?:提交|发起|登记)了?(?:您的)?换货"
+            r"|(?i:(?:submitted|filed|created)\s+(?:an?\s+|your\s+)?(?:exchange|replacement)"
+            r"\s+request)",
+        ),
+        (
+            Outcome.RETURN_APPROVED,
+            r"退货(?:申请)?(?:已|已经)?(?:审核)?(?:通过|同意|批准|受理)|(?:同意|批准|受理)了?(?:您的)?退货"
+            r"|退货" + _SENTENCE + r"{0,40}审核(?:已|已经)?通过"
+            r"|(?i:(?:approved|accepted)\s+(?:the\s+|your\s+|a\s+)?return)"
+            r"|(?i:return\s+(?:has\s+been|was|is)\s+approved)",
+        ),
+        (
+            Outcome.RETURN_SUBMITTED,
+            r"(?:提交|发起|登记)了?(?:您的)?退货"
+            r"|(?i:(?:submitted|created)\s+(?:a\s+|your\s+)?return\s+request)",
+        ),
+        (
+            Outcome.REFUND_COMPLETED,
+            r"退款(?:已|已经)(?:到账|退回到?(?:您的)?账户)"
+            r"|(?i:refund\s+(?:has\s+|was\s+)(?:been\s+)?(?:credited|completed|received))",
+        ),
+        (
+            Outcome.REFUND_ISSUED,
+            r"(?:发起|提交|办理|安排|申请)了?(?:一笔)?(?:全额|部分)?退款"
+            r"|退款(?:已|已经)(?:发起|提交|办理|原路退回|退回|处理)|已(?:原路)?退款"
+            r"|(?i:(?:issued|processed|initiated)\s+(?:a\s+|the\s+|your\s+)?(?:full\s+|partial\s+)?"
+            r"refund)"
+            r"|(?i:refund\s+(?:has\s+been|was|is)\s+(?:issued|processed|initiated))",
+        ),
+        (
+            Outcome.COUPON_ISSUED,
+            r"(?:补发|发放|赠送|送您|发给您|补偿)了?(?:您)?" + _SENTENCE + r"{0,16}"
+            r"(?:优惠券|代金券|红包|券)"
+            r"|(?:优惠券|代金券|红包)(?:已|已经)(?:发放|补发|到账|发到)"
+            r"|(?i:(?:issued|sent|added|given)\s+(?:you\s+)?(?:an?\s+)?(?:[a-z0-9$%-]+\s+){0,3}"
+            r"(?:coupon|voucher))",
+        ),
+        (
+            Outcome.INVOICE_ISSUED,
+            r"发票(?:已|已经)(?:开具|开好|开出|开|寄出|发送|发到)"
+            r"|(?:开具|开好|开出)了?(?:电子|纸质)?(?:增值税)?(?:专用|普通)?发票"
+            r"|(?i:invoice\s+(?:has\s+been|was|is)\s+(?:issued|sent))"
+            r"|(?i:issued\s+(?:an?\s+|the\s+|your\s+)?invoice)",
+        ),
+        (
+            Outcome.SERVICE_OPENED,
+            r"(?:开通|创建|提交|安排)了?(?:售后|保修|维修)服务"
+            r"|(?i:(?:opened|created)\s+(?:a\s+|an\s+)?(?:service|repair|warranty)\s+"
+            r"(?:order|request|claim))",
+        ),
+        (
+            Outcome.RESHIPMENT,
+            r"补发了?(?:一件|一台|一双|一个)?(?:新的|新品|商品|货|包裹|配件)|重新发货|重新寄出"
+            r"|(?i:(?:reship|resend|re-send)|send\s+you\s+a\s+new)",
+        ),
+        (
+            Outcome.DECLINED,
+            r"(?:无法|不能)(?:为您)?(?:办理|受理|退款|退货|换货|补偿)"
+            r"|不支持" + _SENTENCE + r"{0,12}(?:退|换)|不符合" + _SENTENCE + r"{0,12}条件"
+            r"|(?i:not\s+eligible\s+for)"
+            r"|(?i:(?:can'?t|cannot|unable\s+to)\s+(?:offer|issue|process|accept)\s+"
+            r"(?:an?\s+|the\s+|your\s+)?(?:refund|return|exchange))",
+        ),
+    )
+)
+
+_SUPERSEDES: Final[Mapping[Outcome, Outcome]] = {
+    Outcome.EXCHANGE_APPROVED: Outcome.EXCHANGE_SUBMITTED,
+    Outcome.RETURN_APPROVED: Outcome.RETURN_SUBMITTED,
+    Outcome.REFUND_COMPLETED: Outcome.REFUND_ISSUED,
+}
+
+_PHRASES: Final[Mapping[Outcome, tuple[str, str]]] = {
+    Outcome.TICKET_OPENED: ("已登记投诉工单", "opened a ticket"),
+    Outcome.WORK_ORDER_OPENED: ("已创建服务工单", "opened a work order"),
+    Outcome.EXCHANGE_APPROVED: ("已同意换货", "approved an exchange"),
+    Outcome.EXCHANGE_SUBMITTED: ("已提交换货申请", "submitted an exchange request"),
+    Outcome.RETURN_APPROVED: ("已同意退货", "approved the return"),
+    Outcome.RETURN_SUBMITTED: ("已提交退货申请", "submitted a return request"),
+    Outcome.REFUND_COMPLETED: ("确认退款已到账", "confirmed the refund arrived"),
+    Outcome.REFUND_ISSUED: ("已发起退款", "issued a refund"),
+    Outcome.COUPON_ISSUED: ("已发放优惠券", "issued a coupon"),
+    Outcome.INVOICE_ISSUED: ("已开具发票", "issued an invoice"),
+    Outcome.SERVICE_OPENED: ("已开通售后服务", "opened an after-sales service"),
+    Outcome.RESHIPMENT: ("已安排补发", "arranged a reshipment"),
+    Outcome.DECLINED: ("未能受理该请求", "declined the request"),
+}
+
+
+def find_outcomes(agent_texts: Iterable[str]) -> tuple[Outcome, ...]:
+    """The outcomes the agent's turns state, in order of first mention, superseded ones
+    left out."""
+    found: list[Outcome] = []
+    for text in agent_texts:
+        hits = sorted(
+            (m.start(), order)
+            for order, (outcome, rx) in enumerate(_PATTERNS)
+            if (m := rx.search(text)) is not None
+        )
+        for _, order in hits:
+            outcome = _PATTERNS[order][0]
+            if outcome not in found:
+                found.append(outcome)
+    dropped = {_SUPERSEDES[o] for o in found if o in _SUPERSEDES}
+    return tuple(o for o in found if o not in dropped)
+
+
+def phrase(outcome: Outcome, lang: str) -> str:
+    """How the record states ``outcome`` (``lang`` ``"zh"`` or ``"en"``)."""
+    zh, en = _PHRASES[outcome]
+    return zh if lang == "zh" else en
