@@ -23,7 +23,7 @@ Merging the same observations twice changes nothing the second time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -256,8 +256,24 @@ def merge(
             change = _merge_preference(preferences, candidates, o, confirmations)
         if change is not None:
             changes.append(change)
-    return Merged(
-        ProfileState(facts=facts, preferences=preferences, candidates=candidates),
-        tuple(changes),
-        tuple(temporary),
-    )
+    final = ProfileState(facts=facts, preferences=preferences, candidates=candidates)
+    return Merged(final, _net(state, final, changes), tuple(temporary))
+
+
+def _net(
+    before: ProfileState, after: ProfileState, changes: Sequence[Change]
+) -> tuple[Change, ...]:
+    """The changes that survive the whole merge, each once: a candidate recorded and then
+    dropped (its preference was confirmed later in the same merge) is no change."""
+
+    def slot_state(state: ProfileState, change: Change) -> object:
+        if change.kind is ChangeKind.FACT_SET:
+            fact = state.facts.get(change.slot)
+            return None if fact is None else (fact.value, fact.ref)
+        if change.kind is ChangeKind.PREFERENCE_SET:
+            pref = state.preferences.get(change.slot)
+            return None if pref is None else pref.value
+        return {k: c for k, c in state.candidates.items() if k[0] == change.slot}
+
+    kept = dict.fromkeys(c for c in changes if slot_state(before, c) != slot_state(after, c))
+    return tuple(kept)

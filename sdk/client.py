@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from sdk.session_path import SessionPath
     from structured_memory.database import Database
     from structured_memory.pii.cipher import PiiCipher
+    from structured_memory.repositories.tokens import RevokedTokens
     from unstructured_memory.index.base import FragmentIndex
     from unstructured_memory.outbox.worker import DrainReport
     from unstructured_memory.profile.base import ProfileExtractor
@@ -108,6 +109,22 @@ class MemoryClient:
         self._verifiers = Verifiers(
             timeout_ms=settings.verifier_timeout_ms, max_workers=settings.verifier_max_workers
         )
+        self._parent: MemoryClient | None = None
+
+    def for_agent(self, agent_id: str | None) -> MemoryClient:
+        """A client acting for ``agent_id`` that shares this one's engine, index, verifiers
+        and extractor (what a service does per request); closing it closes nothing shared.
+
+        Every memory it writes records ``agent_id``, and it sees other agents'
+        private memories no more than a client of its own would.
+        """
+        if agent_id is not None:
+            UserScope("probe", agent_id)  # validates the agent id like any scope does
+        child = MemoryClient(self.settings, agent_id=agent_id)
+        child._verifiers.close()
+        child._verifiers = self._verifiers
+        child._parent = self
+        return child
 
     @classmethod
     def from_env(cls, *, agent_id: str | None = None, **overrides: Any) -> MemoryClient:
@@ -124,6 +141,10 @@ class MemoryClient:
         return self
 
     def _rt(self) -> Runtime:
+        if self._runtime is None and self._parent is not None:
+            with self._lock:
+                if self._runtime is None:
+                    self._runtime = self._parent._rt().rescoped(self.scope)
         if self._runtime is None:
             with self._lock:
                 if self._runtime is None:
@@ -403,6 +424,18 @@ class MemoryClient:
         session = _session_id(session_id)
         return self._session_path().append(scope, session, _turns(turns, "turns"))
 
+    def _profile_extractor(self) -> ProfileExtractor:
+        """The extractor of profile lines (shared with the parent of a :meth:`for_agent`)."""
+        if self._parent is not None:
+            return self._parent._profile_extractor()
+        with self._lock:
+            if self._extractor is None:
+                from unstructured_memory.profile.registry import create_extractor
+
+                s = self.settings
+                self._extractor = create_extractor(s.profile_extractor, s.profile_extractor_config)
+            return self._extractor
+
     def _session_path(self) -> SessionPath:
         from sdk.session_path import SessionConfig, SessionPath
         from structured_memory.repositories.learned_profile import LearnedProfileRepository
@@ -410,19 +443,13 @@ class MemoryClient:
 
         rt = self._rt()
         s = self.settings
-        with self._lock:
-            if self._extractor is None:
-                from unstructured_memory.profile.registry import create_extractor
-
-                self._extractor = create_extractor(s.profile_extractor, s.profile_extractor_config)
-            extractor = self._extractor
         return SessionPath(
             db=rt.db,
             writes=rt.writes,
             sessions=SessionRepository(rt.db),
             learned=LearnedProfileRepository(rt.vault),
             links=rt.links,
-            extractor=extractor,
+            extractor=self._profile_extractor(),
             config=SessionConfig(
                 idle=timedelta(minutes=s.session_idle_minutes),
                 every_turns=s.session_extract_every_turns,
@@ -595,6 +622,13 @@ class MemoryClient:
         )
 
     @property
+    def revoked_tokens(self) -> RevokedTokens:
+        """The service's token revocation list (ops)."""
+        from structured_memory.repositories.tokens import RevokedTokens
+
+        return RevokedTokens(self._rt().db)
+
+    @property
     def index(self) -> FragmentIndex:
         """The configured search index."""
         return self._rt().index
@@ -644,7 +678,13 @@ class MemoryClient:
         )
 
     def close(self) -> None:
-        """Stop the outbox thread, close the index client, release the engine's connections."""
+        """Stop the outbox thread, close the index client, release the engine's connections.
+
+        A client from :meth:`for_agent` only forgets its view: the stores are its parent's.
+        """
+        if self._parent is not None:
+            self._runtime = None
+            return
         self._verifiers.close()
         with self._lock:
             if self._extractor is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from policies.errors import DatabaseUnavailable, IndexUnavailable, SchemaMismatch
@@ -177,6 +177,16 @@ class Runtime:
                 check_embedding_space=guard,
                 prefilter_limit=s.prefilter_limit,
             ),
+        )
+
+    def rescoped(self, scope_for: Callable[[str], UserScope]) -> Runtime:
+        """The same runtime for another agent's client: shared stores, its own scopes."""
+        writes = self.writes.rescoped(scope_for)
+        return replace(
+            self,
+            writes=writes,
+            memories=self.memories.rescoped(scope_for, writes),
+            searches=self.searches.rescoped(scope_for),
         )
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
@@ -22,11 +22,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FeedbackResult",
+    "HitOut",
     "MemoryHit",
     "MemoryInput",
+    "SearchBody",
+    "SearchOut",
     "SearchResults",
     "SessionRecord",
     "TurnsAppended",
+    "WriteRequest",
+    "WriteResponse",
 ]
 
 
@@ -107,3 +112,80 @@ class FeedbackResult:
     status: str
     previous_confidence: float
     previous_status: str
+
+
+class WriteRequest(BaseModel):
+    """``POST /v1/memories``: one memory; ``lifecycle_policy`` is required (422 without)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=65536)
+    lifecycle_policy: LifecyclePolicy
+    session_id: str | None = Field(default=None, max_length=128)
+    occurred_at: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    kind: MemoryKind = MemoryKind.NOTE
+    private: bool = False
+
+
+class WriteResponse(BaseModel):
+    """The id of the memory written."""
+
+    memory_id: uuid.UUID
+
+
+class SearchBody(BaseModel):
+    """``POST /v1/search``: a hybrid search of the token's user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=4096)
+    limit: int = Field(default=5, ge=1, le=100)
+    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
+    preset: str | None = Field(default=None, max_length=64)
+    intents: list[str] | None = Field(default=None, max_length=32)
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    session_id: str | None = Field(default=None, max_length=128)
+
+
+class HitOut(BaseModel):
+    """One search hit as the REST API returns it."""
+
+    memory_id: uuid.UUID
+    text: str
+    score: float
+    intent: str
+    entities: list[dict[str, Any]]
+    occurred_at: datetime
+    metadata: dict[str, Any]
+    policy: str
+    kind: str
+    session_id: str | None
+    status: str
+    confidence: float
+
+    @classmethod
+    def of(cls, hit: MemoryHit) -> HitOut:
+        """From an SDK hit."""
+        return cls(
+            memory_id=hit.memory_id,
+            text=hit.text,
+            score=hit.score,
+            intent=hit.intent,
+            entities=hit.entities,
+            occurred_at=hit.occurred_at,
+            metadata=hit.metadata,
+            policy=hit.policy,
+            kind=hit.kind,
+            session_id=hit.session_id,
+            status=hit.status,
+            confidence=hit.confidence,
+        )
+
+
+class SearchOut(BaseModel):
+    """Hits, best first; ``degraded`` when a fallback index answered."""
+
+    hits: list[HitOut]
+    degraded: bool

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -93,6 +94,13 @@ class SearchPath:
         self._scope = scope_for
         self._check_space = check_embedding_space
         self._prefilter_limit = prefilter_limit
+
+    def rescoped(self, scope_for: Callable[[str], UserScope]) -> SearchPath:
+        """The same search path, turning user ids into scopes with ``scope_for``
+        (another agent's client shares everything else)."""
+        clone = copy.copy(self)
+        clone._scope = scope_for
+        return clone
 
     def search(
         self, request: SearchRequest, *, verify_hits: HitVerifier | None = None

@@ -32,6 +32,7 @@ number of times, then raised as :class:`TransientFailure`.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -146,6 +147,13 @@ class WritePath:
         self._context_turns = context_turns
 
     # -- entry points ----------------------------------------------------------------------
+
+    def rescoped(self, scope_for: Callable[[str], UserScope]) -> WritePath:
+        """The same write path, turning user ids into scopes with ``scope_for``
+        (another agent's client shares everything else)."""
+        clone = copy.copy(self)
+        clone._scope = scope_for
+        return clone
 
     def write_batches(
         self,

@@ -65,7 +65,7 @@ __all__ = [
     "upgrade",
 ]
 
-OLDEST_SUPPORTED = "0010"
+OLDEST_SUPPORTED = "0011"
 """The oldest schema this code runs on: it reads what migrations 0004 to 0010 add.
 Raise it when code starts using what a newer migration adds."""
 

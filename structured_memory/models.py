@@ -56,6 +56,7 @@ __all__ = [
     "PiiDataKey",
     "PiiVaultEntry",
     "ProfileCandidate",
+    "RevokedToken",
     "SandboxStatus",
     "SchemaCompat",
     "SessionSandbox",
@@ -418,6 +419,18 @@ class SessionSandbox(Base):
         ),
         Index(None, "user_id", "session_id", "created_at"),
     )
+
+
+class RevokedToken(Base):
+    """A service token refused before it expires (by its ``jti``); swept after expiry."""
+
+    __tablename__ = "revoked_token"
+
+    jti: Mapped[str] = mapped_column(String(128), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
+
+    __table_args__ = (Index(None, "expires_at"),)
 
 
 class EmbeddingSpace(Base):

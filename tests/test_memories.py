@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from policies.errors import InvalidField, InvalidText, PolicyMissing, UserNotFound
+from policies.errors import InvalidField, InvalidText, InvalidUserId, PolicyMissing, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
@@ -519,3 +519,23 @@ def test_writers_of_one_user_share_the_profile_lock(mem: MemoryClient) -> None:
         with mem.database.engine.connect() as second, second.begin():
             second.execute(text("SET LOCAL lock_timeout = '200ms'"))
             hold_profiles(second, ["buyer-001"])  # FOR NO KEY UPDATE would time out here
+
+
+def test_clients_for_other_agents_share_the_stores_not_the_identity(mem: MemoryClient) -> None:
+    refund, shopping = mem.for_agent("refund-agent-2"), mem.for_agent("shopping-agent-2")
+    secret = refund.write(
+        "buyer-001", "只给退款助手看的备注：用户情绪激动", lifecycle_policy=EXPLICIT, private=True
+    )
+    public = shopping.write("buyer-001", "偏好顺丰配送", lifecycle_policy=EXPLICIT)
+    record = refund.memories.get("buyer-001", secret)
+    assert record is not None
+    assert record.agent_id == "refund-agent-2"
+    other = refund.memories.get("buyer-001", public)
+    assert other is not None
+    assert other.agent_id == "shopping-agent-2"
+    assert shopping.memories.get("buyer-001", secret) is None
+    assert secret not in [h.memory_id for h in shopping.search("buyer-001", "用户情绪 备注")]
+    shopping.close()  # forgets its view only: the shared stores stay open
+    assert mem.memories.get("buyer-001", public) is not None
+    with pytest.raises(InvalidUserId):
+        mem.for_agent("bad agent id!")

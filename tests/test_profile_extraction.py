@@ -154,6 +154,17 @@ def test_a_candidate_too_old_to_be_kept_changes_nothing_twice() -> None:
     assert len(once.state.candidates) == 5
 
 
+def test_a_candidate_dropped_later_in_the_same_merge_is_no_change() -> None:
+    """A candidate (a) recorded and then dropped when a rival (b) became stable in the same
+    merge is not reported: merging the same sessions again changes nothing."""
+    said = [obs(PREF, "budget", "a", "s1", 0, scenario="self")] + [
+        obs(PREF, "budget", "b", s, 0, scenario="self") for s in ("s2", "s3", "s4")
+    ]
+    once = merge(ProfileState(), said)
+    assert once.state.preferences["budget@self"].value == "b"
+    assert merge(once.state, said).changes == ()
+
+
 _sessions = st.sampled_from(["s1", "s2", "s3", "s4"])
 _observations = st.builds(
     obs,

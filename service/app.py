@@ -1,0 +1,64 @@
+"""The FastAPI application: ``create_app(settings, service_settings)``.
+
+One root :class:`MemoryClient` owns the stores for the process; each agent
+gets a client over them (``for_agent``), so every memory records the agent
+of the token that wrote it. Routes reach the stores only through the SDK.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from fastapi import FastAPI
+
+from sdk.client import MemoryClient
+from sdk.settings import Settings
+from service.auth import TokenVerifier
+from service.errors import install_error_handlers
+from service.middleware.body_limit import BodyLimit
+from service.ratelimit import RateLimiter
+from service.routes import memories, profile
+from service.settings import ServiceSettings
+
+__all__ = ["create_app"]
+
+
+def create_app(
+    settings: Settings | None = None,
+    service: ServiceSettings | None = None,
+    *,
+    client: MemoryClient | None = None,
+) -> FastAPI:
+    """The service over ``client`` (or a client of ``settings``, closed at shutdown)."""
+    svc = service or ServiceSettings()
+    mem = client or MemoryClient(settings or Settings.from_env())
+    owned = client is None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        mem.start()
+        try:
+            yield
+        finally:
+            if owned:
+                mem.close()
+
+    app = FastAPI(
+        title="dualtrack",
+        version="1",
+        summary="User memory infrastructure for agents: one user per verified token.",
+        lifespan=lifespan,
+    )
+    app.state.mem = mem
+    app.state.agent_clients = {}
+    app.state.agent_lock = threading.Lock()
+    app.state.limiter = RateLimiter(svc.rate_per_s, svc.rate_burst)
+    app.state.verifier = TokenVerifier(svc, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
+    install_error_handlers(app)
+    for module in (profile, memories):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
+    return app

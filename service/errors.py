@@ -1,0 +1,107 @@
+"""The service's errors and the one JSON error format, ``{"error": {"code", "message"}}``.
+
+Every :class:`DualtrackError` maps to its own ``http_status`` and ``code``;
+request validation becomes 422 ``invalid_input``; anything unexpected becomes
+500 ``internal`` without its message (it could hold a value). This is the
+single lookup the service needs: the SDK's error tree carries the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from policies.errors import DualtrackError
+
+__all__ = [
+    "Forbidden",
+    "PayloadTooLarge",
+    "RateLimited",
+    "Unauthorized",
+    "error_body",
+    "install_error_handlers",
+]
+
+_log = logging.getLogger(__name__)
+
+
+class Unauthorized(DualtrackError):
+    """No token, or one that is forged, expired, not yet valid, revoked or malformed."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class Forbidden(DualtrackError):
+    """A valid token without the scope the route needs."""
+
+    code = "forbidden"
+    http_status = 403
+
+
+class PayloadTooLarge(DualtrackError):
+    """The request body is over ``DUALTRACK_MAX_BODY_BYTES``."""
+
+    code = "payload_too_large"
+    http_status = 413
+
+
+class RateLimited(DualtrackError):
+    """The agent is over its rate; ``details["retry_after_s"]`` says when to retry."""
+
+    code = "rate_limited"
+    http_status = 429
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The one error format."""
+    return {"error": {"code": code, "message": message}}
+
+
+def _response(exc: DualtrackError) -> JSONResponse:
+    headers: dict[str, str] = {}
+    if isinstance(exc, RateLimited):
+        headers["Retry-After"] = str(max(1, round(float(exc.details.get("retry_after_s", 1)))))
+    if isinstance(exc, Unauthorized):
+        headers["WWW-Authenticate"] = "Bearer"
+    body = error_body(exc.code, exc.message)
+    version = exc.details.get("current_version")
+    if version is not None:
+        body["error"]["current_version"] = version
+    return JSONResponse(body, status_code=exc.http_status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Translate every error the routes can meet into the one format."""
+
+    async def dualtrack(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, DualtrackError)
+        return _response(exc)
+
+    async def validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())[:2]) or "request"
+        return JSONResponse(
+            error_body("invalid_input", f"{where}: {first.get('type', 'invalid')}"),
+            status_code=422,
+        )
+
+    async def http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        _log.error("unexpected %s on %s", type(exc).__name__, request.url.path)
+        return JSONResponse(error_body("internal", "internal error"), status_code=500)
+
+    app.add_exception_handler(DualtrackError, dualtrack)
+    app.add_exception_handler(RequestValidationError, validation)
+    app.add_exception_handler(StarletteHTTPException, http)
+    app.add_exception_handler(Exception, unexpected)

@@ -1,0 +1,39 @@
+"""Settings of the REST service, read from ``DUALTRACK_*`` variables like the SDK's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["ServiceSettings"]
+
+
+class ServiceSettings(BaseSettings):
+    """How the service verifies tokens and what it accepts; prefix ``DUALTRACK_``."""
+
+    model_config = SettingsConfigDict(env_prefix="DUALTRACK_", extra="ignore", frozen=True)
+
+    jwt_secret: SecretStr | None = Field(
+        default=None, description="HS256 secret; unset: tokens must be RS256/ES256 signed."
+    )
+    jwt_public_key_file: Path | None = Field(
+        default=None, description="PEM public key for RS256/ES256 tokens."
+    )
+    jwt_jwks_file: Path | None = Field(
+        default=None, description="A JWKS file of public keys (RS256/ES256), chosen by kid."
+    )
+    jwt_issuer: str | None = Field(default=None, description="Required `iss` when set.")
+    jwt_audience: str | None = Field(default=None, description="Required `aud` when set.")
+    jwt_leeway_s: int = Field(default=30, ge=0, le=300, description="Clock skew allowed.")
+    max_body_bytes: int = Field(
+        default=256 * 1024, ge=1024, description="Largest request body accepted (413 above)."
+    )
+    rate_per_s: float = Field(
+        default=50.0, gt=0, description="Requests per second an agent may sustain (429 above)."
+    )
+    rate_burst: int = Field(default=100, ge=1, description="Requests an agent may burst.")
+    revocation_refresh_s: float = Field(
+        default=5.0, ge=0, description="How often the revocation list is re-read."
+    )
