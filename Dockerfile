@@ -4,7 +4,10 @@ COPY pyproject.toml README.md ./
 COPY policies ./policies
 COPY structured_memory ./structured_memory
 COPY unstructured_memory ./unstructured_memory
+COPY sandbox ./sandbox
 COPY sdk ./sdk
+COPY service ./service
 RUN pip install --no-cache-dir .
 USER nobody
-CMD ["dualtrack", "--help"]
+EXPOSE 8000
+CMD ["dualtrack", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -1,0 +1,83 @@
+"""``dualtrack``: the SDK's commands plus the service's (serve, token).
+
+The SDK's CLI (``sdk.cli``) knows nothing of the service; this module adds
+the service's commands to the same Typer app, so the layering holds
+(``service`` imports ``sdk``, never the reverse) and one ``dualtrack``
+command has them all.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from policies.errors import DualtrackError
+from sdk.cli import app, console, err_console
+from service.auth import Scope
+from service.settings import ServiceSettings
+
+__all__ = ["app"]
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
+) -> None:
+    """Run the REST service (uvicorn) with the DUALTRACK_* settings."""
+    import uvicorn
+
+    try:
+        ServiceSettings()
+    except ValueError as exc:
+        console.print(f"[red]error[/red] invalid service settings: {exc}")
+        raise typer.Exit(code=1) from None
+    uvicorn.run(
+        "service.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="info",
+    )
+
+
+@app.command()
+def token(
+    sub: Annotated[str, typer.Option(help="The user the token speaks for.")],
+    agent: Annotated[str | None, typer.Option(help="The calling agent (azp).")] = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(help="memory:read, memory:write, memory:erase or ops (repeatable)."),
+    ] = None,
+    ttl_minutes: Annotated[int, typer.Option(min=1, max=60 * 24 * 30)] = 60,
+) -> None:
+    """Print a development token signed with DUALTRACK_JWT_SECRET."""
+    from service.tokens import mint
+
+    scopes = scope or [Scope.READ.value, Scope.WRITE.value]
+    known = {s.value for s in Scope}
+    unknown = [s for s in scopes if s not in known]
+    if unknown:
+        console.print(f"[red]error[/red] unknown scope; known: {', '.join(sorted(known))}")
+        raise typer.Exit(code=1)
+    try:
+        minted = mint(
+            ServiceSettings(),
+            sub=sub,
+            agent=agent,
+            scopes=scopes,
+            ttl=timedelta(minutes=ttl_minutes),
+        )
+    except DualtrackError as exc:
+        err_console.print(f"[red]error[/red] {escape(f'[{exc.code}] {exc.message}')}")
+        raise typer.Exit(code=1) from None
+    print(minted)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()
