@@ -1,7 +1,8 @@
 """``make bench``: run every benchmark in turn (``--quick`` for a short run).
 
 structured, unstructured, LoCoMo through the SDK, the analysis of adversarial
-texts, the mixed concurrent load, then the audit log's cost; ``--quick`` is
+texts, the mixed concurrent load, the audit log's cost, then the service's HTTP
+overhead; ``--quick`` is
 passed to each. The in-memory LoCoMo reference
 (``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
 evaluates it beside the SDK numbers. The Weaviate benchmarks need a server:
@@ -14,7 +15,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks import adversarial, audit, locomo, mixed_load, structured, unstructured
+from benchmarks import (
+    adversarial,
+    audit,
+    locomo,
+    mixed_load,
+    service,
+    structured,
+    unstructured,
+)
 
 BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
     "structured": structured.main,
@@ -23,6 +32,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
     "adversarial": adversarial.main,
     "mixed_load": mixed_load.main,
     "audit": audit.main,
+    "service": service.main,
 }
 
 
