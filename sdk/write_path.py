@@ -200,23 +200,15 @@ class WritePath:
         record's.
         """
         self._check_space()
-        words = tokens(summary.summary_text)
-        fragment = NewFragment(
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
+        fragment = self._fragment(
+            scope,
             session_id=summary.session_id,
-            sandbox_id=scope.sandbox_id,
-            kind=MemoryKind.INTERACTION_RECORD.value,
+            kind=MemoryKind.INTERACTION_RECORD,
             policy=LifecyclePolicy.IMPLICIT,
             text=summary.summary_text,
-            index_text=" ".join(words),
-            token_count=len(words),
             intent=summary.intent.value,
             occurred_at=summary.occurred_at,
-            expires_at=None,
-            embedding=(),
-            embedding_model=self._embedder.name,
-            entities=_entity_dicts(summary.entities),
+            entities=summary.entities,
             metadata={
                 "source": "end_session",
                 "language": summary.language,
@@ -246,6 +238,42 @@ class WritePath:
         memory_id = self._store(items, datetime.now(UTC), within)[0]
         return memory_id
 
+    def _fragment(
+        self,
+        scope: UserScope,
+        *,
+        session_id: str | None,
+        kind: MemoryKind,
+        policy: LifecyclePolicy,
+        text: str,
+        intent: str,
+        occurred_at: datetime,
+        entities: Iterable[Entity],
+        metadata: dict[str, Any],
+        private: bool = False,
+    ) -> NewFragment:
+        """A fragment of ``scope`` from a masked ``text``: its tokens, not yet embedded."""
+        words = tokens(text)
+        return NewFragment(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            private=private,
+            session_id=session_id,
+            sandbox_id=scope.sandbox_id,
+            kind=kind.value,
+            policy=policy,
+            text=text,
+            index_text=" ".join(words),
+            token_count=len(words),
+            intent=intent,
+            occurred_at=occurred_at,
+            expires_at=None,
+            embedding=(),
+            embedding_model=self._embedder.name,
+            entities=_entity_dicts(entities),
+            metadata=metadata,
+        )
+
     # -- stages ----------------------------------------------------------------------------
 
     def validate(self, item: MemoryInput, now: datetime) -> tuple[MemoryInput, UserScope]:
@@ -274,24 +302,16 @@ class WritePath:
         item, scope = checked
         analysis = analyse_text(item.text)
         metadata, metadata_pii = mask_json(item.metadata or {}, "metadata")
-        words = tokens(analysis.masked_text)
-        fragment = NewFragment(
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
+        fragment = self._fragment(
+            scope,
             private=item.private,
             session_id=item.session_id,
-            sandbox_id=scope.sandbox_id,
-            kind=item.kind.value,
+            kind=item.kind,
             policy=item.lifecycle_policy,
             text=analysis.masked_text,
-            index_text=" ".join(words),
-            token_count=len(words),
             intent=analysis.intent.value,
             occurred_at=item.occurred_at or datetime.now(UTC),
-            expires_at=None,
-            embedding=(),
-            embedding_model=self._embedder.name,
-            entities=_entity_dicts(analysis.entities),
+            entities=analysis.entities,
             metadata=metadata,
         )
         return _Item(fragment, [*analysis.pii, *metadata_pii])
