@@ -10,6 +10,7 @@ the records the structured track returns, and every error::
 from policies.confidence import FeedbackAction, MemoryStatus
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
+from sdk.api import MemoryAPI
 from sdk.client import Health, MemoryClient
 from sdk.errors import (
     AuditLogImmutable,
@@ -22,20 +23,28 @@ from sdk.errors import (
     EmbedderError,
     EmbedderUnavailable,
     EmbeddingDimensionMismatch,
+    Forbidden,
     IndexUnavailable,
     InvalidField,
     InvalidInput,
     InvalidText,
     InvalidUserId,
     NotFound,
+    PayloadTooLarge,
     PolicyMissing,
+    RateLimited,
     RecordNotFound,
     SandboxClosed,
     SchemaMismatch,
+    ServiceUnavailable,
     StoreUnavailable,
+    TokenUserMismatch,
     TransientFailure,
+    Unauthorized,
     UserNotFound,
 )
+from sdk.remote import RemoteMemoryClient
+from sdk.remote_async import AsyncRemoteMemoryClient
 from sdk.schemas import (
     FeedbackResult,
     MemoryHit,
@@ -61,6 +70,7 @@ from structured_memory.repositories.outbox import OutboxLag
 from unstructured_memory.summariser.transcript import Turn
 
 __all__ = [
+    "AsyncRemoteMemoryClient",
     "AuditLogImmutable",
     "BusinessLink",
     "BusinessState",
@@ -77,6 +87,7 @@ __all__ = [
     "Fact",
     "FeedbackAction",
     "FeedbackResult",
+    "Forbidden",
     "FragmentRecord",
     "Health",
     "IndexUnavailable",
@@ -85,6 +96,7 @@ __all__ = [
     "InvalidText",
     "InvalidUserId",
     "LifecyclePolicy",
+    "MemoryAPI",
     "MemoryClient",
     "MemoryHit",
     "MemoryInput",
@@ -92,18 +104,24 @@ __all__ = [
     "MemoryStatus",
     "NotFound",
     "OutboxLag",
+    "PayloadTooLarge",
     "PolicyMissing",
     "Profile",
+    "RateLimited",
     "RecordNotFound",
+    "RemoteMemoryClient",
     "SandboxClosed",
     "SchemaMismatch",
     "SearchResults",
+    "ServiceUnavailable",
     "SessionRecord",
     "Settings",
     "StoreUnavailable",
+    "TokenUserMismatch",
     "TransientFailure",
     "Turn",
     "TurnsAppended",
+    "Unauthorized",
     "UserNotFound",
     "VaultRef",
     "Verification",

@@ -16,6 +16,10 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
     │   ├── ConcurrentModificationError  optimistic-lock version mismatch
     │   ├── AuditLogImmutable            an UPDATE, DELETE or TRUNCATE of the audit log
     │   └── SandboxClosed                the session's sandbox was forked or discarded
+    ├── Unauthorized                     401: no token, or a bad, expired or revoked one
+    ├── Forbidden                        403: the token lacks the route's scope
+    ├── PayloadTooLarge                  413: the body is over the service's limit
+    ├── RateLimited                      429: the agent is over its rate (retry_after_s)
     ├── DecryptionError                  tampered ciphertext or wrong key
     ├── EmbedderError                    the embedding endpoint answered nonsense
     ├── ConfigurationError               bad settings or key ring
@@ -25,7 +29,12 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
         ├── DatabaseUnavailable
         ├── IndexUnavailable
         ├── EmbedderUnavailable
-        └── TransientFailure             a deadlock that outlasted the retries
+        ├── TransientFailure             a deadlock that outlasted the retries
+        └── ServiceUnavailable           the REST service did not answer (remote client)
+
+``TokenUserMismatch`` (an ``InvalidField``) is the remote client refusing a call
+whose user is not its token's. The four HTTP errors are defined here, not in the
+service, so an agent using the remote client catches them as it catches the rest.
 """
 
 from policies.errors import (
@@ -68,18 +77,66 @@ __all__ = [
     "EmbedderError",
     "EmbedderUnavailable",
     "EmbeddingDimensionMismatch",
+    "Forbidden",
     "IndexUnavailable",
     "InvalidField",
     "InvalidInput",
     "InvalidText",
     "InvalidUserId",
     "NotFound",
+    "PayloadTooLarge",
     "PolicyMissing",
+    "RateLimited",
     "RecordNotFound",
     "SandboxClosed",
     "SchemaMismatch",
+    "ServiceUnavailable",
     "StoreUnavailable",
+    "TokenUserMismatch",
     "TransientFailure",
+    "Unauthorized",
     "UserNotFound",
     "error_class_for_code",
 ]
+
+
+class ServiceUnavailable(StoreUnavailable):
+    """The dualtrack service could not be reached, timed out, or answered without its
+    error format (a proxy's 502, say); the call may be retried."""
+
+    code = "service_unavailable"
+
+
+class TokenUserMismatch(InvalidField):
+    """The remote client was asked to act for a user other than its token's ``sub``;
+    nothing was sent."""
+
+    code = "token_user_mismatch"
+
+
+class Unauthorized(DualtrackError):
+    """No token, or one that is forged, expired, not yet valid, revoked or malformed."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class Forbidden(DualtrackError):
+    """A valid token without the scope the route needs."""
+
+    code = "forbidden"
+    http_status = 403
+
+
+class PayloadTooLarge(DualtrackError):
+    """The request body is over the service's ``DUALTRACK_MAX_BODY_BYTES``."""
+
+    code = "payload_too_large"
+    http_status = 413
+
+
+class RateLimited(DualtrackError):
+    """The agent is over its rate; ``details["retry_after_s"]`` says when to retry."""
+
+    code = "rate_limited"
+    http_status = 429

@@ -8,7 +8,6 @@ agent's private ones excluded, live ones only.
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -43,13 +42,6 @@ class Memories:
         self._feed = feed
         self._writes = writes
         self._scope = scope_for
-
-    def rescoped(self, scope_for: Callable[[str], UserScope], writes: WritePath) -> Memories:
-        """The same facade for another agent's client: its scopes and its write path."""
-        clone = copy.copy(self)
-        clone._scope = scope_for
-        clone._writes = writes
-        return clone
 
     def get(self, user_id: str, memory_id: uuid.UUID | str) -> FragmentRecord | None:
         """One visible, live memory of the user, or ``None`` (reading does not renew it)."""

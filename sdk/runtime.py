@@ -185,7 +185,7 @@ class Runtime:
         return replace(
             self,
             writes=writes,
-            memories=self.memories.rescoped(scope_for, writes),
+            memories=Memories(self.db, self.ledger, self.feed, writes, scope_for),
             searches=self.searches.rescoped(scope_for),
         )
 

@@ -3,7 +3,8 @@
 Every :class:`DualtrackError` maps to its own ``http_status`` and ``code``;
 request validation becomes 422 ``invalid_input``; anything unexpected becomes
 500 ``internal`` without its message (it could hold a value). This is the
-single lookup the service needs: the SDK's error tree carries the rest.
+single lookup the service needs: the SDK's error tree carries the rest, the
+four HTTP errors included (``sdk.errors``: the remote client raises them too).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from policies.errors import DualtrackError
+from sdk.errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized
 
 __all__ = [
     "Forbidden",
@@ -28,34 +30,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-
-class Unauthorized(DualtrackError):
-    """No token, or one that is forged, expired, not yet valid, revoked or malformed."""
-
-    code = "unauthorized"
-    http_status = 401
-
-
-class Forbidden(DualtrackError):
-    """A valid token without the scope the route needs."""
-
-    code = "forbidden"
-    http_status = 403
-
-
-class PayloadTooLarge(DualtrackError):
-    """The request body is over ``DUALTRACK_MAX_BODY_BYTES``."""
-
-    code = "payload_too_large"
-    http_status = 413
-
-
-class RateLimited(DualtrackError):
-    """The agent is over its rate; ``details["retry_after_s"]`` says when to retry."""
-
-    code = "rate_limited"
-    http_status = 429
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
