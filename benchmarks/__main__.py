@@ -1,8 +1,8 @@
 """``make bench``: run every benchmark in turn (``--quick`` for a short run).
 
 structured, unstructured, LoCoMo through the SDK, the analysis of adversarial
-texts, the mixed concurrent load, the audit log's cost, then the service's HTTP
-overhead; ``--quick`` is
+texts, the mixed concurrent load, the audit log's cost, the cross-session scenario
+suite, then the service's HTTP overhead; ``--quick`` is
 passed to each. The in-memory LoCoMo reference
 (``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
 evaluates it beside the SDK numbers. The Weaviate benchmarks need a server:
@@ -24,6 +24,7 @@ from benchmarks import (
     structured,
     unstructured,
 )
+from benchmarks.scenarios import run as scenarios
 
 BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
     "structured": structured.main,
@@ -32,6 +33,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], Any]] = {
     "adversarial": adversarial.main,
     "mixed_load": mixed_load.main,
     "audit": audit.main,
+    "scenarios": scenarios.main,
     "service": service.main,
 }
 

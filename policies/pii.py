@@ -228,7 +228,9 @@ def _normalise(text: str) -> tuple[str, list[int] | None]:
         form = forms.get(ch)
         if form is None:
             cf = unicodedata.category(ch) == "Cf"
-            form = forms[ch] = "" if cf else unicodedata.normalize("NFKC", ch)
+            form = "" if cf else unicodedata.normalize("NFKC", ch)
+            digit = unicodedata.decimal(form, None) if len(form) == 1 else None
+            forms[ch] = form = str(digit) if digit is not None else form
         if form == ch:
             out.append(ch)
             source.append(i)
@@ -245,7 +247,8 @@ def normalise_text(text: str) -> str:
     direction marks, soft hyphens) removed.
 
     Full-width digits and letters become ASCII (``１３８`` -> ``138``), so do
-    full-width punctuation and ideographic spaces.
+    full-width punctuation and ideographic spaces, and a decimal digit of any
+    script becomes its ASCII digit (``١٣٨`` -> ``138``).
     """
     return _normalise(text)[0]
 

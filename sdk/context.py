@@ -1,7 +1,8 @@
 """The long-term memory block an agent places right after its system prompt.
 
 ``mem.build_context(user_id, query, max_tokens=600)`` assembles, in order of
-priority: the profile (always), the user's explicit facts, business items
+priority: the profile (always), the user's facts (those written, then what
+sessions taught: an address, a device, a budget per scenario), business items
 (orders, refunds, tickets: asked of their verifiers just now, a state that
 could not be checked flagged as the last known one, never shown as current),
 the records most relevant to the query (hybrid search, within the current
@@ -29,8 +30,9 @@ from sdk.schemas import MemoryHit
 from sdk.verification import Verification, VerificationStatus
 from structured_memory.pii.fields import is_masked_leaf, is_reference
 from structured_memory.records import Fact, Profile
+from structured_memory.repositories.learned_profile import LEARNED_KEY
 
-__all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "render"]
+__all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "learned_items", "render"]
 
 PENDING = "pending_confirmation"
 
@@ -83,7 +85,13 @@ class _Words:
     verified: str
     question: str
     sensitive: str
+    scenario: str
     link_types: dict[str, str] = field(default_factory=dict)
+    learned: dict[str, str] = field(default_factory=dict)
+    """Labels of the slots sessions teach (``policies.profile_merge``), by key."""
+    scenarios: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
+    """Words for coded values (a content format)."""
 
 
 _ZH = _Words(
@@ -106,6 +114,7 @@ _ZH = _Words(
     verified="已核实",
     question="之前记录到「{text}」，现在还是这样吗？",
     sensitive="{masked}（已加密，引用 {ref}）",
+    scenario="{label}（{scenario}）",
     link_types={
         "order": "订单",
         "refund": "退款",
@@ -117,6 +126,21 @@ _ZH = _Words(
         "supplier": "供应商",
         "warehouse": "仓库",
     },
+    learned={
+        "address": "收货地址",
+        "device_model": "设备",
+        "member_level": "会员等级",
+        "content_format": "内容形式",
+        "budget": "预算",
+    },
+    scenarios={
+        "self": "自用",
+        "parents": "给父母",
+        "child": "给孩子",
+        "gift": "送礼",
+        "work": "办公",
+    },
+    values={"image_text": "图文", "text": "文字", "video": "视频"},
 )
 
 _EN = _Words(
@@ -139,6 +163,22 @@ _EN = _Words(
     verified="verified",
     question='Earlier we noted "{text}". Is that still right?',
     sensitive="{masked} (encrypted, ref {ref})",
+    scenario="{label} ({scenario})",
+    learned={
+        "address": "address",
+        "device_model": "device",
+        "member_level": "membership",
+        "content_format": "content format",
+        "budget": "budget",
+    },
+    scenarios={
+        "self": "for themselves",
+        "parents": "for parents",
+        "child": "for a child",
+        "gift": "as a gift",
+        "work": "for work",
+    },
+    values={"image_text": "pictures and text"},
 )
 
 
@@ -192,6 +232,32 @@ def fact_items(
             )
         else:
             out.append(ContextItem(Section.FACT, line, str(f.id), f.status))
+    return out
+
+
+_SHOWN_IN_PROFILE = frozenset({"notification_channel"})
+"""Learned slots the profile line already shows (a stable channel is the profile's)."""
+
+
+def learned_items(profile: Profile) -> list[ContextItem]:
+    """What sessions taught (``attributes["learned"]``: stable facts such as an address,
+    a device or a member level, and stable preferences such as a budget per scenario)
+    as lines of facts; a value holding PII shows its masked form only."""
+    w = _words(profile)
+    learned = profile.attributes.get(LEARNED_KEY)
+    out: list[ContextItem] = []
+    for part in ("facts", "preferences"):
+        entries = learned.get(part) if isinstance(learned, dict) else None
+        for slot, entry in sorted(entries.items() if isinstance(entries, dict) else ()):
+            key, _, scenario = str(slot).partition("@")
+            if key in _SHOWN_IN_PROFILE or not isinstance(entry, dict) or "value" not in entry:
+                continue
+            label = w.learned.get(key, key)
+            if scenario:
+                label = w.scenario.format(label=label, scenario=w.scenarios.get(scenario, scenario))
+            value = entry["value"]
+            shown = _display(w.values.get(value, value) if isinstance(value, str) else value)
+            out.append(ContextItem(Section.FACT, f"{_clean(label)}：{shown}", f"learned:{slot}"))
     return out
 
 
@@ -309,6 +375,7 @@ def assemble(
     items = [
         profile_item(profile),
         *fact_items(profile, facts, reveal),
+        *learned_items(profile),
         *business_items(profile, checks),
         *record_items(profile, hits),
     ]

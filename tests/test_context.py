@@ -167,3 +167,28 @@ def test_business_items_carry_the_state_verified_just_now(buyer: MemoryClient) -
     buyer.register_verifier("refund", down)
     failed = buyer.build_context("buyer-001", "退款到账了吗", max_tokens=600)
     assert "退款 RF20260629001：已到账（此刻无法核实，这是上次记录的状态" in failed.text
+
+
+def test_what_sessions_taught_reaches_the_block(mem: MemoryClient) -> None:
+    """Facts and stable preferences learned at session end (``attributes["learned"]``) are
+    lines of the block, masked; an address shows its masked form only."""
+    from datetime import UTC, datetime, timedelta
+
+    from sdk import Turn
+
+    mem.profiles.ensure("buyer-learned")
+    start = datetime.now(UTC) - timedelta(days=3)
+    said = "我是 88VIP 会员，给爸妈买的话 800 元以内，寄到 上海市浦东新区张杨路500号"
+    for n in range(3):  # a preference is stable once three sessions said it
+        at = start + timedelta(hours=n)
+        mem.end_session(
+            "buyer-learned",
+            f"s-{n}",
+            [Turn("user", said, at), Turn("assistant", "好的。", at + timedelta(minutes=1))],
+        )
+    ctx = mem.build_context("buyer-learned", "给爸妈挑个按摩椅", max_tokens=600)
+    facts = "\n".join(i.text for i in ctx.items if i.section is Section.FACT)
+    assert "上海市浦东新区[地址]" in facts
+    assert "88VIP会员" in facts
+    assert "800元" in facts
+    assert "张杨路" not in ctx.text

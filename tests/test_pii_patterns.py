@@ -223,3 +223,13 @@ def test_text_without_pii_is_unchanged(
 ) -> None:
     text = f"{pre}订单号：{order}，金额 ¥{cents / 100:.2f}，退款编号 {refund}，2026-06-29 {post}"
     assert mask_pii(text) == (text, [])
+
+
+def test_digits_of_any_script_count_as_digits() -> None:
+    """A refund id with an Arabic-Indic zero is an id, not a phone after a letter; a phone
+    typed in Arabic-Indic digits is still a phone (regression found by the property test)."""
+    text = "退款编号 RF٠13000000000 已受理"
+    assert mask_pii(text) == (text, [])
+    masked, found = mask_pii("手机 ١٣٩١٢٣٤٥٦٧٨ 请回电")
+    assert [m.value for m in found] == ["13912345678"]
+    assert "١٣٩١٢٣٤٥٦٧٨" not in masked

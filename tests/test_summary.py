@@ -183,3 +183,32 @@ def test_analyse_text() -> None:
     ]
     with pytest.raises(InvalidText):
         analyse_text("  ")
+
+
+def test_a_general_enquiry_keeps_what_the_user_talked_about() -> None:
+    """A consultation or other enquiry without a question or problem clause keeps the
+    user's first sentence that names something (a product, model, amount or id), else
+    their first sentence, masked; before, such a record said only "相关事宜"."""
+    zh = summarise(
+        "u-1",
+        "s-1",
+        [
+            Turn("user", "你好。订单 88231 的那款猫爬架我家猫很喜欢，想再买一个"),
+            Turn("assistant", "好的，已为您加入购物车。"),
+        ],
+    )
+    assert "猫爬架" in zh.summary_text
+    en = summarise(
+        "u-2",
+        "s-1",
+        [
+            Turn("user", "Hello there. I am after a gift for my wife and myself, around $50"),
+            Turn("assistant", "How about a silk scarf?"),
+        ],
+    )
+    assert "a gift for their wife and themselves" in en.summary_text
+    assert "they are after" in en.summary_text
+    masked = summarise(
+        "u-3", "s-1", [Turn("user", "以后的东西寄到北京市朝阳区建国路88号，订单 88231")]
+    )
+    assert "建国路88号" not in masked.summary_text

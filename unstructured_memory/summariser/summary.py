@@ -15,8 +15,9 @@ user's first mention); an amount (the user's, else any); the outcome the agent
 gave (a ticket opened, an exchange approved, a refund issued:
 :mod:`~unstructured_memory.summariser.outcome`); the expected date or duration
 (the last one the assistant gave, with the verb it used: 明天发出, 1-3 个工作日到账);
-and a short reason or question clause from the user's turns. Missing slots are
-left out.
+and a short reason or question clause from the user's turns (for an enquiry
+with neither, the user's first sentence naming a product, model, amount or
+order, else their first sentence). Missing slots are left out.
 
 PII: ``summary_text`` and every entity hold masked values only
 (:mod:`policies.pii`); the clear PII of the *user's* turns is returned in
@@ -210,8 +211,10 @@ _TRAIL_ZH = "了啊呀呢吧哦嘛的～~" + "".join(c for c in map(chr, range(0
 _LEAD_EN = LinearPattern(r"(?i)^(?:hi|hello|hey|so|and|but|well|um|ok|okay|please|,|\s)+")
 _PRONOUNS_EN = (
     (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI am\b"), "they are"),
     (re.compile(r"\bI've\b"), "they've"),
     (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"(?i)\bmyself\b"), "themselves"),
     (re.compile(r"(?i)\bmy\b"), "their"),
     (re.compile(r"(?i)\bme\b"), "them"),
 )
@@ -264,19 +267,52 @@ def _clause(
             start = clause_start
             if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
                 start = after(clause_start, clause_start + hit.start())
-            piece = text[start:clause_end]
-            if lang == "zh":
-                piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
-            else:
-                piece = _LEAD_EN.sub("", piece).strip()
-                for rx, repl in _PRONOUNS_EN:
-                    piece = rx.sub(repl, piece)
-                if _SUBJECTLESS_EN.match(piece):
-                    piece = "it " + piece
-            piece = mask_pii(piece)[0].strip()
+            piece = _tidy(text[start:clause_end], lang)
             if piece:
-                return piece[: _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE]
+                return piece
     return ""
+
+
+def _tidy(piece: str, lang: Lang) -> str:
+    """A piece of the user's text as the record quotes it: lead words and particles off,
+    in the third person (English), masked, cut to the clause length."""
+    if lang == "zh":
+        piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
+    else:
+        piece = _LEAD_EN.sub("", piece).strip()
+        for rx, repl in _PRONOUNS_EN:
+            piece = rx.sub(repl, piece)
+        if _SUBJECTLESS_EN.match(piece):
+            piece = "it " + piece
+    piece = mask_pii(piece)[0].strip()
+    return piece[: _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE]
+
+
+_SENTENCE_ZH = LinearPattern(r"[^。！？!?；;\n]+")
+_SENTENCE_EN = LinearPattern(r"(?:[^.!?;\n]|\.\d)+")
+_TOPICAL: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT", "ORDER_ID"})
+
+
+def _topic(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> str:
+    """What the user talked about, for a record with no question or problem clause: their
+    first sentence naming a product, brand, model, amount or order, else their first
+    sentence (tidied as :func:`_tidy` does)."""
+    named = sorted(e.start for e in entities if e.type in _TOPICAL)
+    sentence_re = _SENTENCE_ZH if lang == "zh" else _SENTENCE_EN
+    first = ""
+    for span in spans:
+        if span.role != "user":
+            continue
+        for a, b in sentence_re.spans(text[span.start : span.end]):
+            start, end = span.start + a, span.start + b
+            piece = _tidy(text[start:end], lang)
+            if not piece:
+                continue
+            at = bisect.bisect_left(named, start)
+            if at < len(named) and named[at] < end:
+                return piece
+            first = first or piece
+    return first
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +327,8 @@ class _Slots:
     outcomes: tuple[Outcome, ...] = ()
     reason: str = ""
     question: str = ""
+    topic: str = ""
+    """The user's sentence naming what they talked about (see :func:`_topic`)."""
 
 
 _ID_ORDER: Final = (
@@ -359,6 +397,7 @@ def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang
         ),
+        topic=_topic(text, spans, entities, lang),
     )
 
 
@@ -414,16 +453,17 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     of = f"{subject}的" if subject else ""
     about = f"就{subject}" if subject else ""
     detail = s.question or s.reason
+    asked = s.question or s.topic
     heads = {
         Intent.RETURN_REQUEST: _return_action(user_text, "zh"),
         Intent.REFUND_STATUS: f"查询{of}退款进度",
         Intent.TRACKING_INQUIRY: f"查询{of}物流进度",
         Intent.COMPLAINT: "进行投诉",
-        Intent.PRODUCT_CONSULT: f"咨询{subject or '商品'}"
-        + (f"：{s.question}" if s.question else ""),
+        Intent.PRODUCT_CONSULT: f"咨询{subject or '商品'}" + (f"：{asked}" if asked else ""),
         Intent.INVOICE: f"申请为{subject}开具发票" if subject else "咨询发票事宜",
         Intent.ACCOUNT: "咨询账号问题" + (f"：{detail}" if detail else ""),
-        Intent.OTHER: f"咨询{of}相关事宜" if subject else "进行了一般咨询",
+        Intent.OTHER: (f"咨询{of}相关事宜" if subject else "进行了一般咨询")
+        + (f"：{detail or s.topic}" if detail or s.topic else ""),
     }
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
@@ -455,6 +495,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         subject = f"the {s.product}" + (f" ({s.amount})" if s.amount else "") if s.product else ""
     because = f" because {s.reason}" if s.reason else ""
     detail = s.question or s.reason
+    asked = s.question or s.topic
     heads = {
         Intent.RETURN_REQUEST: f"requested {_return_action(user_text, 'en')}"
         + (f" for {subject}" if subject else "")
@@ -464,10 +505,12 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         Intent.TRACKING_INQUIRY: "asked about the delivery" + (f" of {subject}" if subject else ""),
         Intent.COMPLAINT: "complained" + (f" about {subject}" if subject else "") + because,
         Intent.PRODUCT_CONSULT: f"asked about {subject or 'a product'}"
-        + (f": {s.question}" if s.question else ""),
+        + (f": {asked}" if asked else ""),
         Intent.INVOICE: "requested an invoice" + (f" for {subject}" if subject else ""),
         Intent.ACCOUNT: "asked for help with their account" + (f": {detail}" if detail else ""),
-        Intent.OTHER: "contacted customer service" + (f" about {subject}" if subject else ""),
+        Intent.OTHER: "contacted customer service"
+        + (f" about {subject}" if subject else "")
+        + (f": {detail or s.topic}" if detail or s.topic else ""),
     }
     tail = "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
     if s.outcomes:
