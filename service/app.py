@@ -18,9 +18,25 @@ from sdk.client import MemoryClient
 from sdk.settings import Settings
 from service.auth import TokenVerifier
 from service.errors import install_error_handlers
+from service.metrics import ServiceMetrics
 from service.middleware.body_limit import BodyLimit
+from service.middleware.metrics import RequestMetrics
 from service.ratelimit import RateLimiter
-from service.routes import memories, profile
+from service.routes import (
+    account,
+    context,
+    devices,
+    facts,
+    feedback,
+    links,
+    memories,
+    ops_tokens,
+    profile,
+    sandboxes,
+    sessions,
+)
+from service.routes.ops import router as ops_router
+from service.routes.probes import router as probes_router
 from service.settings import ServiceSettings
 
 __all__ = ["create_app"]
@@ -57,8 +73,24 @@ def create_app(
     app.state.agent_lock = threading.Lock()
     app.state.limiter = RateLimiter(svc.rate_per_s, svc.rate_burst)
     app.state.verifier = TokenVerifier(svc, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
+    app.state.metrics = ServiceMetrics(mem)
     install_error_handlers(app)
-    for module in (profile, memories):
+    for module in (
+        profile,
+        devices,
+        links,
+        facts,
+        memories,
+        context,
+        sessions,
+        sandboxes,
+        feedback,
+        account,
+        ops_tokens,
+    ):
         app.include_router(module.router)
+    app.include_router(ops_router)
+    app.include_router(probes_router)
     app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
+    app.add_middleware(RequestMetrics, histogram=app.state.metrics.request_seconds)
     return app

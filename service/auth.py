@@ -58,6 +58,14 @@ class Principal:
             raise Forbidden(f"this token lacks the {scope.value} scope")
 
 
+def _expiry(exp: object) -> datetime:
+    """The token's ``exp`` as a time; :class:`Unauthorized` for one no clock can reach."""
+    try:
+        return datetime.fromtimestamp(int(exp), UTC)  # type: ignore[call-overload]
+    except (OverflowError, OSError, ValueError, TypeError):
+        raise Unauthorized("the token's exp is not a time") from None
+
+
 class TokenVerifier:
     """Checks bearer tokens against the configured keys and the revocation list."""
 
@@ -168,5 +176,5 @@ class TokenVerifier:
             agent_id=agent,
             scopes=frozenset(str(x) for x in scopes),
             token_id=jti,
-            expires_at=datetime.fromtimestamp(int(claims["exp"]), UTC),
+            expires_at=_expiry(claims["exp"]),
         )

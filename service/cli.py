@@ -1,4 +1,4 @@
-"""``dualtrack``: the SDK's commands plus the service's (serve, token).
+"""``dualtrack``: the SDK's commands plus the service's (serve, token, mcp).
 
 The SDK's CLI (``sdk.cli``) knows nothing of the service; this module adds
 the service's commands to the same Typer app, so the layering holds
@@ -9,6 +9,7 @@ command has them all.
 from __future__ import annotations
 
 from datetime import timedelta
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -77,6 +78,45 @@ def token(
         err_console.print(f"[red]error[/red] {escape(f'[{exc.code}] {exc.message}')}")
         raise typer.Exit(code=1) from None
     print(minted)
+
+
+class McpTransport(StrEnum):
+    """How ``dualtrack mcp`` is reached."""
+
+    STDIO = "stdio"
+    HTTP = "http"
+
+
+@app.command()
+def mcp(
+    transport: Annotated[
+        McpTransport,
+        typer.Option(
+            help="stdio: one user and agent, those of the token in DUALTRACK_MCP_TOKEN; "
+            "http: streamable HTTP at /mcp, a Bearer token per request."
+        ),
+    ] = McpTransport.STDIO,
+    host: Annotated[str, typer.Option(help="Interface to listen on (http).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port (http).")] = 8001,
+) -> None:
+    """Run the MCP server: tools remember, recall, context, end_session, feedback, forget."""
+    import os
+
+    from service.mcp_server import run_http, run_stdio
+
+    try:
+        service = ServiceSettings()
+    except ValueError as exc:
+        err_console.print(f"[red]error[/red] invalid service settings: {escape(str(exc))}")
+        raise typer.Exit(code=1) from None
+    try:
+        if transport is McpTransport.STDIO:
+            run_stdio(os.environ.get("DUALTRACK_MCP_TOKEN"), service=service)
+        else:
+            run_http(host, port, service=service)
+    except DualtrackError as exc:
+        err_console.print(f"[red]error[/red] {escape(f'[{exc.code}] {exc.message}')}")
+        raise typer.Exit(code=1) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

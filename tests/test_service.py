@@ -127,6 +127,7 @@ def test_bad_tokens_are_401_and_missing_scopes_403(api: TestClient) -> None:
         "no exp": jwt.encode(good, SECRET, algorithm="HS256"),
         "malformed": "not.a.jwt",
         "bad sub": jwt.encode({**good, "exp": exp, "sub": "bad user!"}, SECRET),
+        "absurd exp": jwt.encode({**good, "exp": 2**62}, SECRET, algorithm="HS256"),
     }
     for name, tok in cases.items():
         answer = api.get("/v1/profile", headers=auth(tok))

@@ -1,5 +1,29 @@
 """The REST routes, one module per resource, all under ``/v1``."""
 
-from service.routes import memories, profile
+from service.routes import (
+    account,
+    context,
+    devices,
+    facts,
+    feedback,
+    links,
+    memories,
+    ops_tokens,
+    profile,
+    sandboxes,
+    sessions,
+)
 
-__all__ = ["memories", "profile"]
+__all__ = [
+    "account",
+    "context",
+    "devices",
+    "facts",
+    "feedback",
+    "links",
+    "memories",
+    "ops_tokens",
+    "profile",
+    "sandboxes",
+    "sessions",
+]

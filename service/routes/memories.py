@@ -5,11 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from policies.errors import RecordNotFound
 from sdk.schemas import HitOut, SearchBody, SearchOut, WriteRequest, WriteResponse
 from service.deps import reader, writer
+from service.metrics import metrics_of
 from structured_memory.repositories.fragments import FragmentRecord
 
 __all__ = ["router"]
@@ -17,8 +18,8 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1", tags=["memories"])
 
 
-@router.post("/memories", response_model=WriteResponse, status_code=201)
-def write(caller: writer, body: WriteRequest) -> WriteResponse:
+@router.post("/memories", response_model=WriteResponse, status_code=201, summary="Write one memory")
+def write(caller: writer, body: WriteRequest, request: Request) -> WriteResponse:
     """Store one memory under its (required) lifecycle policy."""
     memory_id = caller.run(
         lambda m: m.write(
@@ -32,10 +33,11 @@ def write(caller: writer, body: WriteRequest) -> WriteResponse:
             private=body.private,
         )
     )
+    metrics_of(request).writes.labels(body.lifecycle_policy.value).inc()
     return WriteResponse(memory_id=memory_id)
 
 
-@router.get("/memories", response_model=list[FragmentRecord])
+@router.get("/memories", response_model=list[FragmentRecord], summary="List memories")
 def list_memories(
     caller: reader,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -45,7 +47,7 @@ def list_memories(
     return caller.run(lambda m: m.memories.list(caller.user_id, limit=limit, offset=offset))
 
 
-@router.get("/memories/{memory_id}", response_model=FragmentRecord)
+@router.get("/memories/{memory_id}", response_model=FragmentRecord, summary="Read a memory")
 def get_memory(caller: reader, memory_id: uuid.UUID) -> FragmentRecord:
     """One visible memory; 404 ``record_not_found`` otherwise (another user's included)."""
     record = caller.run(lambda m: m.memories.get(caller.user_id, memory_id))
@@ -54,7 +56,9 @@ def get_memory(caller: reader, memory_id: uuid.UUID) -> FragmentRecord:
     return record
 
 
-@router.delete("/memories/{memory_id}", status_code=204, response_class=Response)
+@router.delete(
+    "/memories/{memory_id}", status_code=204, response_class=Response, summary="Delete a memory"
+)
 def delete_memory(caller: writer, memory_id: uuid.UUID) -> Response:
     """Delete one visible memory completely; 404 if there is none."""
     if not caller.run(lambda m: m.memories.delete(caller.user_id, memory_id)):
@@ -62,8 +66,8 @@ def delete_memory(caller: writer, memory_id: uuid.UUID) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/search", response_model=SearchOut)
-def search(caller: reader, body: SearchBody) -> SearchOut:
+@router.post("/search", response_model=SearchOut, summary="Hybrid search")
+def search(caller: reader, body: SearchBody, request: Request) -> SearchOut:
     """Hybrid search of the token's user (masked query, user-filtered)."""
     hits = caller.run(
         lambda m: m.search(
@@ -78,4 +82,5 @@ def search(caller: reader, body: SearchBody) -> SearchOut:
             session_id=body.session_id,
         )
     )
+    metrics_of(request).searches.labels(str(hits.degraded).lower()).inc()
     return SearchOut(hits=[HitOut.of(h) for h in hits], degraded=hits.degraded)

@@ -1,0 +1,478 @@
+"""The MCP server: remember, recall, context, end_session, feedback and forget as tools.
+
+One core, two transports (STYLE item 12): each tool validates its arguments
+with the REST request model of ``sdk.schemas`` (``extra="forbid"``, so a
+``user_id`` argument is refused, and none is in any input schema), calls
+:class:`MemoryClient` and answers with the REST response model as structured
+content. The user and the agent never come from arguments: over stdio from
+the token given at start (``DUALTRACK_MCP_TOKEN``, checked again at every call,
+so expiry and revocation apply), over streamable HTTP from each request's
+``Authorization: Bearer`` token, verified by :class:`TokenVerifier` with the
+REST API's keys, scopes and per-agent rate limits. A refused or failed call is
+an MCP tool error whose content is the REST error body
+``{"error": {"code", "message"}}``, never a stack trace nor an empty result.
+
+Over HTTP the server is stateless and answers JSON (no session to pin to a pod).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager, redirect_stdout
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from policies.errors import DualtrackError, InvalidInput
+from sdk.client import MemoryClient
+from sdk.schemas import (
+    ContextBody,
+    ContextOut,
+    FeedbackBody,
+    FeedbackOut,
+    HitOut,
+    SearchBody,
+    SearchOut,
+    SessionOut,
+    TranscriptBody,
+    WriteRequest,
+    WriteResponse,
+)
+from sdk.settings import Settings
+from service.auth import Principal, TokenVerifier
+from service.auth import Scope as TokenScope
+from service.errors import Unauthorized, error_body
+from service.ratelimit import RateLimiter
+from service.settings import ServiceSettings
+
+__all__ = [
+    "TOOLS",
+    "DualtrackMcp",
+    "EndSessionArgs",
+    "ForgetArgs",
+    "ForgetOut",
+    "McpTool",
+    "main",
+    "run_http",
+    "run_stdio",
+]
+
+_log = logging.getLogger(__name__)
+
+_PRINCIPAL = "dualtrack.principal"
+"""ASGI scope key under which the HTTP gate leaves the request's verified principal."""
+
+A = TypeVar("A", bound=BaseModel)
+
+
+class EndSessionArgs(TranscriptBody):
+    """``end_session``: the session (the REST path's ``session_id``) and its transcript."""
+
+    session_id: str = Field(min_length=1, max_length=128)
+
+
+class ForgetArgs(BaseModel):
+    """``forget`` takes no argument: it erases the token's user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ForgetOut(BaseModel):
+    """Whether the user existed before the erasure."""
+
+    erased: bool
+
+
+@dataclass(frozen=True)
+class McpTool(Generic[A]):
+    """A tool: its arguments (a request model), result model, scope and SDK call."""
+
+    name: str
+    description: str
+    scope: TokenScope
+    arguments: type[A]
+    result: type[BaseModel]
+    call: Callable[[MemoryClient, str, A], BaseModel]
+    annotations: types.ToolAnnotations
+
+    def listing(self) -> types.Tool:
+        """The tool as ``tools/list`` shows it."""
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.arguments.model_json_schema(),
+            output_schema=self.result.model_json_schema(),
+            annotations=self.annotations,
+        )
+
+    def run(self, mem: MemoryClient, user_id: str, arguments: Mapping[str, Any]) -> BaseModel:
+        """Validate ``arguments`` (:class:`InvalidInput` naming the field, never its value)
+        and call the SDK for ``user_id``."""
+        try:
+            args = self.arguments.model_validate(arguments)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"][:2]) or "arguments"
+            raise InvalidInput(f"{where}: {first['type']}") from None
+        return self.call(mem, user_id, args)
+
+
+def _remember(mem: MemoryClient, user_id: str, a: WriteRequest) -> WriteResponse:
+    memory_id = mem.write(
+        user_id,
+        a.text,
+        lifecycle_policy=a.lifecycle_policy,
+        session_id=a.session_id,
+        occurred_at=a.occurred_at,
+        metadata=a.metadata,
+        kind=a.kind,
+        private=a.private,
+    )
+    return WriteResponse(memory_id=memory_id)
+
+
+def _recall(mem: MemoryClient, user_id: str, a: SearchBody) -> SearchOut:
+    hits = mem.search(
+        user_id,
+        a.query,
+        limit=a.limit,
+        alpha=a.alpha,
+        preset=a.preset,
+        intents=a.intents,
+        occurred_after=a.occurred_after,
+        occurred_before=a.occurred_before,
+        session_id=a.session_id,
+    )
+    return SearchOut(hits=[HitOut.of(h) for h in hits], degraded=hits.degraded)
+
+
+def _context(mem: MemoryClient, user_id: str, a: ContextBody) -> ContextOut:
+    return ContextOut.of(
+        mem.build_context(user_id, a.query, max_tokens=a.max_tokens, records=a.records)
+    )
+
+
+def _end_session(mem: MemoryClient, user_id: str, a: EndSessionArgs) -> SessionOut:
+    turns = [t.to_turn() for t in a.transcript]
+    return SessionOut.of(mem.end_session(user_id, a.session_id, turns))
+
+
+def _feedback(mem: MemoryClient, user_id: str, a: FeedbackBody) -> FeedbackOut:
+    return FeedbackOut.of(mem.feedback(user_id, a.memory_id, action=a.action.value))
+
+
+def _forget(mem: MemoryClient, user_id: str, a: ForgetArgs) -> ForgetOut:
+    return ForgetOut(erased=mem.forget_user(user_id))
+
+
+def _hints(
+    *, read_only: bool, idempotent: bool, destructive: bool = False
+) -> types.ToolAnnotations:
+    return types.ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+TOOLS: tuple[McpTool[Any], ...] = (
+    McpTool(
+        "remember",
+        "Store one memory of the user this connection acts for. lifecycle_policy is required: "
+        "explicit (the user asked to remember it; permanent), implicit (inferred; expires "
+        "unless used), sensitive (holds personal data; encrypted), business (mirrors an order, "
+        "refund or ticket; checked against its system before use). Personal data in the text "
+        "is masked in what is stored. Returns the memory id.",
+        TokenScope.WRITE,
+        WriteRequest,
+        WriteResponse,
+        _remember,
+        _hints(read_only=False, idempotent=False),
+    ),
+    McpTool(
+        "recall",
+        "Hybrid (keyword + vector) search of the user's live memories, best first; texts are "
+        "masked. `degraded` is true when a fallback index answered.",
+        TokenScope.READ,
+        SearchBody,
+        SearchOut,
+        _recall,
+        _hints(read_only=True, idempotent=True),
+    ),
+    McpTool(
+        "context",
+        "The user's long-term memory block for a prompt about `query`: profile, facts, "
+        "business items with their verified state, relevant records and questions to confirm, "
+        "cut to max_tokens. Place `text` right after the system prompt.",
+        TokenScope.READ,
+        ContextBody,
+        ContextOut,
+        _context,
+        _hints(read_only=True, idempotent=True),
+    ),
+    McpTool(
+        "end_session",
+        "End a session: its transcript becomes an interaction record (masked summary, intent, "
+        "entities) and updates the user's profile. Calling it again with nothing new writes "
+        "nothing and returns the last record.",
+        TokenScope.WRITE,
+        EndSessionArgs,
+        SessionOut,
+        _end_session,
+        _hints(read_only=False, idempotent=True),
+    ),
+    McpTool(
+        "feedback",
+        "Report a behaviour event on one of the user's memories (click, skip, confirm, reject, "
+        "ignore); it moves the memory's confidence. A reject retires the memory.",
+        TokenScope.WRITE,
+        FeedbackBody,
+        FeedbackOut,
+        _feedback,
+        _hints(read_only=False, idempotent=False),
+    ),
+    McpTool(
+        "forget",
+        "Erase everything stored about the user this connection acts for. Irreversible.",
+        TokenScope.ERASE,
+        ForgetArgs,
+        ForgetOut,
+        _forget,
+        _hints(read_only=False, idempotent=True, destructive=True),
+    ),
+)
+
+_INSTRUCTIONS = (
+    "Long-term memory of one user: the user (and the calling agent) are those of the token "
+    "this connection carries, never an argument. Call `context` before answering, `remember` "
+    "what the user asks to keep, `end_session` when a conversation ends."
+)
+
+
+def _tool_error(code: str, message: str) -> types.CallToolResult:
+    body = error_body(code, message)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+class DualtrackMcp:
+    """The tools over one root client; each agent gets a client over its stores.
+
+    With ``stdio_token`` every call acts for that token; without, for the
+    principal the HTTP gate (:meth:`http_app`) verified for the request. With
+    ``owns_client``, ``mem`` is closed when the server's lifespan ends (uvicorn's
+    shutdown, which a signal ends by re-raising it: code after ``uvicorn.run``
+    never runs).
+    """
+
+    def __init__(
+        self,
+        mem: MemoryClient,
+        service: ServiceSettings,
+        *,
+        stdio_token: str | None = None,
+        owns_client: bool = False,
+    ) -> None:
+        self._mem = mem
+        self._owns_client = owns_client
+        self._verifier = TokenVerifier(
+            service, lambda: mem.revoked_tokens.revoked(datetime.now(UTC))
+        )
+        self._limiter = RateLimiter(service.rate_per_s, service.rate_burst)
+        self._service = service
+        self._stdio_token = stdio_token
+        self._agents: dict[str | None, MemoryClient] = {}
+        self._agents_lock = threading.Lock()
+        self._tools = {t.name: t for t in TOOLS}
+        self._listing = [t.listing() for t in TOOLS]
+        self.server: Server[Any] = Server(
+            "dualtrack",
+            version="1",
+            instructions=_INSTRUCTIONS,
+            lifespan=self._lifespan,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    @asynccontextmanager
+    async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            if self._owns_client:
+                await anyio.to_thread.run_sync(self._mem.close)
+
+    def stdio_principal(self) -> Principal:
+        """The principal of the stdio token, verified now (:class:`Unauthorized` otherwise)."""
+        if self._stdio_token is None:
+            raise Unauthorized("this server serves HTTP: its tokens come with each request")
+        return self._verifier.verify(f"Bearer {self._stdio_token}")
+
+    def _client(self, agent_id: str | None) -> MemoryClient:
+        client = self._agents.get(agent_id)
+        if client is None:
+            with self._agents_lock:
+                client = self._agents.get(agent_id)
+                if client is None:
+                    client = self._agents[agent_id] = self._mem.for_agent(agent_id)
+        return client
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self._tools.get(name)
+        return None if tool is None else tool.arguments.model_json_schema()
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._listing)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = self._tools.get(params.name)
+        if tool is None:
+            raise MCPError(code=types.INVALID_PARAMS, message="unknown tool")
+        # over HTTP, ctx.request is the Starlette request whose scope the gate filled
+        scope = getattr(ctx.request, "scope", None)
+        principal = scope.get(_PRINCIPAL) if isinstance(scope, dict) else None
+        arguments = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(self._execute, tool, principal, arguments)
+
+    def _execute(
+        self, tool: McpTool[Any], principal: Principal | None, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        try:
+            if self._stdio_token is not None:
+                principal = self.stdio_principal()
+            elif principal is None:
+                raise Unauthorized("a Bearer token is required")
+            else:
+                self._limiter.take(principal.agent_id or f"user:{principal.user_id}")
+            principal.require(tool.scope)
+            out = tool.run(self._client(principal.agent_id), principal.user_id, arguments)
+        except DualtrackError as exc:
+            return _tool_error(exc.code, exc.message)
+        except Exception as exc:  # the text could hold a value: only its type is logged
+            _log.error("unexpected %s in MCP tool %s", type(exc).__name__, tool.name)
+            return _tool_error("internal", "internal error")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=out.model_dump_json())],
+            structured_content=out.model_dump(mode="json"),
+        )
+
+    async def serve_stdio(self) -> None:
+        """Serve MCP over this process's stdin and stdout until stdin closes."""
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    def http_app(self, *, path: str = "/mcp", host: str = "127.0.0.1") -> ASGIApp:
+        """The streamable HTTP app (stateless, JSON answers) behind the Bearer gate.
+
+        Mountable in another app; its lifespan runs the MCP session manager.
+        ``host`` 127.0.0.1/localhost turns on the SDK's DNS-rebinding protection.
+        """
+        app = self.server.streamable_http_app(
+            streamable_http_path=path,
+            json_response=True,
+            stateless_http=True,
+            max_request_body_size=self._service.max_body_bytes,
+            host=host,
+        )
+        return _BearerGate(app, self._verifier)
+
+
+class _BearerGate:
+    """Pure ASGI: every HTTP request needs a valid Bearer token (401 in the REST format
+    otherwise); its principal goes into the request's scope for the tool call."""
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier) -> None:
+        self._app = app
+        self._verifier = verifier
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        header = Headers(scope=scope).get("authorization")
+        try:
+            principal = await anyio.to_thread.run_sync(self._verifier.verify, header)
+        except DualtrackError as exc:
+            headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else {}
+            response = JSONResponse(
+                error_body(exc.code, exc.message), status_code=exc.http_status, headers=headers
+            )
+            await response(scope, receive, send)
+            return
+        scope[_PRINCIPAL] = principal
+        await self._app(scope, receive, send)
+
+
+def run_stdio(
+    token: str | None, settings: Settings | None = None, service: ServiceSettings | None = None
+) -> None:
+    """Serve over stdio for the user and agent of ``token``.
+
+    The token is verified before serving: a bad one raises :class:`Unauthorized`
+    (the CLI prints it and exits 1). Startup output goes to stderr, never into
+    the protocol's stdout.
+    """
+    if not token:
+        raise Unauthorized("set DUALTRACK_MCP_TOKEN to the token this server acts for")
+    with redirect_stdout(sys.stderr):
+        mem = MemoryClient(settings or Settings.from_env()).start()
+    try:
+        mcp = DualtrackMcp(mem, service or ServiceSettings(), stdio_token=token)
+        mcp.stdio_principal()
+        anyio.run(mcp.serve_stdio)
+    finally:
+        mem.close()
+
+
+def run_http(
+    host: str,
+    port: int,
+    settings: Settings | None = None,
+    service: ServiceSettings | None = None,
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` (uvicorn) until interrupted."""
+    import uvicorn
+
+    mem = MemoryClient(settings or Settings.from_env()).start()
+    try:
+        mcp = DualtrackMcp(mem, service or ServiceSettings(), owns_client=True)
+    except BaseException:
+        mem.close()
+        raise
+    uvicorn.run(mcp.http_app(host=host), host=host, port=port, log_level="info")
+
+
+def main() -> None:
+    """``python -m service.mcp_server``: ``dualtrack mcp --transport stdio`` (the token in
+    ``DUALTRACK_MCP_TOKEN``)."""
+    from service.cli import app
+
+    app(["mcp", "--transport", "stdio"])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,99 @@
+"""``/readyz``, ``/healthz`` and ``/metrics``: what orchestrators and Prometheus call.
+
+None of them takes a token, so none shows anything sensitive: booleans,
+counts, ages and schema revisions only (no key id, no user, no address).
+
+- ``/readyz`` is 200 while PostgreSQL answers and its schema is within the
+  range this code serves, else 503. The search index is not consulted: an
+  index outage degrades searches to the ledger, it must not take every pod
+  out of rotation.
+- ``/healthz`` reports everything (database, schema, index, outbox lag, the
+  PII key's age): ``ok``, ``degraded`` (200: the index, the outbox or the key
+  needs attention) or ``down`` (503: the database or its schema).
+- ``/metrics`` is the app's Prometheus registry in the text format.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from sdk.client import MemoryClient
+from sdk.schemas import HealthReport, ReadinessReport
+from service.metrics import metrics_of
+from structured_memory.pii.keyring import MAX_KEY_AGE_DAYS
+
+__all__ = ["OUTBOX_LAG_DEGRADED_S", "router"]
+
+router = APIRouter(tags=["probes"])
+
+OUTBOX_LAG_DEGRADED_S = 300.0
+"""An outbox entry older than this makes ``/healthz`` report ``degraded``."""
+
+_PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _mem(request: Request) -> MemoryClient:
+    mem: MemoryClient = request.app.state.mem
+    return mem
+
+
+@router.get(
+    "/readyz",
+    response_model=ReadinessReport,
+    responses={503: {"model": ReadinessReport, "description": "not ready"}},
+    summary="Readiness: PostgreSQL answers and its schema is served",
+)
+def readyz(request: Request) -> JSONResponse:
+    """200 when ready, 503 otherwise; a search-index outage does not count."""
+    report = _mem(request).ops.readiness()
+    return JSONResponse(
+        report.model_dump(mode="json"),
+        status_code=200 if report.ready else 503,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+@router.get(
+    "/healthz",
+    response_model=HealthReport,
+    responses={503: {"model": HealthReport, "description": "down"}},
+    summary="Health of every dependency: database, schema, index, outbox, PII key",
+)
+def healthz(request: Request) -> JSONResponse:
+    """``ok`` or ``degraded`` (200), ``down`` (503)."""
+    h = _mem(request).health()
+    outbox = h.outbox
+    down = not (h.database and h.schema_supported)
+    lagging = outbox.failing > 0 or outbox.oldest_age_s > OUTBOX_LAG_DEGRADED_S
+    degraded = not h.index_reachable or lagging or h.active_key_stale
+    report = HealthReport(
+        status="down" if down else "degraded" if degraded else "ok",
+        database=h.database,
+        schema_supported=h.schema_supported,
+        index=h.index,
+        index_reachable=h.index_reachable,
+        outbox_pending=outbox.pending,
+        outbox_oldest_age_s=outbox.oldest_age_s,
+        outbox_failing=outbox.failing,
+        key_age_days=h.active_key_age_days,
+        key_rotation_days=MAX_KEY_AGE_DAYS,
+        key_stale=h.active_key_stale,
+    )
+    return JSONResponse(
+        report.model_dump(mode="json"),
+        status_code=503 if down else 200,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {_PROMETHEUS_TEXT: {}}, "description": "Prometheus text"}},
+    summary="Prometheus metrics of this process",
+)
+def metrics(request: Request) -> Response:
+    """Request latency per route, writes by policy, searches (degraded or not), and the
+    store's outbox lag, pending confirmations, decays, sweeps and verifier outcomes."""
+    return Response(metrics_of(request).render(), media_type=_PROMETHEUS_TEXT)
