@@ -7,6 +7,8 @@ the records the structured track returns, and every error::
     from sdk import MemoryClient, LifecyclePolicy, MemoryInput, Turn, UserNotFound
 """
 
+from typing import TYPE_CHECKING
+
 from policies.confidence import FeedbackAction, MemoryStatus
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
@@ -43,8 +45,6 @@ from sdk.errors import (
     Unauthorized,
     UserNotFound,
 )
-from sdk.remote import RemoteMemoryClient
-from sdk.remote_async import AsyncRemoteMemoryClient
 from sdk.schemas import (
     FeedbackResult,
     MemoryHit,
@@ -67,7 +67,12 @@ from structured_memory.pii.vault import VaultRef
 from structured_memory.records import BusinessLink, Device, Fact, Profile
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
+from unstructured_memory.plugins import lazy_exports
 from unstructured_memory.summariser.transcript import Turn
+
+if TYPE_CHECKING:
+    from sdk.remote import RemoteMemoryClient
+    from sdk.remote_async import AsyncRemoteMemoryClient
 
 __all__ = [
     "AsyncRemoteMemoryClient",
@@ -131,3 +136,12 @@ __all__ = [
     "VerifierTimeout",
     "VerifierUnavailable",
 ]
+
+# The remote clients load httpx (and the summariser's types) only when asked for.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "RemoteMemoryClient": "sdk.remote",
+        "AsyncRemoteMemoryClient": "sdk.remote_async",
+    },
+)
