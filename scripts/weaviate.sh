@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/weaviate.sh — build and run a real, single-node Weaviate on loopback.
+# scripts/weaviate.sh — build and run a real Weaviate on loopback: one node, or a cluster of three.
 #
 # Usage (Make-style targets):
 #   scripts/weaviate.sh build    # go install weaviate-server once into the shared cache (slow, cold)
@@ -7,6 +7,11 @@
 #   scripts/weaviate.sh stop     # SIGTERM via pid file, bounded wait, then SIGKILL
 #   scripts/weaviate.sh status   # prints "ready"/"not ready" for the configured port (exit 0/1)
 #   scripts/weaviate.sh path     # prints the binary path
+#   scripts/weaviate.sh cluster-start      # three nodes on loopback, replication-ready (see below)
+#   scripts/weaviate.sh cluster-stop       # stop every cluster node (SIGTERM, bounded, SIGKILL)
+#   scripts/weaviate.sh cluster-status     # one line per node; exit 1 unless all are ready
+#   scripts/weaviate.sh node-kill N        # SIGKILL cluster node N (1..3), as a crash would
+#   scripts/weaviate.sh node-start N       # restart cluster node N on its kept data, wait until ready
 #
 # Environment (all optional):
 #   WEAVIATE_VERSION            module version to build            (default v1.39.3)
@@ -39,6 +44,22 @@
 #   weaviate-build: ; scripts/weaviate.sh build
 #   weaviate-up:    ; scripts/weaviate.sh start
 #   weaviate-down:  ; scripts/weaviate.sh stop
+#
+# Cluster (cluster-start, node-kill, node-start, cluster-stop), as Weaviate's own
+# tools/dev/run_dev_server.sh runs one on a laptop: CLUSTER_IN_LOCALHOST=true (memberlist's local
+# profile; each node's raft and RPC ports are read from RAFT_JOIN), node names dualtrack-node1..3,
+# RAFT_JOIN=dualtrack-node1:<raft1>,... with RAFT_BOOTSTRAP_EXPECT=3, CLUSTER_JOIN = the other
+# nodes' gossip ports (so any node can restart alone), a data dir per node, GOMAXPROCS=1 each.
+#   WEAVIATE_CLUSTER_PORTS       REST ports          (default "8110 8120 8130"; derived ports as above:
+#                                8110 -> gossip 8210, data 8211, raft 8310, raft RPC 8311 = raft + 1,
+#                                which a localhost cluster requires)
+#   WEAVIATE_CLUSTER_GRPC_PORTS  gRPC ports          (default "50110 50120 50130")
+#   WEAVIATE_CLUSTER_DIR         data-<port>/ and run/ (default .cache/weaviate/cluster); data WIPED by
+#                                cluster-start unless WEAVIATE_KEEP_DATA=1; node-start always keeps it
+#   WEAVIATE_CLUSTER_GOMAXPROCS  per node            (default 1)
+#   ASYNC_REPLICATION_FREQUENCY, ASYNC_REPLICATION_PROPAGATION_DELAY, ... (Weaviate's own) pass through,
+#   e.g. ASYNC_REPLICATION_FREQUENCY=5s ASYNC_REPLICATION_PROPAGATION_DELAY=2s for a quick repair.
+#   WEAVIATE_READY_TIMEOUT, WEAVIATE_STOP_TIMEOUT and WEAVIATE_LOG_LEVEL apply per node.
 #
 # Notes:
 #   - v1.39.3 is the newest 1.39.x/1.40.x that builds from the Go module proxy here: v1.39.4..v1.39.7
@@ -267,6 +288,203 @@ cmd_status() {
   fi
 }
 
+# -- cluster ------------------------------------------------------------------------------
+
+read -r -a CLUSTER_PORTS <<<"${WEAVIATE_CLUSTER_PORTS:-8110 8120 8130}"
+read -r -a CLUSTER_GRPC_PORTS <<<"${WEAVIATE_CLUSTER_GRPC_PORTS:-50110 50120 50130}"
+CLUSTER_DIR="${WEAVIATE_CLUSTER_DIR:-${REPO_ROOT}/.cache/weaviate/cluster}"
+
+node_port() {
+  local n="$1"
+  [[ "$n" =~ ^[0-9]+$ ]] && ((n >= 1 && n <= ${#CLUSTER_PORTS[@]})) \
+    || die "node number must be 1..${#CLUSTER_PORTS[@]}, got '${n}'"
+  printf '%s\n' "${CLUSTER_PORTS[n - 1]}"
+}
+
+node_ready() {
+  local code
+  code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
+    "http://127.0.0.1:$1/v1/.well-known/ready" 2>/dev/null || true)"
+  [[ "$code" == "200" ]]
+}
+
+alive() {
+  # Whether pid $1 runs (a zombie, left unreaped by a foreign parent, counts as dead).
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  state="$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || true)"
+  [[ "$state" != "Z" ]]
+}
+
+node_pid() {
+  # Prints the live pid of the cluster node on REST port $1.
+  local file="${CLUSTER_DIR}/run/weaviate-$1.pid" pid
+  [[ -f "$file" ]] || return 1
+  pid="$(<"$file")"
+  [[ "$pid" =~ ^[0-9]+$ ]] && alive "$pid" || return 1
+  printf '%s\n' "$pid"
+}
+
+node_launch() {
+  # Starts node $1 (1-based) in the background on its data dir; does not wait.
+  local n="$1" port grpc name data log raft_join="" gossip_join="" i p
+  port="$(node_port "$n")"
+  grpc="${CLUSTER_GRPC_PORTS[n - 1]:?no gRPC port for node ${n} in WEAVIATE_CLUSTER_GRPC_PORTS}"
+  name="dualtrack-node${n}"
+  if node_pid "$port" >/dev/null; then
+    die "node ${n} (port ${port}) is already running"
+  fi
+  node_ready "$port" && die "something else already answers on port ${port}"
+  for i in "${!CLUSTER_PORTS[@]}"; do
+    p="${CLUSTER_PORTS[i]}"
+    raft_join+="${raft_join:+,}dualtrack-node$((i + 1)):$((p + 200))"
+    if ((i + 1 != n)); then
+      gossip_join+="${gossip_join:+,}127.0.0.1:$((p + 100))"
+    fi
+  done
+  data="${CLUSTER_DIR}/data-${port}"
+  log="${CLUSTER_DIR}/run/weaviate-${port}.log"
+  mkdir -p "$data" "${CLUSTER_DIR}/run"
+  log "node ${n} (${name}): rest ${port}, grpc ${grpc}, gossip $((port + 100)), data $((port + 101)), raft $((port + 200))/$((port + 201)), data dir ${data}, log ${log}"
+  (cd "$GSE_ROOT" && exec env \
+    AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=true \
+    AUTOSCHEMA_ENABLED=false \
+    DEFAULT_VECTORIZER_MODULE=none \
+    ENABLE_MODULES= \
+    API_BASED_MODULES_DISABLED=true \
+    DISABLE_TELEMETRY=true \
+    GO_PROFILING_DISABLE=true \
+    GOMAXPROCS="${WEAVIATE_CLUSTER_GOMAXPROCS:-1}" \
+    PERSISTENCE_DATA_PATH="$data" \
+    QUERY_DEFAULTS_LIMIT="${WEAVIATE_QUERY_DEFAULTS_LIMIT:-25}" \
+    ENABLE_TOKENIZER_GSE_CH=true \
+    OBJECTS_TTL_DELETE_SCHEDULE="${WEAVIATE_OBJECTS_TTL_DELETE_SCHEDULE:-@every 1m}" \
+    GRPC_PORT="$grpc" \
+    CLUSTER_IN_LOCALHOST=true \
+    CLUSTER_HOSTNAME="$name" \
+    CLUSTER_ADVERTISE_ADDR=127.0.0.1 \
+    CLUSTER_BIND_ADDR=127.0.0.1 \
+    CLUSTER_GOSSIP_BIND_PORT="$((port + 100))" \
+    CLUSTER_DATA_BIND_PORT="$((port + 101))" \
+    CLUSTER_JOIN="$gossip_join" \
+    RAFT_PORT="$((port + 200))" \
+    RAFT_INTERNAL_RPC_PORT="$((port + 201))" \
+    RAFT_JOIN="$raft_join" \
+    RAFT_BOOTSTRAP_EXPECT="${#CLUSTER_PORTS[@]}" \
+    LOG_LEVEL="${WEAVIATE_LOG_LEVEL:-info}" \
+    LOG_FORMAT=text \
+    setsid "$BIN" --scheme http --host 127.0.0.1 --port "$port" \
+      </dev/null >>"$log" 2>&1) &
+  printf '%s\n' "$!" >"${CLUSTER_DIR}/run/weaviate-${port}.pid"
+}
+
+nodes_wait_ready() {
+  # Waits until every node numbered in "$@" is ready; on timeout or a dead node, exits 1.
+  local waited=0 n port pending
+  while ((waited < READY_TIMEOUT)); do
+    pending=0
+    for n in "$@"; do
+      port="$(node_port "$n")"
+      node_ready "$port" && continue
+      pending=1
+      if ! node_pid "$port" >/dev/null; then
+        log "node ${n} (port ${port}) exited before becoming ready; log tail:"
+        tail -n 25 "${CLUSTER_DIR}/run/weaviate-${port}.log" >&2 || true
+        return 1
+      fi
+    done
+    if ((pending == 0)); then
+      log "node(s) $* ready after ~${waited} s"
+      return 0
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  log "node(s) $* not ready after ${READY_TIMEOUT} s"
+  return 1
+}
+
+node_stop() {
+  local port="$1" pid waited=0
+  pid="$(node_pid "$port")" || { rm -f "${CLUSTER_DIR}/run/weaviate-${port}.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  while alive "$pid" && ((waited < STOP_TIMEOUT * 10)); do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  if alive "$pid"; then
+    log "port ${port}: still alive after ${STOP_TIMEOUT} s; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.5
+  fi
+  rm -f "${CLUSTER_DIR}/run/weaviate-${port}.pid"
+  log "port ${port}: stopped (pid ${pid})"
+}
+
+cmd_cluster_start() {
+  cmd_build
+  local n nodes=()
+  for n in $(seq 1 "${#CLUSTER_PORTS[@]}"); do
+    nodes+=("$n")
+    node_pid "$(node_port "$n")" >/dev/null && die "node ${n} is already running; run '$0 cluster-stop' first"
+  done
+  if [[ "${WEAVIATE_KEEP_DATA:-0}" != "1" ]]; then
+    for n in "${nodes[@]}"; do rm -rf "${CLUSTER_DIR}/data-$(node_port "$n")"; done
+  fi
+  mkdir -p "${CLUSTER_DIR}/run"
+  CLUSTER_DIR="$(cd "$CLUSTER_DIR" && pwd)"
+  for n in "${nodes[@]}"; do
+    : >"${CLUSTER_DIR}/run/weaviate-$(node_port "$n").log"
+    node_launch "$n"
+  done
+  # RAFT_BOOTSTRAP_EXPECT: no node is ready before all of them have joined.
+  if ! nodes_wait_ready "${nodes[@]}"; then
+    cmd_cluster_stop || true
+    exit 1
+  fi
+}
+
+cmd_cluster_stop() {
+  local port
+  for port in "${CLUSTER_PORTS[@]}"; do node_stop "$port"; done
+}
+
+cmd_cluster_status() {
+  local n port state ok=0
+  for n in $(seq 1 "${#CLUSTER_PORTS[@]}"); do
+    port="$(node_port "$n")"
+    state="not ready"
+    node_ready "$port" && state="ready"
+    [[ "$state" == "ready" ]] || ok=1
+    printf 'node %s dualtrack-node%s rest %s: %s (pid %s)\n' \
+      "$n" "$n" "$port" "$state" "$(node_pid "$port" || echo '-')"
+  done
+  return "$ok"
+}
+
+cmd_node_kill() {
+  local port pid waited=0
+  port="$(node_port "${1:-}")"
+  pid="$(node_pid "$port")" || die "node ${1} (port ${port}) is not running"
+  kill -KILL "$pid"
+  while alive "$pid" && ((waited < 100)); do
+    sleep 0.05
+    waited=$((waited + 1))
+  done
+  rm -f "${CLUSTER_DIR}/run/weaviate-${port}.pid"
+  log "node ${1} (port ${port}, pid ${pid}) killed with SIGKILL"
+}
+
+cmd_node_start() {
+  local port
+  port="$(node_port "${1:-}")"
+  [[ -x "$BIN" ]] || die "no binary at $BIN; run '$0 build' or '$0 cluster-start' first"
+  mkdir -p "${CLUSTER_DIR}/run"
+  CLUSTER_DIR="$(cd "$CLUSTER_DIR" && pwd)"
+  node_launch "$1"
+  nodes_wait_ready "$1"
+}
+
 main() {
   case "${1:-}" in
     build) cmd_build ;;
@@ -274,6 +492,11 @@ main() {
     stop) cmd_stop ;;
     status) cmd_status ;;
     path) printf '%s\n' "$BIN" ;;
+    cluster-start) cmd_cluster_start ;;
+    cluster-stop) cmd_cluster_stop ;;
+    cluster-status) cmd_cluster_status ;;
+    node-kill) cmd_node_kill "${2:-}" ;;
+    node-start) cmd_node_start "${2:-}" ;;
     *)
       sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
       exit 2

@@ -24,6 +24,7 @@ from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
 from structured_memory.repositories.outbox import Outbox
+from unstructured_memory.index.base import IndexedFragment, Upsert
 from unstructured_memory.index.registry import WeaviateConfig
 from unstructured_memory.index.weaviate import WeaviateIndex, tenant_name
 
@@ -203,6 +204,31 @@ def test_unreachable_weaviate_degrades_to_the_ledger(
         assert not health.ok
     finally:
         client.close()
+
+
+def test_a_refused_write_leaves_searches_on_the_index(wmem: MemoryClient) -> None:
+    """The circuit breaker is for an unreachable server: a batch that a ready server
+    refuses (here a vector of another length; also a node gone read-only on a full disk)
+    is retried by the outbox and must not send searches to the ledger."""
+    mid = wmem.write("buyer-001", "订单 88231 退款编号 RF20260629001", lifecycle_policy=IMPLICIT)
+    assert wmem.drain_outbox().applied == 1
+    now = datetime.now(UTC)
+    refused = IndexedFragment(
+        id=uuid.uuid4(),
+        user_id="buyer-001",
+        text="订单 88232",
+        index_text="订单 88232",
+        vector=[1.0, 0.0],
+        embedding_model="hashing",
+        intent="other",
+        occurred_at=now,
+        expires_at=None,
+    )
+    with pytest.raises(IndexUnavailable):
+        _weaviate(wmem).apply([Upsert(UserScope("buyer-001"), refused)])
+    hits = wmem.search("buyer-001", "RF20260629001")
+    assert not hits.degraded
+    assert [h.memory_id for h in hits] == [mid]
 
 
 def _script(env: dict[str, str], command: str) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "Resettable",
     "SearchFilters",
     "SearchQuery",
+    "TenantListing",
     "Transaction",
     "Upsert",
 ]
@@ -194,4 +195,15 @@ class Resettable(Protocol):
 
     def reset(self) -> None:
         """Drop everything the index holds (``dualtrack reindex`` refills it)."""
+        ...
+
+
+@runtime_checkable
+class TenantListing(Protocol):
+    """An index with a tenant per user that can count its tenants by activity status."""
+
+    def tenant_activity(self) -> dict[str, int]:
+        """How many tenants are in each activity status (``ACTIVE``, ``INACTIVE``,
+        ``OFFLOADED``, ...). Raises :class:`IndexUnavailable` when the backend cannot
+        be reached."""
         ...

@@ -56,6 +56,19 @@ class WeaviateConfig(BaseModel):
     down_retry_s: float = Field(default=1.0, ge=0)
     bm25_k1: float = HYBRID_DEFAULT.bm25_k1
     bm25_b: float = HYBRID_DEFAULT.bm25_b
+    replication_factor: int = Field(
+        default=1,
+        ge=1,
+        description="Copies of each tenant on a Weaviate cluster, set when the collection is "
+        "created; above 1 with async replication (a returning node is repaired) and "
+        "deletes winning conflicts (an erased memory never comes back).",
+    )
+    consistency_level: Literal["ONE", "QUORUM", "ALL"] = Field(
+        default="QUORUM",
+        description="Replicas that must answer each read and acknowledge each write; "
+        "QUORUM on both sides keeps reads seeing every acknowledged write with one of "
+        "three nodes down.",
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ also filters ``user_id`` inside the tenant. Erasure removes the tenant. Users
 idle for a while can be set INACTIVE (cold); a query or write re-activates
 them (``auto_tenant_activation``). Expiry: ``expires_at`` is filtered in every
 query, and the server's native object TTL deletes expired objects when
-enabled; the ledger stays authoritative either way.
+enabled; the ledger stays authoritative either way. On a Weaviate cluster the
+collection is created with ``replication_factor`` copies of each tenant, and
+every read and write carries ``consistency_level`` (QUORUM by default).
 
 The client retries unreachable gRPC calls for about a minute on its own, so a
 circuit breaker probes ``/v1/.well-known/ready`` (milliseconds when the server
@@ -162,6 +164,7 @@ class WeaviateIndex:
         now = time.monotonic()
         if self._down_since is not None and now - self._down_since < self.config.down_retry_s:
             raise IndexUnavailable(f"Weaviate is down (since {now - self._down_since:.1f}s)")
+        client: Any = None
         try:
             with self._lock:
                 if self._client is None:
@@ -169,30 +172,55 @@ class WeaviateIndex:
                 client = self._client
             idle = now - self._last_ok > self.config.probe_after_idle_s
             if (self._down_since is not None or idle) and not client.is_ready():
+                client = None  # known to be down: no second probe
                 raise IndexUnavailable("Weaviate is not ready")
             result = fn(self._collection(client) if collection else client)
         except IndexUnavailable:
-            self._down_since = time.monotonic()
+            self._trip(client)
             raise
         except (WeaviateBaseError, OSError) as exc:
-            self._down_since = time.monotonic()
+            self._trip(client)
             raise IndexUnavailable(f"Weaviate {what} failed: {type(exc).__name__}") from exc
         self._down_since = None
         self._last_ok = time.monotonic()
         return result
+
+    def _trip(self, client: Any) -> None:
+        """Open the breaker after a failure unless the server still passes its readiness
+        probe: a batch it refuses (a vector of another length, a node gone read-only on a
+        full disk) is for the outbox to retry and must not send searches to the ledger."""
+        with contextlib.suppress(Exception):
+            if client is not None and client.is_ready():
+                return
+        self._down_since = time.monotonic()
 
     def _collection(self, client: Any) -> Any:
         if not self._ready_collection:
             name = self.config.collection
             if not client.collections.exists(name):
                 self._create(client)
-            elif client.collections.use(name).config.get().description != TENANT_NAMING:
-                raise IndexUnavailable(
-                    f"collection {name} names tenants the unkeyed way of earlier releases; "
-                    "run `dualtrack reindex` to rebuild it (searches use the ledger meanwhile)"
-                )
+            else:
+                existing = client.collections.use(name).config.get()
+                if existing.description != TENANT_NAMING:
+                    raise IndexUnavailable(
+                        f"collection {name} names tenants the unkeyed way of earlier releases; "
+                        "run `dualtrack reindex` to rebuild it (searches use the ledger meanwhile)"
+                    )
+                if existing.replication_config.factor != self.config.replication_factor:
+                    _log.warning(
+                        "collection %s keeps replication factor %d (configured: %d); "
+                        "`dualtrack reindex` recreates it with the configured one",
+                        name,
+                        existing.replication_config.factor,
+                        self.config.replication_factor,
+                    )
             self._ready_collection = True
-        return client.collections.use(self.config.collection)
+        from weaviate.classes.config import ConsistencyLevel
+
+        # Every read and write below goes through this handle (with_tenant keeps the level).
+        return client.collections.use(self.config.collection).with_consistency_level(
+            ConsistencyLevel(self.config.consistency_level)
+        )
 
     def _create(self, client: Any) -> None:
         from weaviate.classes.config import Configure
@@ -221,6 +249,7 @@ class WeaviateIndex:
             Configure,
             DataType,
             Property,
+            ReplicationDeletionStrategy,
             StopwordsPreset,
             Tokenization,
         )
@@ -256,6 +285,13 @@ class WeaviateIndex:
             vector_config=Configure.Vectors.self_provided(),
             multi_tenancy_config=Configure.multi_tenancy(
                 enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+            ),
+            # Above one copy Weaviate (>= 1.38) runs async replication, which repairs a node
+            # that missed writes while down; a delete wins over a stale copy (an erased
+            # memory must not come back).
+            replication_config=Configure.replication(
+                factor=c.replication_factor,
+                deletion_strategy=ReplicationDeletionStrategy.DELETE_ON_CONFLICT,
             ),
             inverted_index_config=Configure.inverted_index(
                 bm25_k1=c.bm25_k1, bm25_b=c.bm25_b, stopwords_preset=StopwordsPreset.NONE
@@ -449,6 +485,18 @@ class WeaviateIndex:
             return None if tenant is None else str(tenant.activity_status.value)
 
         return self._call("tenant_status", status)
+
+    def tenant_activity(self) -> dict[str, int]:
+        """How many tenants are in each activity status (Weaviate's tenant listing)."""
+
+        def by_status(collection: Any) -> dict[str, int]:
+            counts: dict[str, int] = {}
+            for tenant in collection.tenants.get().values():
+                status = str(tenant.activity_status.value)
+                counts[status] = counts.get(status, 0) + 1
+            return counts
+
+        return self._call("tenant_activity", by_status)
 
     def count(self, user_id: str) -> int:
         """How many objects the user's tenant holds (expired-but-unswept ones included)."""
