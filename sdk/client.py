@@ -50,6 +50,7 @@ from structured_memory.repositories.outbox import OutboxLag
 if TYPE_CHECKING:
     from sdk.context import MemoryContext
     from sdk.memories import Memories
+    from sdk.ops import Ops
     from sdk.runtime import Runtime
     from sdk.sandboxes import Sandboxes, SandboxSession
     from sdk.session_path import SessionPath
@@ -627,6 +628,13 @@ class MemoryClient:
         from structured_memory.repositories.tokens import RevokedTokens
 
         return RevokedTokens(self._rt().db)
+
+    @property
+    def ops(self) -> Ops:
+        """Read-only statistics across users for operators (see :mod:`sdk.ops`)."""
+        from sdk.ops import Ops
+
+        return Ops(self._rt(), self.settings)
 
     @property
     def index(self) -> FragmentIndex:

@@ -200,6 +200,17 @@ def test_cross_user_work_is_marked(mem: MemoryClient, recorded: list[tuple[str, 
     later = now + timedelta(days=10)
     count_decay_due(mem.database, later, mem.settings.confidence)
     assert decay_inferred(mem.database, later, mem.settings.confidence).decayed == 1
+    # the sweep audits what it deleted, for users it finds itself
+    assert sweep_expired(mem.database, now + timedelta(days=31)).facts == 1
+    statistics = mem.ops
+    statistics.expiry()
+    statistics.confidence()
+    statistics.activity()
+    statistics.outbox()
+    statistics.tenants()
+    statistics.keys()
+    statistics.verifiers()
+    statistics.gauges()
     touching = [(s, marked) for s, marked in recorded if _TABLE_RE.search(s)]
     assert touching, "the sweep ran statements on user tables"
     assert all(marked for _, marked in touching)
