@@ -30,7 +30,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(ARGS)
 
 # Weaviate beside pgvector: starts a server on port 8094, runs, stops it.
 bench-weaviate: $(STAMP)

@@ -115,11 +115,14 @@ class SearchPath:
         built = self.mask_and_embed(request.query, config, request.limit, now, filters)
         results = SearchResults()
         if built.empty and not built.pii:
+            self._ledger.require_user(scope)
             return results
         hits = [] if built.empty else self.index(scope, built.query, results)
         hits = self.pii_hits(scope, built.pii, now, request.limit) + hits
         records = self.hydrate(scope, hits, now)
         results = self.hits(hits, records, results, request.limit)
+        if not results:
+            self._ledger.require_user(scope)  # nothing found: an unknown user is an error
         if request.verify and verify_hits is not None:
             return verify_hits(scope, results)
         return results

@@ -85,7 +85,10 @@ def test_search_never_crosses_users(shop: MemoryClient) -> None:
     other = shop.search("buyer-002", "退款", limit=10)
     assert len(other) == 1
     assert "99999" in other[0].text
+    shop.profiles.ensure("buyer-003")
     assert shop.search("buyer-003", "退款", limit=10) == []
+    with pytest.raises(UserNotFound):
+        shop.search("buyer-004", "退款", limit=10)
 
 
 def test_pii_is_masked_in_the_ledger_and_kept_in_the_vault(mem: MemoryClient) -> None:
@@ -539,3 +542,18 @@ def test_clients_for_other_agents_share_the_stores_not_the_identity(mem: MemoryC
     assert mem.memories.get("buyer-001", public) is not None
     with pytest.raises(InvalidUserId):
         mem.for_agent("bad agent id!")
+
+
+def test_reads_for_an_unknown_user_raise_like_writes(mem: MemoryClient) -> None:
+    """Every call for a user without a profile raises UserNotFound (reads too), and a known
+    user with nothing stored gets empty results."""
+    for read in (
+        lambda: mem.search("stranger-2", "退款到账了吗"),
+        lambda: mem.memories.list("stranger-2"),
+        lambda: mem.facts.list("stranger-2"),
+    ):
+        with pytest.raises(UserNotFound):
+            read()
+    assert list(mem.search("buyer-002", "退款到账了吗")) == []
+    assert mem.memories.list("buyer-002") == []
+    assert mem.facts.list("buyer-002") == []

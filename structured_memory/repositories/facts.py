@@ -55,6 +55,7 @@ from structured_memory.repositories.fragments import (
     frequent_user,
     release_vault_entries,
     renewal,
+    require_user,
 )
 from structured_memory.scoping import live, owned
 
@@ -213,6 +214,8 @@ class FactRepository:
             rows = conn.execute(
                 select(_T).where(owned(_T, scope), live(_T, now)).order_by(_T.c.key)
             ).all()
+            if not rows:
+                require_user(conn, scope)
         return [Fact.model_validate(r._mapping) for r in rows]
 
     def feedback(

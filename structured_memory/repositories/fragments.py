@@ -57,6 +57,7 @@ __all__ = [
     "index_rows",
     "release_vault_entries",
     "renewal",
+    "require_user",
     "vault_ids_of",
 ]
 
@@ -292,6 +293,14 @@ def release_vault_entries(
     ).rowcount
 
 
+def require_user(conn: Connection, scope: UserScope) -> None:
+    """Raise :class:`UserNotFound` unless the scope's user has a profile (a read that
+    found nothing asks this, so an unknown user is told apart from an empty one)."""
+    found = conn.execute(select(_PROFILE.c.user_id).where(owned(_PROFILE, scope))).first()
+    if found is None:
+        raise UserNotFound("no profile for this user; create it with profiles.ensure")
+
+
 def frequent_user(conn: Connection, scope: UserScope, now: datetime, config: TTLConfig) -> bool:
     """Whether the user had enough sessions in the last 30 days to count as frequent."""
     sessions = conn.execute(
@@ -377,6 +386,11 @@ class FragmentLedger:
             ).one_or_none()
         return None if row is None else _record(row)
 
+    def require_user(self, scope: UserScope) -> None:
+        """Raise :class:`UserNotFound` unless the scope's user has a profile."""
+        with self._db.transaction() as conn:
+            require_user(conn, scope)
+
     def list(
         self, scope: UserScope, *, now: datetime, limit: int = 100, offset: int = 0
     ) -> list[FragmentRecord]:
@@ -389,6 +403,8 @@ class FragmentLedger:
                 .limit(limit)
                 .offset(offset)
             ).all()
+            if not rows and offset == 0:
+                require_user(conn, scope)
         return [_record(r) for r in rows]
 
     def candidate_ids(
