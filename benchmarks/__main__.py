@@ -2,9 +2,10 @@
 
 ``python -m benchmarks [--quick] [--repeat N] [--only a,b]`` runs structured,
 unstructured, LoCoMo through the SDK, the analysis of adversarial texts, the mixed
-concurrent load, the audit log's cost, the cross-session scenario suite and the
-service's HTTP overhead, with a progress bar over the runs. Each benchmark writes its
-own ``benchmarks/results/<name>[-quick].json`` (the last repeat's) and its tables go to
+concurrent load, the audit log's cost, the cross-session scenario suite, search beside
+the bare-SQL floor and the service's HTTP overhead, with a progress bar over the runs.
+Each benchmark writes its own ``benchmarks/results/<name>[-quick].json`` (the last
+repeat's) and its tables go to
 ``benchmarks/results/bench[-quick].log``; a few headline figures of each run are kept,
 and the summary shows their median over the repeats (ratios are taken within one run,
 then their median). The summary and the machine it ran on go to
@@ -12,8 +13,8 @@ then their median). The summary and the machine it ran on go to
 ``bench[-quick]-only.log`` for an ``--only`` run).
 
 Repeats: 3 for the short benchmarks, 1 for the long ones (unstructured, LoCoMo, the
-scenario suite), unless ``--repeat`` sets them all. The in-memory LoCoMo reference
-(``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
+scenario suite, the search floor), unless ``--repeat`` sets them all. The in-memory
+LoCoMo reference (``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
 evaluates it beside the SDK numbers. The Weaviate benchmarks need a server:
 ``make bench-weaviate`` starts one and runs them.
 """
@@ -43,6 +44,7 @@ from benchmarks import (
     audit,
     locomo,
     mixed_load,
+    search_floor,
     service,
     structured,
     unstructured,
@@ -127,6 +129,20 @@ def _scenarios(suite: scenarios.Suite) -> Figures:
     return figures
 
 
+def _search_floor(r: dict[str, Any]) -> Figures:
+    figures: Figures = {}
+    for size, stage in r["stages"].items():
+        ours, floor = stage["latency"]["ours: mem.search"], stage["latency"]["floor: bare SQL"]
+        figures |= {
+            f"search p95 (ms, {size})": ours["p95_ms"],
+            f"bare-SQL floor p95 (ms, {size})": floor["p95_ms"],
+            f"ours / floor p95 ({size})": stage["ratio_ours_over_floor_p95"],
+        }
+    if flat := r["flatness_p95_large_over_small"]:
+        figures["search p95 100k / 10k"] = flat["ours: mem.search"]
+    return figures
+
+
 def _service(r: dict[str, Any]) -> Figures:
     http, sdk = r["http"]["routes"], r["sdk"]["routes"]
     return {
@@ -156,6 +172,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "mixed_load": Benchmark(mixed_load.main, _mixed_load, 3),
     "audit": Benchmark(audit.main, _audit, 3),
     "scenarios": Benchmark(scenarios.main, _scenarios, 1),
+    "search_floor": Benchmark(search_floor.main, _search_floor, 1),
     "service": Benchmark(service.main, _service, 3),
 }
 
