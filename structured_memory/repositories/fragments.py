@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -318,12 +318,19 @@ class FragmentLedger:
         self._db = db
 
     def insert(self, conn: Connection, fragments: Sequence[NewFragment]) -> list[uuid.UUID]:
-        """Store fragments in the caller's transaction and return their ids."""
+        """Store fragments in the caller's transaction and return their ids.
+
+        ``created_at`` follows the order of ``fragments`` (a microsecond apart), so turns
+        written in one call keep their order where their ``occurred_at`` ties (the
+        contexts of later turns are the session's last turns in that order).
+        """
         if not fragments:
             return []
+        base = datetime.now(UTC)
         rows = [
             {
                 "id": f.id,
+                "created_at": base + timedelta(microseconds=position),
                 "user_id": f.user_id,
                 "agent_id": f.agent_id,
                 "private": f.private,
@@ -345,7 +352,7 @@ class FragmentLedger:
                 "embedding": list(f.embedding),
                 "embedding_model": f.embedding_model,
             }
-            for f in fragments
+            for position, f in enumerate(fragments)
         ]
         conn.execute(_T.insert(), rows)
         return [f.id for f in fragments]
