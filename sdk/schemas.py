@@ -213,22 +213,7 @@ class HitOut(BaseModel):
     @classmethod
     def of(cls, hit: MemoryHit) -> HitOut:
         """From an SDK hit."""
-        return cls(
-            memory_id=hit.memory_id,
-            text=hit.text,
-            score=hit.score,
-            intent=hit.intent,
-            entities=hit.entities,
-            occurred_at=hit.occurred_at,
-            metadata=hit.metadata,
-            policy=hit.policy,
-            kind=hit.kind,
-            session_id=hit.session_id,
-            status=hit.status,
-            confidence=hit.confidence,
-            keyword_score=hit.keyword_score,
-            vector_score=hit.vector_score,
-        )
+        return cls.model_validate(hit, from_attributes=True)
 
 
 class SearchOut(BaseModel):
@@ -435,14 +420,7 @@ class SandboxOut(BaseModel):
     @classmethod
     def of(cls, box: Sandbox) -> SandboxOut:
         """From the SDK's sandbox."""
-        return cls(
-            id=box.id,
-            session_id=box.session_id,
-            status=box.status,
-            parent_id=box.parent_id,
-            created_at=box.created_at,
-            expires_at=box.expires_at,
-        )
+        return cls.model_validate(box, from_attributes=True)
 
 
 class MergeBody(BaseModel):
@@ -488,15 +466,7 @@ class FeedbackOut(BaseModel):
     @classmethod
     def of(cls, result: FeedbackResult) -> FeedbackOut:
         """From the SDK's result."""
-        return cls(
-            memory_id=result.memory_id,
-            kind=result.kind,
-            action=result.action,
-            confidence=result.confidence,
-            status=result.status,
-            previous_confidence=result.previous_confidence,
-            previous_status=result.previous_status,
-        )
+        return cls.model_validate(result, from_attributes=True)
 
 
 class ExportedPii(BaseModel):
