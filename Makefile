@@ -38,10 +38,11 @@ bench-weaviate: $(STAMP)
 	$(BIN)/python -m benchmarks.unstructured --index pgvector,weaviate \
 	  --index-config 'weaviate={"port": 8094, "grpc_port": 50064}' $(ARGS) ; \
 	status=$$?; \
-	for module in weaviate_keyword weaviate_overhead; do \
-	  $(BIN)/python -m benchmarks.$$module --weaviate 127.0.0.1:8094:50064 $(ARGS) ; \
-	  status=$$((status || $$?)); \
-	done; \
+	$(BIN)/python -m benchmarks.weaviate_keyword --weaviate 127.0.0.1:8094:50064 $(ARGS) ; \
+	status=$$((status || $$?)); \
+	$(BIN)/python -m benchmarks.search_floor --index weaviate \
+	  --weaviate 127.0.0.1:8094:50064 $(ARGS) ; \
+	status=$$((status || $$?)); \
 	WEAVIATE_PORT=8094 WEAVIATE_GRPC_PORT=50064 bash scripts/weaviate.sh stop; exit $$status
 
 clean:

@@ -3,7 +3,8 @@
 ``python -m benchmarks [--quick] [--repeat N] [--only a,b]`` runs structured,
 unstructured, LoCoMo through the SDK, the analysis of adversarial texts, the mixed
 concurrent load, the audit log's cost, the cross-session scenario suite, search beside
-the bare-SQL floor and the service's HTTP overhead, with a progress bar over the runs.
+the bare-SQL floor, write throughput and the service's HTTP overhead, with a progress
+bar over the runs.
 Each benchmark writes its own ``benchmarks/results/<name>[-quick].json`` (the last
 repeat's) and its tables go to
 ``benchmarks/results/bench[-quick].log``; a few headline figures of each run are kept,
@@ -13,7 +14,7 @@ then their median). The summary and the machine it ran on go to
 ``bench[-quick]-only.log`` for an ``--only`` run).
 
 Repeats: 3 for the short benchmarks, 1 for the long ones (unstructured, LoCoMo, the
-scenario suite, the search floor), unless ``--repeat`` sets them all. The in-memory
+scenario suite, the search floor, writes), unless ``--repeat`` sets them all. The in-memory
 LoCoMo reference (``python -m benchmarks.locomo_offline``) is not run here: ``benchmarks.locomo``
 evaluates it beside the SDK numbers. The Weaviate benchmarks need a server:
 ``make bench-weaviate`` starts one and runs them.
@@ -48,6 +49,7 @@ from benchmarks import (
     service,
     structured,
     unstructured,
+    writes,
 )
 from benchmarks.common import RESULTS, console, git_state
 from benchmarks.scenarios import run as scenarios
@@ -131,15 +133,16 @@ def _scenarios(suite: scenarios.Suite) -> Figures:
 
 def _search_floor(r: dict[str, Any]) -> Figures:
     figures: Figures = {}
-    for size, stage in r["stages"].items():
-        ours, floor = stage["latency"]["ours: mem.search"], stage["latency"]["floor: bare SQL"]
-        figures |= {
-            f"search p95 (ms, {size})": ours["p95_ms"],
-            f"bare-SQL floor p95 (ms, {size})": floor["p95_ms"],
-            f"ours / floor p95 ({size})": stage["ratio_ours_over_floor_p95"],
-        }
-    if flat := r["flatness_p95_large_over_small"]:
-        figures["search p95 100k / 10k"] = flat["ours: mem.search"]
+    for name, result in r["backends"].items():
+        for size, stage in result["sizes"].items():
+            ours, floor = stage["latency"]["ours: mem.search"], stage["latency"][result["floor"]]
+            figures |= {
+                f"{name} search p95 (ms, {size})": ours["p95_ms"],
+                f"{name} floor p95 (ms, {size})": floor["p95_ms"],
+                f"{name} ours / floor p95 ({size})": stage["ratio_ours_over_floor_p95"],
+            }
+        if flat := result["flatness_p95_large_over_small"]:
+            figures[f"{name} search p95 100k / 10k"] = flat["ours: mem.search"]
     return figures
 
 
@@ -152,6 +155,17 @@ def _service(r: dict[str, Any]) -> Figures:
             if route in sdk
         },
         "HTTP / SDK ops/s ratio": r["http"]["ops_per_s"] / r["sdk"]["ops_per_s"],
+    }
+
+
+def _writes(r: dict[str, Any]) -> Figures:
+    default, large = r["write_many"][0], r["write_many"][-1]
+    return {
+        f"write_many memories/s (batch {default['batch_size']})": default["memories_per_s"],
+        f"write_many memories/s (batch {large['batch_size']:,})": large["memories_per_s"],
+        "mem.write p50 (ms)": r["single_write"]["p50_ms"],
+        "mem.write p95 (ms)": r["single_write"]["p95_ms"],
+        "peak RSS (MiB)": r["memory"]["peak_rss_mib"],
     }
 
 
@@ -173,6 +187,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "audit": Benchmark(audit.main, _audit, 3),
     "scenarios": Benchmark(scenarios.main, _scenarios, 1),
     "search_floor": Benchmark(search_floor.main, _search_floor, 1),
+    "writes": Benchmark(writes.main, _writes, 1),
     "service": Benchmark(service.main, _service, 3),
 }
 

@@ -3,8 +3,8 @@
 Shared by :mod:`benchmarks.locomo_offline` (in-memory reference) and
 :mod:`benchmarks.locomo` (the real SDK): one user per conversation, one memory
 per turn (``speaker: text`` plus the image caption where present,
-``occurred_at`` from the session date, the ``dia_id`` and the session key in
-metadata); every question of categories 1-4 is a query whose relevant
+``occurred_at`` from the session date, the ``dia_id``, the speaker and the
+session key in metadata); every question of categories 1-4 is a query whose relevant
 memories are its evidence turns.
 
 The dataset is found at ``$DUALTRACK_LOCOMO_PATH`` or, by default, at
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from unstructured_memory.tokenize import tokens
+from unstructured_memory.tokenize import keyword_terms, query_terms
 
 __all__ = [
     "CATEGORIES",
@@ -148,7 +148,8 @@ def load(
                 if date_prefix:
                     text = f"{when:%d %B %Y}: {text}"
                 position[turn["dia_id"]] = len(memories)
-                memories.append(Memory(text, when, {"dia_id": turn["dia_id"]}, key))
+                meta = {"dia_id": turn["dia_id"], "speaker": turn["speaker"]}
+                memories.append(Memory(text, when, meta, key))
             n += 1
         queries = []
         for qa in sample["qa"]:
@@ -160,8 +161,8 @@ def load(
         out.append(Conversation(sample["sample_id"], memories, queries))
     if with_tokens:
         for c in out:
-            c.doc_tokens = [tokens(m.text) for m in c.memories]
-            c.query_tokens = [tokens(q.text) for q in c.queries]
+            c.doc_tokens = [keyword_terms(m.text) for m in c.memories]
+            c.query_tokens = [query_terms(q.text) for q in c.queries]
     return out
 
 

@@ -46,6 +46,7 @@ from unstructured_memory.embedders.hashing import HashingEmbedder, HashingEmbedd
 from unstructured_memory.search.bm25 import BM25Index
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import PRESETS, Fusion, SearchConfig
+from unstructured_memory.search.rerank import DEFAULT_RERANK, Candidate, RerankConfig, rerank
 
 Vectors = npt.NDArray[np.float32]
 
@@ -67,23 +68,33 @@ def rankings(
     doc_vecs: Vectors,
     query_vecs: Vectors,
     config: SearchConfig,
+    *,
     depth: int = MRR_DEPTH,
+    reranking: RerankConfig | None = DEFAULT_RERANK,
 ) -> dict[str, list[Ranking]]:
-    """Per method, the ranked memory positions of each query of ``conv``."""
+    """Per method, the ranked memory positions of each query of ``conv``, re-ranked
+    by session and speaker (``reranking``) as the SDK's search path does."""
     bm25 = BM25Index(conv.doc_tokens, k1=config.bm25_k1, b=config.bm25_b)
     fuse = relative_score_fusion if config.fusion is Fusion.RELATIVE_SCORE else ranked_fusion
     n = max(config.candidates, depth)
+    head = max(depth, reranking.depth) if reranking is not None else 0
     out: dict[str, list[Ranking]] = {m: [] for m in METHODS}
     sims = query_vecs @ doc_vecs.T
     for qi, q_tokens in enumerate(conv.query_tokens):
         kw = bm25.top_k(q_tokens, n)
         vec = top(sims[qi], n)
-        out["keyword"].append([i for i, _ in kw])
-        out["vector"].append([i for i, _ in vec])
         hybrid = fuse(
             vec[: config.candidates], kw[: config.candidates], alpha=config.alpha, limit=n
         )
-        out["hybrid"].append([i for i, _ in hybrid])
+        for method, found in (("keyword", kw), ("vector", vec), ("hybrid", hybrid)):
+            ranked = found
+            if reranking is not None:
+                candidates = [
+                    Candidate(i, s, conv.memories[i].session, conv.memories[i].metadata["speaker"])
+                    for i, s in found[:head]
+                ]
+                ranked = rerank(conv.queries[qi].text, candidates, reranking) + found[head:]
+            out[method].append([i for i, _ in ranked])
     return out
 
 

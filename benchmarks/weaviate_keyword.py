@@ -365,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     gse = create_index(
         "weaviate",
         gse_config,
-        transaction=wv.database.transaction,
+        connect=wv.database.reading,
         tenant_key=b"bench-gse-tenants",  # its own collection, fed by this benchmark alone
     )
     pg = bench_client("weaviate-keyword-pg", index="pgvector")

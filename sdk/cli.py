@@ -1,7 +1,7 @@
 """``dualtrack``: the command line of a deployment.
 
-migrate, new-key, rotate-keys, repair-vault, sweep, decay, audit, worker, reindex, health and
-demo; each reads the same ``DUALTRACK_*`` settings as the SDK.
+migrate, new-key, rotate-keys, repair-vault, sweep, decay, audit, worker, reindex, retokenise,
+health and demo; each reads the same ``DUALTRACK_*`` settings as the SDK.
 """
 
 from __future__ import annotations
@@ -206,7 +206,8 @@ def sweep(
         _fail(exc)
     console.print(
         f"ended {report.sessions_ended} idle sessions; swept {report.fragments} fragments "
-        f"and {report.facts} facts; {cold} users set cold"
+        f"and {report.facts} facts; {cold} users set cold; "
+        f"{report.flagged} memories of large users flagged for approximate search"
     )
     if report.decay is not None:
         console.print(
@@ -356,6 +357,28 @@ def reindex(
     except DualtrackError as exc:
         _fail(exc)
     console.print(f"reindexed {done} fragments into {name}")
+
+
+@app.command()
+def retokenise(
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per batch.")] = 500,
+) -> None:
+    """Recompute stored memories' keyword terms as this release writes them (run once after
+    an upgrade that changed them); rows already current are not written, so it can be
+    interrupted and run again."""
+    try:
+        with _client() as mem:
+            with _bar("retokenising") as bar:
+                task = bar.add_task("retokenise", total=count_fragments(mem.database))
+                report = mem.retokenise(
+                    batch_size=batch_size, progress=lambda n: bar.advance(task, n)
+                )
+            mem.drain_outbox()
+    except DualtrackError as exc:
+        _fail(exc)
+    console.print(
+        f"examined {report.examined} fragments of {report.users} users; {report.changed} changed"
+    )
 
 
 @app.command()

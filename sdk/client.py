@@ -39,6 +39,7 @@ from structured_memory.cross_user import (
     SweepReport,
     count_unreadable,
     decay_inferred,
+    flag_large_scopes,
     pending_rotation,
     sweep_expired,
     vacuum_user_tables,
@@ -46,11 +47,13 @@ from structured_memory.cross_user import (
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
+from unstructured_memory.index.base import LargeScopes
 
 if TYPE_CHECKING:
     from sdk.context import MemoryContext
     from sdk.memories import Memories
     from sdk.ops import Ops
+    from sdk.retokenise import RetokeniseReport
     from sdk.runtime import Runtime
     from sdk.sandboxes import Sandboxes, SandboxSession
     from sdk.session_path import SessionPath
@@ -565,15 +568,19 @@ class MemoryClient:
     ) -> SweepReport:
         """Delete every user's expired memories and facts (ops work, across users).
 
+        Searches' deferred renewals pending in this process are written first.
         Like a delete, a swept memory also takes the vault entries only it
         referenced and its words in its neighbours' index context. A derived
         index gets the deletes through the outbox. With ``vacuum``, then
         ``VACUUM (ANALYZE)`` the user tables that erasures, deletes and sweeps
         left dead tuples in (``report.vacuumed``). The confidence decay
-        (:meth:`decay`) runs with it (``report.decay``).
+        (:meth:`decay`) runs with it (``report.decay``). An index that searches large
+        users approximately (:class:`~unstructured_memory.index.base.LargeScopes`) gets
+        their memories flagged for it (``report.flagged``), before the vacuum.
         """
         rt = self._rt()
         at = now or datetime.now(UTC)
+        rt.ledger.renewals.flush()  # this process's deferred renewals land before the sweep
         ended = self._session_path().sweep_idle(at)
 
         def forgotten(user: str, ids: list[uuid.UUID], vault_ids: list[uuid.UUID]) -> None:
@@ -593,6 +600,11 @@ class MemoryClient:
         report = replace(
             report, decay=self.decay(now=at, batch_size=batch_size), sessions_ended=ended
         )
+        if isinstance(rt.index, LargeScopes):
+            flagged = flag_large_scopes(
+                rt.db, threshold=rt.index.ann_threshold, batch_size=batch_size
+            )
+            report = replace(report, flagged=flagged)
         if not vacuum:
             return report
         return replace(report, vacuumed=tuple(vacuum_user_tables(rt.db)))
@@ -621,6 +633,16 @@ class MemoryClient:
             batch_size=batch_size,
             progress=progress,
         )
+
+    def retokenise(
+        self, *, batch_size: int = 500, progress: Callable[[int], None] | None = None
+    ) -> RetokeniseReport:
+        """Recompute every user's stored keyword terms as this release's write path does
+        (ops work, after an upgrade that changed them); see :mod:`sdk.retokenise`."""
+        from sdk.retokenise import retokenise
+
+        rt = self._rt()
+        return retokenise(rt.db, rt.feed, batch_size=batch_size, progress=progress)
 
     @property
     def revoked_tokens(self) -> RevokedTokens:

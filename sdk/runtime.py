@@ -27,6 +27,7 @@ from structured_memory.embedding_space import claim_embedding_space
 from structured_memory.pii.cipher import PiiCipher
 from structured_memory.pii.keyring import KeyRing, derive_key
 from structured_memory.pii.vault import PiiVault
+from structured_memory.renewals import Renewals
 from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
 from structured_memory.repositories.facts import FactRepository
@@ -126,15 +127,15 @@ class Runtime:
             raise
         cipher = PiiCipher(ring)
         vault = PiiVault(db, cipher)
-        ledger = FragmentLedger(db)
+        renewals = Renewals(db, interval_s=s.renewal_flush_s)
+        ledger = FragmentLedger(db, renewals)
         tenant_key = derive_key(ring.blind.secret, TENANT_KEY_PURPOSE)
-        index = create_index(
-            s.index, s.index_config, transaction=db.transaction, tenant_key=tenant_key
-        )
+        index = create_index(s.index, s.index_config, connect=db.reading, tenant_key=tenant_key)
         feed = build_feed(
             db, index, max_delay_s=s.outbox_max_delay_s, background=s.outbox_worker == "thread"
         )
         feed.start()
+        renewals.start()
         embedder = create_embedder(s.embedder, s.embedder_config)
         guard = EmbeddingGuard(db, embedder, index)
         sandboxes = SandboxRepository(timedelta(hours=s.sandbox_hours), s.ttl)
@@ -168,9 +169,7 @@ class Runtime:
                 ledger=ledger,
                 vault=vault,
                 index=index,
-                fallback=create_fallback(
-                    s.index, transaction=db.transaction, tenant_key=tenant_key
-                ),
+                fallback=create_fallback(s.index, connect=db.reading, tenant_key=tenant_key),
                 embedder=embedder,
                 preset=s.search_preset,
                 scope_for=scope_for,
@@ -190,7 +189,9 @@ class Runtime:
         )
 
     def close(self) -> None:
-        """Stop background delivery, close the index client, release connections."""
+        """Stop background delivery, write pending renewals, close the index client,
+        release connections."""
         self.feed.stop()
+        self.ledger.renewals.close()
         self.index.close()
         self.db.dispose()

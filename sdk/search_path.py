@@ -1,19 +1,24 @@
 """The search path of the unstructured track, one named stage after another.
 
-    validate → mask → embed → index → fallback → hydrate → hits → verify
+    validate → mask → embed → index → fallback → hydrate → rerank → hits → verify
 
 - **validate**: the user scope, the query text, limit, preset and filters.
 - **mask** and **embed**: :func:`build_query` masks PII in the query exactly
   as in a stored memory, so neither the embedder nor the index ever receives
   it in clear, then tokenises and embeds the masked text.
-- **index**: the configured index searches inside the scope's visibility; a
+- **index**: the configured index searches inside the scope's visibility, for
+  at least :attr:`RerankConfig.depth` candidates; a
   PII value taken out of the query finds the memories that held it through
   the vault's blind index (never the clear value) and ranks them first.
 - **fallback**: while a derived index is unreachable, the ledger's own index
   answers and the results say ``degraded``.
 - **hydrate**: the hits are read back from the ledger under the same scope
-  (an expired or invisible hit is dropped) and renewed by their own period.
-- **hits**: the records shaped for the caller, best first.
+  (an expired or invisible hit is dropped).
+- **rerank**: the index's candidates re-ordered by their session and speaker
+  (:mod:`unstructured_memory.search.rerank`); PII hits stay first.
+- **hits**: the records shaped for the caller, best first; those returned are
+  marked used, which renews them by their own period (written in a batch
+  shortly after: ``structured_memory.renewals``).
 - **verify** (``verify=True`` only): the business entities the hits name are
   checked against their systems of record (``sdk.verification``).
 """
@@ -38,6 +43,13 @@ from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
 from unstructured_memory.search.presets import PRESETS, SearchConfig
 from unstructured_memory.search.query import BuiltQuery, build_query
+from unstructured_memory.search.rerank import (
+    DEFAULT_RERANK,
+    SPEAKER_KEY,
+    Candidate,
+    RerankConfig,
+    rerank,
+)
 
 __all__ = ["MAX_LIMIT", "MAX_QUERY_BYTES", "HitVerifier", "SearchPath", "SearchRequest"]
 
@@ -84,6 +96,7 @@ class SearchPath:
         scope_for: Callable[[str], UserScope],
         check_embedding_space: Callable[[], None],
         prefilter_limit: int = 0,
+        reranking: RerankConfig | None = DEFAULT_RERANK,
     ) -> None:
         self._ledger = ledger
         self._vault = vault
@@ -94,6 +107,7 @@ class SearchPath:
         self._scope = scope_for
         self._check_space = check_embedding_space
         self._prefilter_limit = prefilter_limit
+        self._rerank = reranking
 
     def rescoped(self, scope_for: Callable[[str], UserScope]) -> SearchPath:
         """The same search path, turning user ids into scopes with ``scope_for``
@@ -112,15 +126,18 @@ class SearchPath:
             raise InvalidField("this search path cannot verify", field="verify")
         self._check_space()
         now = datetime.now(UTC)
-        built = self.mask_and_embed(request.query, config, request.limit, now, filters)
+        depth = max(request.limit, self._rerank.depth) if self._rerank else request.limit
+        built = self.mask_and_embed(request.query, config, depth, now, filters)
         results = SearchResults()
         if built.empty and not built.pii:
             self._ledger.require_user(scope)
             return results
         hits = [] if built.empty else self.index(scope, built.query, results)
-        hits = self.pii_hits(scope, built.pii, now, request.limit) + hits
-        records = self.hydrate(scope, hits, now)
+        found = self.pii_hits(scope, built.pii, now, request.limit)
+        records = self.hydrate(scope, found + hits, now)
+        hits = found + self.rerank(built.query.text, hits, records)
         results = self.hits(hits, records, results, request.limit)
+        self._ledger.used(scope, (records[hit.memory_id] for hit in results), now=now)
         if not results:
             self._ledger.require_user(scope)  # nothing found: an unknown user is an error
         if request.verify and verify_hits is not None:
@@ -205,10 +222,30 @@ class SearchPath:
     def hydrate(
         self, scope: UserScope, hits: list[IndexHit], now: datetime
     ) -> dict[uuid.UUID, FragmentRecord]:
-        """Stage *hydrate*: the visible, live records of the hits, renewed."""
+        """Stage *hydrate*: the visible, live records of the hits."""
         return self._ledger.hydrate(
             scope, list(dict.fromkeys(h.fragment_id for h in hits)), now=now
         )
+
+    def rerank(
+        self, text: str, hits: list[IndexHit], records: dict[uuid.UUID, FragmentRecord]
+    ) -> list[IndexHit]:
+        """Stage *rerank*: the hydrated hits re-ordered by :func:`rerank` for the
+        masked query ``text`` (their scores replaced by the re-ranked ones)."""
+        if self._rerank is None:
+            return hits
+        candidates = []
+        for i, hit in enumerate(hits):
+            rec = records.get(hit.fragment_id)
+            if rec is not None:
+                speaker = rec.metadata.get(SPEAKER_KEY)
+                candidates.append(
+                    Candidate(
+                        i, hit.score, rec.session_id, speaker if isinstance(speaker, str) else None
+                    )
+                )
+        ranked = rerank(text, candidates, self._rerank)
+        return [replace(hits[i], score=score) for i, score in ranked]
 
     @staticmethod
     def hits(

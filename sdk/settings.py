@@ -81,6 +81,13 @@ class Settings(BaseSettings):
     outbox_max_delay_s: float = Field(
         default=60.0, gt=0, description="Longest backoff between retries of a failing batch."
     )
+    renewal_flush_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="A search's TTL renewal and use tracking are written in batches at most "
+        "this many seconds later (memories within a day of expiry renew at once).",
+    )
     prefilter_limit: int = Field(
         default=0,
         ge=0,

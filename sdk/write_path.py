@@ -28,11 +28,17 @@ holds the users' profiles ``FOR KEY SHARE`` in user order: writers never
 block each other, an erasure waits for them, and a write for an unknown or
 erased user raises :class:`UserNotFound`. A deadlock is retried a bounded
 number of times, then raised as :class:`TransientFailure`.
+
+Timings: :func:`observe_stages` tells an observer (a metrics histogram, a
+benchmark) how long each stage of each committed batch took.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
+import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -60,17 +66,32 @@ from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import (
     FragmentLedger,
     NewFragment,
-    frequent_user,
+    frequent_users,
     hold_profiles,
     release_vault_entries,
 )
-from unstructured_memory.contextual import combine_tokens, combine_vectors, context_text
+from unstructured_memory.contextual import (
+    combine_tokens,
+    combine_vectors,
+    context_text,
+    indexed_terms,
+)
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.summariser.entities import Entity
 from unstructured_memory.summariser.summary import SessionSummary, analyse_text
-from unstructured_memory.tokenize import tokens
+from unstructured_memory.tokenize import keyword_terms
 
-__all__ = ["MAX_METADATA_BYTES", "MAX_SESSION_ID_CHARS", "Within", "WritePath"]
+__all__ = [
+    "MAX_METADATA_BYTES",
+    "MAX_SESSION_ID_CHARS",
+    "STAGES",
+    "StageObserver",
+    "Within",
+    "WritePath",
+    "observe_stages",
+]
+
+_log = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16 * 1024
 """Largest ``metadata`` accepted, as UTF-8 JSON."""
@@ -82,6 +103,59 @@ Within = Callable[[Connection, list[NewFragment]], list[NewFragment]]
 ledger: it may adjust the fragments (their metadata) and write rows of its own; an error
 it raises rolls the whole write back."""
 
+STAGES = (
+    "validate",
+    "analyse and mask",
+    "vault",
+    "embed",
+    "TTL",
+    "ledger",
+    "index feed",
+    "audit",
+)
+"""The stages an observer hears of, in order (``embed`` includes the context lookup)."""
+
+StageObserver = Callable[[str, float, int], None]
+"""Told ``(stage, seconds, fragments)`` once per stage of each committed batch: a stage
+of :data:`STAGES`, the seconds it took (summed over the batch's items and retries), the
+batch's fragment count. It runs on the writing thread; what it raises is logged, not
+raised."""
+
+
+class _Observers:
+    """The stage observers of this process (a tuple, replaced whole under the lock)."""
+
+    def __init__(self) -> None:
+        self.current: tuple[StageObserver, ...] = ()
+        self.lock = threading.Lock()
+
+
+_OBSERVERS = _Observers()
+
+
+def observe_stages(observer: StageObserver) -> Callable[[], None]:
+    """Report every write's stage timings in this process to ``observer`` until the
+    returned function is called. Without observers the timings cost a few clock reads per
+    item."""
+    with _OBSERVERS.lock:
+        _OBSERVERS.current = (*_OBSERVERS.current, observer)
+
+    def stop() -> None:
+        with _OBSERVERS.lock:
+            _OBSERVERS.current = tuple(o for o in _OBSERVERS.current if o is not observer)
+
+    return stop
+
+
+def _report(spent: Mapping[str, float], fragments: int) -> None:
+    for observer in _OBSERVERS.current:
+        for stage in STAGES:
+            if stage in spent:
+                try:
+                    observer(stage, spent[stage], fragments)
+                except Exception:  # an observer's bug must not fail a committed write
+                    _log.exception("a write stage observer failed")
+
 
 @dataclass(frozen=True)
 class _Item:
@@ -91,6 +165,14 @@ class _Item:
     pii: Sequence[PiiMatch]
     context: str | None = None
     context_ids: tuple[uuid.UUID, ...] = ()
+
+
+_Embedded = tuple[list[float], list[str]]
+"""A fragment's vector and index tokens, its context mixed in."""
+
+_EMBED_CHUNK = 256
+"""Items analysed, then embedded, at a time: their texts' tokens are still in the
+tokenizer's cache (1,024 texts) when the embedder and the context tokens ask again."""
 
 
 @dataclass
@@ -169,19 +251,45 @@ class WritePath:
         ids: list[uuid.UUID] = []
         sessions: dict[tuple[str, str], deque[_Turn]] = {}
         for start in range(0, len(items), batch_size):
-            batch = items[start : start + batch_size]
-            now = datetime.now(UTC)
+            batch, now, embedded, spent = self._prepare(items, start, batch_size, sessions)
+            ids += self._store(batch, now, embedded, spent, within)
+            advance(len(batch))
+        return ids
+
+    def _prepare(
+        self,
+        items: Sequence[MemoryInput],
+        start: int,
+        batch_size: int,
+        sessions: dict[tuple[str, str], deque[_Turn]],
+    ) -> tuple[list[_Item], datetime, list[_Embedded], dict[str, float]]:
+        """Validate, analyse and embed one batch (stages timed); its items, time,
+        embeddings and the timings."""
+        now = datetime.now(UTC)
+        clock = time.perf_counter
+        spent = dict.fromkeys(("validate", "analyse and mask", "embed"), 0.0)
+        ready: list[_Item] = []
+        embedded: list[_Embedded] = []
+        end = min(start + batch_size, len(items))
+        for chunk in range(start, end, _EMBED_CHUNK):
             prepared = []
-            for position, item in enumerate(batch, start=start):
+            for position in range(chunk, min(chunk + _EMBED_CHUNK, end)):
                 try:
-                    prepared.append(self.analyse_and_mask(self.validate(item, now)))
+                    t0 = clock()
+                    checked = self.validate(items[position], now)
+                    t1 = clock()
+                    prepared.append(self.analyse_and_mask(checked))
+                    spent["analyse and mask"] += clock() - t1
+                    spent["validate"] += t1 - t0
                 except InvalidInput as exc:
                     exc.details.setdefault("item", position)
                     raise
-            with_context = [self._with_context(p, sessions, now) for p in prepared]
-            ids += self._store(with_context, now, within)
-            advance(len(batch))
-        return ids
+            t0 = clock()
+            with_context = self._with_contexts(prepared, sessions, now)
+            ready += with_context
+            embedded += self.embed(with_context)
+            spent["embed"] += clock() - t0
+        return ready, now, embedded, spent
 
     def write_record(
         self,
@@ -219,7 +327,7 @@ class WritePath:
         )
         items = [_Item(fragment, summary.pii)]
         for note in notes:
-            words = tokens(note)
+            words = keyword_terms(note)
             items.append(
                 _Item(
                     replace(
@@ -235,7 +343,7 @@ class WritePath:
                     [],
                 )
             )
-        memory_id = self._store(items, datetime.now(UTC), within)[0]
+        memory_id = self._store(items, datetime.now(UTC), within=within)[0]
         return memory_id
 
     def _fragment(
@@ -253,7 +361,7 @@ class WritePath:
         private: bool = False,
     ) -> NewFragment:
         """A fragment of ``scope`` from a masked ``text``: its tokens, not yet embedded."""
-        words = tokens(text)
+        words = keyword_terms(text)
         return NewFragment(
             user_id=scope.user_id,
             agent_id=scope.agent_id,
@@ -340,7 +448,7 @@ class WritePath:
             out.append({**f.metadata, "pii": vaulted} if vaulted else f.metadata)
         return out
 
-    def embed(self, items: Sequence[_Item]) -> list[tuple[list[float], list[str]]]:
+    def embed(self, items: Sequence[_Item]) -> list[_Embedded]:
         """Stage *embed*: each fragment's vector and tokens, with its context mixed in."""
         contexts = [i.context for i in items if i.context is not None]
         vectors = self._embedder.embed_documents([i.fragment.text for i in items] + contexts)
@@ -350,7 +458,7 @@ class WritePath:
             vector, words = own, item.fragment.index_text.split()
             if item.context is not None:
                 vector = combine_vectors(own, next(context_vectors))
-                words = combine_tokens(words, tokens(item.context))
+                words = combine_tokens(words, keyword_terms(item.context))
             out.append((vector, words))
         return out
 
@@ -363,8 +471,14 @@ class WritePath:
         a fragment written in a sandbox expires with its sandbox, which this
         stage holds open until commit (:class:`SandboxClosed` if it was closed).
         """
-        users = {f.user_id for f in fragments if f.sandbox_id is None}
-        frequent = {u for u in users if frequent_user(conn, UserScope(u), now, self._ttl)}
+        users = {  # only where being a frequent user changes the lifetime is it asked
+            f.user_id
+            for f in fragments
+            if f.sandbox_id is None
+            and lifetime(f.policy, MemoryKind(f.kind), frequent_user=True, config=self._ttl)
+            != lifetime(f.policy, MemoryKind(f.kind), frequent_user=False, config=self._ttl)
+        }
+        frequent = frequent_users(conn, users, now, self._ttl)
         boxes = sorted({(f.user_id, f.sandbox_id) for f in fragments if f.sandbox_id is not None})
         box_ends = {
             (u, b): self._sandboxes.hold(conn, UserScope(u, None, b), now) for u, b in boxes
@@ -448,7 +562,7 @@ class WritePath:
         for n, own, context_vector, (turns, context) in zip(
             neighbours, vectors, vectors[len(neighbours) :], contexts, strict=False
         ):
-            words = combine_tokens(tokens(n.text), tokens(context))
+            words = indexed_terms(n.text, context)
             self._ledger.reindex(
                 conn,
                 scope,
@@ -466,30 +580,40 @@ class WritePath:
 
     # -- plumbing --------------------------------------------------------------------------
 
-    def _with_context(
-        self, item: _Item, sessions: dict[tuple[str, str], deque[_Turn]], now: datetime
-    ) -> _Item:
-        """The item with its session context (contextual indexing), if it has a session.
+    def _with_contexts(
+        self, items: Sequence[_Item], sessions: dict[tuple[str, str], deque[_Turn]], now: datetime
+    ) -> list[_Item]:
+        """The items with their session contexts (contextual indexing), if they have a
+        session.
 
         Previous turns come from earlier items of the same call, or from the
-        ledger for the first item of a session in the call, and only from
-        turns every reader of the fragment may see.
+        ledger for the first item of a session in the call (one statement for
+        all of them), and only from turns every reader of the fragment may see.
         """
+        if self._context_turns == 0:
+            return list(items)
+        lookups: dict[tuple[str, str], tuple[UserScope, str, datetime]] = {}
+        for item in items:
+            f = item.fragment
+            if f.session_id is not None and (key := (f.user_id, f.session_id)) not in sessions:
+                lookups.setdefault(key, (_context_scope(f), f.session_id, f.occurred_at))
+        if lookups:
+            with self._db.reading() as conn:
+                found = self._ledger.recent_turns_many(
+                    conn, list(lookups.values()), now=now, limit=self._context_turns
+                )
+            for (key, (reader, _, _)), earlier in zip(lookups.items(), found, strict=True):
+                sessions[key] = deque(_Turn(i, t, reader, False) for i, t in earlier)
+        return [self._with_context(i, sessions) for i in items]
+
+    def _with_context(self, item: _Item, sessions: dict[tuple[str, str], deque[_Turn]]) -> _Item:
+        """The item with its context drawn from its session's previous turns (``sessions``
+        holds every session of the item's batch)."""
         f = item.fragment
-        if f.session_id is None or self._context_turns == 0:
+        if f.session_id is None:
             return item
         reader = _context_scope(f)
-        key = (f.user_id, f.session_id)
-        previous = sessions.get(key)
-        if previous is None:
-            earlier = self._ledger.recent_turns(
-                reader,
-                f.session_id,
-                until=f.occurred_at,
-                now=now,
-                limit=self._context_turns,
-            )
-            previous = sessions[key] = deque(_Turn(i, t, reader, False) for i, t in earlier)
+        previous = sessions[(f.user_id, f.session_id)]
         own = UserScope(f.user_id, f.agent_id, f.sandbox_id)
         seen = [
             t
@@ -511,17 +635,37 @@ class WritePath:
         )
 
     def _store(
-        self, items: Sequence[_Item], now: datetime, within: Within | None = None
+        self,
+        items: Sequence[_Item],
+        now: datetime,
+        embedded: Sequence[_Embedded] | None = None,
+        spent: dict[str, float] | None = None,
+        within: Within | None = None,
     ) -> list[uuid.UUID]:
-        """Embed, then vault, TTL, ``within``, ledger and index feed in one transaction
-        (retried)."""
-        embedded = self.embed(items)
+        """Embed (unless ``embedded``), then vault, TTL, ``within``, ledger and index feed
+        in one transaction (retried); the stage timings (added to ``spent``) go to the
+        observers after commit."""
+        clock = time.perf_counter
+        spent = {} if spent is None else spent
+
+        def timed(stage: str, started: float) -> float:
+            ended = clock()
+            spent[stage] = spent.get(stage, 0.0) + ended - started
+            return ended
+
+        if embedded is None:
+            t = clock()
+            embedded = self.embed(items)
+            timed("embed", t)
 
         def unit() -> list[uuid.UUID]:
             with self._db.transaction() as conn:
                 hold_profiles(conn, {i.fragment.user_id for i in items})
+                t = clock()
                 metadata = self.vault(conn, items)
+                t = timed("vault", t)
                 lifetimes = self.ttl(conn, [i.fragment for i in items], now)
+                timed("TTL", t)
                 fragments = [
                     replace(
                         item.fragment,
@@ -539,11 +683,17 @@ class WritePath:
                 ]
                 if within is not None:
                     fragments = within(conn, fragments)
+                t = clock()
                 ids = self.ledger(conn, fragments)
+                t = timed("ledger", t)
                 self.index_feed(conn, fragments)
+                t = timed("index feed", t)
                 self.audit(conn, fragments)
+                timed("audit", t)
             return ids
 
         ids = self._db.retrying(unit)
         self._feed.wake()
+        if _OBSERVERS.current:
+            _report(spent, len(items))
         return ids

@@ -1,6 +1,6 @@
 """Operations that span users, on purpose: PII lookup, key rotation, vault repair, the TTL
-sweep and the vacuum after it, the daily confidence decay, and the read-only statistics of
-the ops dashboard (counts only).
+sweep and the vacuum after it, flagging large users' memories for the approximate index,
+the daily confidence decay, and the read-only statistics of the ops dashboard (counts only).
 
 Everything else in dualtrack is confined to one :class:`UserScope`; the
 functions here are for operators, workers and identity resolution, and their
@@ -101,9 +101,11 @@ __all__ = [
     "decay_inferred",
     "expiring_per_day",
     "find_user_ids_by_pii",
+    "flag_large_scopes",
     "fragments_for_index",
     "idle_sessions",
     "idle_users",
+    "iter_fragment_users",
     "iter_fragments_for_index",
     "pending_confirmations",
     "pending_rotation",
@@ -564,6 +566,9 @@ class SweepReport:
     sessions_ended: int = 0
     """Idle sessions the sweep ended (their turns summarised into records and merged into
     the profile) before removing anything (``MemoryClient.sweep``)."""
+    flagged: int = 0
+    """Memories of large users the sweep flagged for the approximate index
+    (:func:`flag_large_scopes`, run by ``MemoryClient.sweep`` when the index asks)."""
 
 
 Forgotten = Callable[[str, list[uuid.UUID], list[uuid.UUID]], None]
@@ -640,6 +645,50 @@ def _audit_swept(conn: Connection, kind: MemoryTable, rows: Sequence[Any]) -> No
         record_many(conn, UserScope(user_id), AuditAction.DELETE, by_user[user_id])
 
 
+def flag_large_scopes(
+    db: Database, *, threshold: int, batch_size: int = 1000, progress: _Progress = None
+) -> int:
+    """Flag ``ann`` the memories of every user holding more than ``threshold`` of them
+    (every row: expired, private or in a sandbox too); returns how many were flagged.
+
+    A flagged row enters the pgvector HNSW index (partial on ``ann``), which is
+    thus maintained here, off the write path. Each batch is one transaction
+    over up to ``batch_size`` of one user's rows not flagged yet, locked with
+    ``SKIP LOCKED`` (a row busy now waits for the next run): idempotent, and
+    safe beside writes and other sweepers. Rows written afterwards stay
+    unflagged until the next run; a large scope's search reads those exactly,
+    so nothing is missed meanwhile. ``progress`` gets the rows per batch.
+    """
+    with cross_user_transaction(db) as conn:
+        users = list(
+            conn.execute(
+                text(
+                    "SELECT user_id FROM memory_fragment GROUP BY user_id "
+                    "HAVING count(*) > :threshold AND bool_or(NOT ann) ORDER BY user_id"
+                ),
+                {"threshold": threshold},
+            ).scalars()
+        )
+    flagged = 0
+    for user_id in users:
+        while True:
+            with cross_user_transaction(db) as conn:
+                n = conn.execute(
+                    text(
+                        "UPDATE memory_fragment SET ann = true WHERE user_id = :user_id "
+                        "AND id IN (SELECT id FROM memory_fragment WHERE user_id = :user_id "
+                        "AND NOT ann LIMIT :n FOR UPDATE SKIP LOCKED)"
+                    ),
+                    {"user_id": user_id, "n": batch_size},
+                ).rowcount
+            flagged += n
+            if progress is not None and n:
+                progress(n)
+            if n < batch_size:
+                break
+    return flagged
+
+
 _USER_TABLES = [t.name for t in Base.metadata.sorted_tables if "user_id" in t.c]
 
 
@@ -709,6 +758,24 @@ def iter_fragments_for_index(db: Database, *, batch_size: int = 500) -> Iterator
             return
         yield rows
         last = rows[-1].id
+
+
+def iter_fragment_users(db: Database, *, batch_size: int = 1000) -> Iterator[list[str]]:
+    """Every user holding fragments, in user id order, a batch per transaction (for
+    ``dualtrack retokenise``, which then works on each user in that user's scope)."""
+    last: str | None = None
+    while True:
+        query = select(_FRAGMENT.c.user_id).distinct()
+        if last is not None:
+            query = query.where(_FRAGMENT.c.user_id > last)
+        with cross_user_transaction(db) as conn:
+            users = list(
+                conn.execute(query.order_by(_FRAGMENT.c.user_id).limit(batch_size)).scalars()
+            )
+        if not users:
+            return
+        yield users
+        last = users[-1]
 
 
 def count_fragments(db: Database) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import select
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -79,6 +80,23 @@ def _register_adapters(dbapi_conn: Any, _record: Any) -> None:
     conn.adapters.register_loader("timestamptz", _InfinityLoader)
 
 
+def _refuse_ended_connection(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+    """At checkout, discard a pooled connection the server has ended, without a round trip.
+
+    An idle connection has nothing to read unless the server ended it (a restart,
+    ``pg_terminate_backend``, an idle timeout): its socket then holds the server's
+    last message or end of file. ``select`` with no timeout sees that; the pool then
+    opens a fresh connection in its place (SQLAlchemy's custom pessimistic disconnect
+    handling). ``pool_pre_ping`` would pay a ``SELECT 1`` round trip per checkout.
+    """
+    conn: psycopg.Connection[Any] = dbapi_conn
+    if conn.closed or conn.broken:
+        raise exc.DisconnectionError("the connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        raise exc.DisconnectionError("the server ended the connection")
+
+
 def _is_connection_failure(orig: BaseException | None) -> bool:
     """A failure to reach the server, as opposed to an error of the statement."""
     if not isinstance(orig, psycopg.OperationalError):
@@ -128,10 +146,10 @@ class Database:
             dsn,
             pool_size=pool_size,
             max_overflow=pool_size * 2,
-            pool_pre_ping=True,
             connect_args={"options": options, "connect_timeout": 10},
         )
         event.listen(engine, "connect", _register_adapters)
+        event.listen(engine, "checkout", _refuse_ended_connection)
         return cls(engine)
 
     @contextlib.contextmanager
@@ -163,6 +181,21 @@ class Database:
                     yield conn
         except exc.DBAPIError as err:
             raise _translate(err, owner) from err
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection in autocommit mode, for work that only reads.
+
+        Every statement is its own snapshot and no ``BEGIN``/``COMMIT`` round
+        trips are paid; a statement that needs a transaction (``SET LOCAL``)
+        must open one itself (``conn.begin()``). Errors are translated as in
+        :meth:`transaction`.
+        """
+        try:
+            with self.engine.connect() as conn:
+                yield conn.execution_options(isolation_level="AUTOCOMMIT")
+        except exc.DBAPIError as err:
+            raise _translate(err, None) from err
 
     def retrying(self, work: Callable[[], T], *, attempts: int = TRANSIENT_ATTEMPTS) -> T:
         """Run ``work`` (which opens its own transaction) again after a deadlock or

@@ -20,9 +20,9 @@ one server. What happens in each case:
 - **The server died.** A start that finds no live postmaster for the data dir
   starts it again (PostgreSQL replays its WAL first), retrying for up to 30 s
   while leftover server processes exit. Engines built earlier raise
-  :class:`DatabaseUnavailable` while it is down and reconnect afterwards
-  (``pool_pre_ping``); a running client does not restart it itself, any new
-  client (``dualtrack health``) does.
+  :class:`DatabaseUnavailable` while it is down and reconnect afterwards (a
+  pooled connection the server ended is replaced at checkout); a running client
+  does not restart it itself, any new client (``dualtrack health``) does.
 - **It cannot start.** :class:`DatabaseUnavailable`, never a driver error,
   naming the server log and what to do. A ``postmaster.pid`` left by a crash
   that names a live process other than this data dir's PostgreSQL is not

@@ -369,6 +369,9 @@ class MemoryFragment(Base):
     )
     embedding: Mapped[Any] = mapped_column(Vector(), nullable=True)
     embedding_model: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    ann: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
+    """In the approximate (HNSW) index: set by the sweep on the rows of large users,
+    never by a write (``cross_user.flag_large_scopes``)."""
 
     __table_args__ = (
         CheckConstraint(_in("kind", MemoryKind), name="kind_known"),
@@ -378,6 +381,7 @@ class MemoryFragment(Base):
         CheckConstraint("jsonb_typeof(metadata) = 'object'", name="metadata_object"),
         Index(None, "user_id", "occurred_at"),
         Index(None, "user_id", "session_id"),
+        Index(None, "user_id", postgresql_where=sql_text("NOT ann")),
         Index(None, "tsv", postgresql_using="gin"),
         Index(None, "context_ids", postgresql_using="gin"),
         Index(None, "expires_at", postgresql_where=sql_text("expires_at IS NOT NULL")),

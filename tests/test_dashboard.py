@@ -195,6 +195,7 @@ def _seed(mem: MemoryClient) -> None:
     mem.facts.put(BUYER, "通知偏好", "微信", lifecycle_policy=implicit, confidence=0.2)
     mem.facts.put(BUYER, "内容偏好", "图文", lifecycle_policy=implicit, confidence=0.25)
     mem.search(BUYER, "订单 88231 改地址", limit=2)
+    mem._rt().ledger.renewals.flush()  # uses land within renewal_flush_s; now, for the test
     mem.links.add(BUYER, entity_type="order", entity_id="88231", role="owner")
 
 

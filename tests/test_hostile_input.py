@@ -214,7 +214,9 @@ def calls(
 
 
 def _snapshot(mem: MemoryClient) -> dict[str, tuple[int, str]]:
-    """Row count and content hash of every user table (cheap: the tables are tiny here)."""
+    """Row count and content hash of every user table (cheap: the tables are tiny here),
+    once the uses earlier searches recorded are written (renewal is deferred)."""
+    mem._rt().ledger.renewals.flush()
     union = " UNION ALL ".join(
         f"SELECT '{t}', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), ''))"
         f" FROM {t} x"

@@ -35,7 +35,7 @@ from unstructured_memory.search.presets import (
     SearchConfig,
 )
 from unstructured_memory.search.query import build_query
-from unstructured_memory.tokenize import tokens
+from unstructured_memory.tokenize import keyword_terms
 
 EMBEDDER = HashingEmbedder()
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
@@ -62,7 +62,7 @@ class Harness:
         private: bool = False,
         expires_at: datetime | None = None,
     ) -> uuid.UUID:
-        words = tokens(text)
+        words = keyword_terms(text)
         vector = EMBEDDER.embed_documents([text])[0]
         fragment = NewFragment(
             user_id=user,
@@ -149,7 +149,7 @@ def harness(request: pytest.FixtureRequest, mem: MemoryClient) -> Harness:
         index = request.getfixturevalue("weaviate_index")
     else:
         index = create_index(
-            request.param, {}, transaction=mem.database.transaction, tenant_key=TEST_TENANT_KEY
+            request.param, {}, connect=mem.database.reading, tenant_key=TEST_TENANT_KEY
         )
     index.setup(EMBEDDER.name, EMBEDDER.dimensions)
     return Harness(mem, index)

@@ -3,7 +3,7 @@ with real transactions on the embedded PostgreSQL.
 
 - A write that reuses a vault entry while a delete releases it left the new memory
   referencing a vault id that no longer existed.
-- A search's renewal, a delete's re-indexing of neighbours and an erasure's cascade lock
+- A search's urgent renewal, a delete's re-indexing of neighbours and an erasure's cascade lock
   a user's fragment rows in different orders; the deadlock surfaced at once as
   ``TransientFailure``, where the SDK should retry it a bounded number of times.
 
@@ -218,11 +218,40 @@ def _session(mem: MemoryClient) -> list[uuid.UUID]:
     return [mem.write(USER, t, lifecycle_policy=EXPLICIT, session_id="s-lock") for t in texts]
 
 
-def test_a_search_whose_renewal_deadlocks_is_retried(mem: MemoryClient) -> None:
+def _expiring_within_a_day(mem: MemoryClient, ids: list[uuid.UUID]) -> None:
+    """Renewable rows so close to their expiry that a search renews them at once."""
+    with mem.database.transaction() as conn:
+        conn.execute(
+            text(
+                "UPDATE memory_fragment SET renew_days = 7, "
+                "expires_at = now() + interval '1 hour' WHERE id = ANY(:ids)"
+            ),
+            {"ids": ids},
+        )
+
+
+def test_a_search_does_not_wait_for_rows_a_writer_holds(mem: MemoryClient) -> None:
+    """Its renewal is deferred (``structured_memory.renewals``): the search only reads."""
+    ids = _session(mem)
+    with _other_transaction(mem) as conn:
+        _lock_rows(conn, ids)
+        running = _Call(lambda: mem.search(USER, "退款到账", limit=5))
+        assert not _wait_for_lock_wait(mem, running), "the search waited for a row lock"
+        hits = running.result()
+    assert set(ids) <= {h.memory_id for h in hits}
+
+
+def test_an_urgent_renewal_that_deadlocks_is_retried(mem: MemoryClient) -> None:
     first, _, third = _session(mem)
+    _expiring_within_a_day(mem, [first, third])
     # the renewal updates the hits in heap order: `first` first
     hits = _deadlock(mem, lambda: mem.search(USER, "退款到账", limit=5), held=third, then=first)
     assert {first, third} <= {h.memory_id for h in hits}
+    renewed = (
+        "SELECT count(*) FROM memory_fragment "
+        "WHERE id = ANY(:ids) AND expires_at > now() + interval '6 days'"
+    )
+    assert _count(mem, renewed, ids=[first, third]) == 2
 
 
 def test_a_delete_whose_reindexing_deadlocks_is_retried(mem: MemoryClient) -> None:

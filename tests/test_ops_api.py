@@ -237,6 +237,7 @@ def test_activity_counts_sweeps_decays_and_renewals_per_day(
 
     used = mem.write(frequent, "退款 RF20260629001 三天到账", lifecycle_policy=IMPLICIT)
     assert used in {h.memory_id for h in mem.search(frequent, "退款到账", limit=3)}
+    mem._rt().ledger.renewals.flush()  # uses land within renewal_flush_s; now, for the test
 
     report = ops(api, "activity")
     now_day = day_of(report, today)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from policies.errors import DatabaseUnavailable
 from sdk.client import MemoryClient
 from sdk.settings import Settings
+from structured_memory.database import Database
 from tests.conftest import key_line
 
 
@@ -36,3 +39,24 @@ def test_client_reconnects_after_its_pool_is_reset(mem: MemoryClient) -> None:
     assert mem.health().database
     mem.database.dispose()
     assert mem.health().ok
+
+
+def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout(dsn: str) -> None:
+    """A restart or ``pg_terminate_backend`` ends pooled connections: the next checkout
+    notices (the socket holds the server's goodbye) and connects afresh; nothing fails."""
+    db = Database.from_dsn(dsn, pool_size=1)
+    try:
+        with db.reading() as conn:
+            first = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with db.reading() as conn:
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == first
+        admin = Database.from_dsn(dsn, pool_size=1)
+        with admin.transaction() as conn:
+            assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": first}).scalar()
+        admin.dispose()
+        time.sleep(0.2)  # the server's message reaches the idle socket
+        for _ in range(3):
+            with db.transaction() as conn:
+                assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() != first
+    finally:
+        db.dispose()

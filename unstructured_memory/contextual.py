@@ -17,17 +17,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
-__all__ = ["CONTEXT_WEIGHT", "combine_tokens", "combine_vectors", "context_text"]
+from unstructured_memory.tokenize import keyword_terms
+
+__all__ = ["CONTEXT_WEIGHT", "combine_tokens", "combine_vectors", "context_text", "indexed_terms"]
 
 CONTEXT_WEIGHT = 0.5
 """Weight of the context's embedding beside the fragment's own (1.0)."""
 
 
 def context_text(occurred_at: datetime, previous: Sequence[str]) -> str:
-    """The context of a fragment: its date (``08 May 2023``) and the previous turns."""
-    return " ".join([f"{occurred_at:%d %B %Y}:", *previous])
+    """The context of a fragment: its UTC date (``08 May 2023``) and the previous turns.
+
+    UTC, whatever zone ``occurred_at`` was given in: the ledger stores instants and a
+    re-indexing (a forgotten turn, ``dualtrack retokenise``) reads them back in UTC.
+    """
+    day = occurred_at.astimezone(UTC) if occurred_at.tzinfo is not None else occurred_at
+    return " ".join([f"{day:%d %B %Y}:", *previous])
 
 
 def combine_tokens(own: Sequence[str], context: Sequence[str]) -> list[str]:
@@ -37,12 +44,24 @@ def combine_tokens(own: Sequence[str], context: Sequence[str]) -> list[str]:
     return [*own, *extra]
 
 
+def indexed_terms(text: str, context: str | None) -> list[str]:
+    """The keyword terms a fragment is indexed with: ``keyword_terms(text)``, then (with a
+    ``context``, see :func:`context_text`) each term of the context the text lacks."""
+    own = keyword_terms(text)
+    return own if context is None else combine_tokens(own, keyword_terms(context))
+
+
 def combine_vectors(
     own: Sequence[float], context: Sequence[float], weight: float = CONTEXT_WEIGHT
 ) -> list[float]:
     """``own + weight * context``, L2-normalised (``own`` alone if the sum is zero)."""
-    mixed = [a + weight * b for a, b in zip(own, context, strict=True)]
-    norm = math.sqrt(sum(x * x for x in mixed))
+    import numpy as np  # not at ``import sdk`` time
+
+    if len(own) != len(context):
+        raise ValueError("vectors of different lengths")
+    mixed = np.asarray(own, dtype=np.float64) + weight * np.asarray(context, dtype=np.float64)
+    norm = math.sqrt(float(np.dot(mixed, mixed)))
     if norm == 0.0:
         return list(own)
-    return [x / norm for x in mixed]
+    combined: list[float] = (mixed / norm).tolist()
+    return combined

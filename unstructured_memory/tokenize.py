@@ -6,6 +6,14 @@ lower-cased. A product/brand user dictionary ships with the package
 process-wide tokenizer is built lazily under a lock (jieba's own global
 initialisation is not thread-safe), its prefix cache kept under the system
 temp dir by jieba itself.
+
+Keyword terms (what a keyword index stores and a keyword query asks for) are
+the tokens with Latin words lightly stemmed (:func:`stem`), so "camping" in a
+memory matches "camp" in a question; a query also drops its English stop
+words ("what", "did"). Measured on the LoCoMo tuning split (hybrid, default
+hashing embedder): recall@10 70.3 -> 74.1. Chinese function words stay in a
+query: dropping them too cost keyword-only recall@10 on the Chinese set
+(78.4 -> 73.8).
 """
 
 from __future__ import annotations
@@ -23,7 +31,18 @@ import jieba
 
 from policies.linear_re import LinearPattern
 
-__all__ = ["MAX_TOKEN_CHARS", "index_text", "load_user_dict", "segment", "tokens"]
+__all__ = [
+    "EN_STOP_WORDS",
+    "MAX_TOKEN_CHARS",
+    "STOP_WORDS",
+    "index_text",
+    "keyword_terms",
+    "load_user_dict",
+    "query_terms",
+    "segment",
+    "stem",
+    "tokens",
+]
 
 _log = logging.getLogger(__name__)
 jieba.setLogLevel(logging.WARNING)  # spaCy's zh pipeline warms up jieba's global tokenizer
@@ -129,6 +148,67 @@ def tokens(text: str) -> list[str]:
     return list(_cached_tokens(text))
 
 
+_EN_STOP_WORDS = """
+    a about after again all also am an and any are as at be been before being but by
+    can could did do does doing done for from get got had has have having he her here
+    hers him his how i if in into is it its just me my myself no nor not now of off
+    on once only or other our ours out over own s so some such t than that the their
+    them then there these they this those through to too up very was we were what
+    when where which while who whom why will with would you your yours yourself
+    yeah yes oh hey hi wow really re ll ve d m don didn doesn isn wasn
+"""
+_ZH_STOP_WORDS = """
+    的 了 是 我 你 他 她 它 我们 你们 他们 吗 呢 吧 啊 呀 哦 嗯 在 和 与 及 就 都 也
+    还 又 这 那 这个 那个 一个 个 有 没 没有 不 要 会 能 可以 请 什么 怎么 为什么
+"""
+EN_STOP_WORDS = frozenset(_EN_STOP_WORDS.split())
+"""English function words that carry no topic, as :func:`tokens` spells them."""
+STOP_WORDS = EN_STOP_WORDS | frozenset(_ZH_STOP_WORDS.split())
+"""English and Chinese function words (the hashing embedder down-weights them)."""
+
+
+def stem(word: str) -> str:
+    """A tiny English suffix stripper: ``painted``/``painting``/``paints`` -> ``paint``.
+
+    Words of other scripts and of at most three characters are returned as they are.
+    """
+    if len(word) <= 3 or not word.isascii():
+        return word
+    for suffix, repl, min_len in (
+        ("ies", "y", 5),
+        ("ing", "", 6),
+        ("ed", "", 5),
+        ("es", "", 5),
+        ("s", "", 4),
+        ("ly", "", 6),
+    ):
+        if word.endswith(suffix) and len(word) >= min_len:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
+                continue
+            word = word[: len(word) - len(suffix)] + repl
+            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2]:
+                word = word[:-1]
+            break
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The keyword terms of a stored text: :func:`tokens`, each :func:`stem`-med."""
+    return [stem(t) for t in tokens(text)]
+
+
+def query_terms(text: str) -> list[str]:
+    """The keyword terms of a query: :func:`keyword_terms` without
+    :data:`EN_STOP_WORDS` (all of them when every token is a stop word)."""
+    words = tokens(text)
+    kept = [stem(t) for t in words if t not in EN_STOP_WORDS]
+    return kept or [stem(t) for t in words]
+
+
 def index_text(text: str) -> str:
-    """``tokens(text)`` joined by single spaces: what keyword indexes store."""
-    return " ".join(tokens(text))
+    """``keyword_terms(text)`` joined by single spaces: what keyword indexes store."""
+    return " ".join(keyword_terms(text))

@@ -76,7 +76,8 @@ def confidence(
 )
 def activity(caller: ops_caller, response: Response, days: Days = 30) -> ActivityReport:
     """Per UTC day over the last ``days`` days: confidence decays, memories swept,
-    renewals (memories on the day of their latest use)."""
+    renewals (memories on the day of their latest use; a search's use is written within
+    ``renewal_flush_s``)."""
     _no_store(response)
     return caller.mem.ops.activity(days=days)
 

@@ -4,9 +4,11 @@ The ledger is the system of record of the unstructured track; search indexes
 are derived from it. Every statement is confined to a :class:`UserScope` and
 its visibility (``structured_memory.scoping``): expired rows, another agent's
 private rows and another sandbox's rows are never returned, whether or not the
-sweeper has removed them yet. Using a fragment through
-:meth:`FragmentLedger.hydrate` renews it by its own renewal period
-(``renew_days``, decided by ``policies.ttl``) in the same statement.
+sweeper has removed them yet. A search reads its hits with
+:meth:`FragmentLedger.hydrate` and marks those it returns
+:meth:`~FragmentLedger.used`: each is renewed by its own renewal period
+(``renew_days``, decided by ``policies.ttl``), deferred and batched
+(``structured_memory.renewals``) unless its expiry is near.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     Connection,
     Text,
+    bindparam,
     case,
     cast,
     delete,
@@ -28,6 +31,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB, JSONPATH
@@ -44,6 +48,8 @@ from structured_memory.models import (
     UserProfile,
     table_of,
 )
+from structured_memory.packed_vector import PACKED_VECTOR, PackedVector
+from structured_memory.renewals import URGENT_WITHIN, Renewals
 from structured_memory.scoping import owned, visible
 
 __all__ = [
@@ -53,6 +59,7 @@ __all__ = [
     "Neighbour",
     "NewFragment",
     "frequent_user",
+    "frequent_users",
     "hold_profiles",
     "index_rows",
     "release_vault_entries",
@@ -311,11 +318,58 @@ def frequent_user(conn: Connection, scope: UserScope, now: datetime, config: TTL
     return is_frequent(int(sessions), config)
 
 
+def frequent_users(
+    conn: Connection, user_ids: Iterable[str], now: datetime, config: TTLConfig
+) -> set[str]:
+    """The users among ``user_ids`` that :func:`frequent_user` counts as frequent, in one
+    statement."""
+    wanted = sorted(set(user_ids))
+    if not wanted:
+        return set()
+    rows = conn.execute(
+        select(_T.c.user_id, func.count(func.distinct(_T.c.session_id)))
+        .where(_T.c.user_id.in_(wanted), _T.c.occurred_at >= now - FREQUENT_USER_WINDOW)
+        .group_by(_T.c.user_id)
+    ).all()
+    counts: dict[str, int] = dict(rows)
+    return {u for u in wanted if is_frequent(int(counts.get(u, 0)), config)}
+
+
+_RECENT_TURNS_MANY = text(
+    """
+    SELECT q.n, f.id, f.text
+    FROM unnest(
+        CAST(:users AS text[]), CAST(:agents AS text[]), CAST(:sandboxes AS uuid[]),
+        CAST(:sessions AS text[]), CAST(:untils AS timestamptz[])
+    ) WITH ORDINALITY AS q(user_id, agent_id, sandbox_id, session_id, until, n)
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.text, m.occurred_at, m.created_at
+        FROM memory_fragment AS m
+        WHERE m.user_id = q.user_id
+          AND (m.private IS false OR m.agent_id = q.agent_id)
+          AND (m.sandbox_id IS NULL OR m.sandbox_id = q.sandbox_id)
+          AND (m.expires_at IS NULL OR m.expires_at > :now)
+          AND m.session_id = q.session_id
+          AND m.occurred_at <= q.until
+        ORDER BY m.occurred_at DESC, m.created_at DESC
+        LIMIT :limit
+    ) AS f
+    ORDER BY q.n, f.occurred_at DESC, f.created_at DESC
+    """
+)
+"""The last turns of many sessions, each seen by its own reader: the rule of
+``scoping.visible`` (user, agent-private, sandbox, live) written once per lookup row,
+shown equal to :meth:`FragmentLedger.recent_turns` lookup by lookup in
+tests/test_write_stages.py."""
+
+
 class FragmentLedger:
     """Writes and reads one user's fragments; cross-user sweeping lives in ``cross_user``."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, renewals: Renewals | None = None) -> None:
         self._db = db
+        self.renewals = renewals or Renewals(db)
+        """Uses recorded by :meth:`hydrate`, written in batches (started by the runtime)."""
 
     def insert(self, conn: Connection, fragments: Sequence[NewFragment]) -> list[uuid.UUID]:
         """Store fragments in the caller's transaction and return their ids.
@@ -349,45 +403,62 @@ class FragmentLedger:
                 "renew_days": f.renew_days,
                 "context_ids": list(f.context_ids),
                 "metadata": f.metadata,
-                "embedding": list(f.embedding),
+                "packed_embedding": PackedVector(f.embedding),
                 "embedding_model": f.embedding_model,
             }
             for position, f in enumerate(fragments)
         ]
-        conn.execute(_T.insert(), rows)
+        # the vectors go binary: formatting them as text cost more than the rest of a row
+        packed = bindparam("packed_embedding", type_=PACKED_VECTOR)
+        conn.execute(_T.insert().values(embedding=packed), rows)
         return [f.id for f in fragments]
 
     def hydrate(
         self, scope: UserScope, ids: Sequence[uuid.UUID], *, now: datetime
     ) -> dict[uuid.UUID, FragmentRecord]:
-        """The fragments among ``ids`` visible in ``scope``, marked used at ``now``.
-
-        In the same statement ``last_used_at`` becomes ``now`` and each
-        renewable fragment's expiry moves to ``now`` plus its own renewal
-        period, if that is later. The renewal locks rows that deletes and
-        erasures also lock, in another order: a deadlock is retried
-        (:meth:`Database.retrying`).
-        """
+        """The fragments among ``ids`` visible in ``scope`` at ``now`` (a read; see
+        :meth:`used` for what a caller that returns them must do)."""
         if not ids:
             return {}
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                select(*_RECORD_COLUMNS).where(visible(_T, scope, now), _T.c.id.in_(list(ids)))
+            ).all()
+        return {r.id: _record(r) for r in rows}
 
-        def renew() -> dict[uuid.UUID, FragmentRecord]:
-            with self._db.transaction() as conn:
-                rows = conn.execute(
-                    update(_T)
-                    .where(visible(_T, scope, now), _T.c.id.in_(list(ids)))
-                    .values(last_used_at=now, expires_at=renewal(_T, now))
-                    .returning(*_RECORD_COLUMNS)
-                ).all()
-            return {r.id: _record(r) for r in rows}
+    def used(self, scope: UserScope, records: Iterable[FragmentRecord], *, now: datetime) -> None:
+        """Mark ``records`` used at ``now``: ``last_used_at`` becomes ``now`` and each
+        renewable fragment's expiry moves to ``now`` plus its own renewal period, if
+        that is later.
 
-        return self._db.retrying(renew)
+        Recorded in :attr:`renewals` and written shortly after, in a batch. A
+        fragment expiring within :data:`~structured_memory.renewals.URGENT_WITHIN`
+        is renewed at once, so no pending renewal ever races the sweep; that
+        renewal locks rows that deletes and erasures also lock, in another order:
+        a deadlock is retried (:meth:`Database.retrying`).
+        """
+        urgent: list[uuid.UUID] = []
+        later: list[uuid.UUID] = []
+        for r in records:
+            soon = r.expires_at is not None and r.expires_at < now + URGENT_WITHIN
+            (urgent if soon else later).append(r.id)
+        self.renewals.record(scope.user_id, later, now)
+        if urgent:
+            self._db.retrying(lambda: self._renew_now(scope, sorted(urgent), now))
+
+    def _renew_now(self, scope: UserScope, ids: list[uuid.UUID], now: datetime) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                update(_T)
+                .where(visible(_T, scope, now), _T.c.id.in_(ids))
+                .values(last_used_at=now, expires_at=renewal(_T, now))
+            )
 
     def get(
         self, scope: UserScope, fragment_id: uuid.UUID, *, now: datetime
     ) -> FragmentRecord | None:
         """One fragment visible in ``scope``, or ``None`` (no TTL renewal)."""
-        with self._db.transaction() as conn:
+        with self._db.reading() as conn:
             row = conn.execute(
                 select(*_RECORD_COLUMNS).where(visible(_T, scope, now), _T.c.id == fragment_id)
             ).one_or_none()
@@ -395,14 +466,14 @@ class FragmentLedger:
 
     def require_user(self, scope: UserScope) -> None:
         """Raise :class:`UserNotFound` unless the scope's user has a profile."""
-        with self._db.transaction() as conn:
+        with self._db.reading() as conn:
             require_user(conn, scope)
 
     def list(
         self, scope: UserScope, *, now: datetime, limit: int = 100, offset: int = 0
     ) -> list[FragmentRecord]:
         """Fragments visible in ``scope``, newest first."""
-        with self._db.transaction() as conn:
+        with self._db.reading() as conn:
             rows = conn.execute(
                 select(*_RECORD_COLUMNS)
                 .where(visible(_T, scope, now))
@@ -435,7 +506,7 @@ class FragmentLedger:
             query = query.where(_T.c.occurred_at < occurred_before)
         if session_id is not None:
             query = query.where(_T.c.session_id == session_id)
-        with self._db.transaction() as conn:
+        with self._db.reading() as conn:
             return conn.execute(query.limit(limit)).scalars().all()
 
     def referencing_vault(
@@ -448,7 +519,7 @@ class FragmentLedger:
         refs = or_(
             *(_T.c["metadata"].op("@>")(literal({"pii": [{"vault_id": v}]}, JSONB)) for v in wanted)
         )
-        with self._db.transaction() as conn:
+        with self._db.reading() as conn:
             return (
                 conn.execute(
                     select(_T.c.id)
@@ -484,6 +555,35 @@ class FragmentLedger:
                 query.order_by(_T.c.occurred_at.desc(), _T.c.created_at.desc()).limit(limit)
             ).all()
         return [(r.id, r.text) for r in rows[::-1]]
+
+    def recent_turns_many(
+        self,
+        conn: Connection,
+        lookups: Sequence[tuple[UserScope, str, datetime]],
+        *,
+        now: datetime,
+        limit: int,
+    ) -> Sequence[Sequence[tuple[uuid.UUID, str]]]:
+        """:meth:`recent_turns` of many ``(scope, session_id, until)`` at once, in one
+        statement: each lookup's turns, oldest first."""
+        if not lookups:
+            return []
+        rows = conn.execute(
+            _RECENT_TURNS_MANY,
+            {
+                "users": [scope.user_id for scope, _, _ in lookups],
+                "agents": [scope.agent_id for scope, _, _ in lookups],
+                "sandboxes": [scope.sandbox_id for scope, _, _ in lookups],
+                "sessions": [session_id for _, session_id, _ in lookups],
+                "untils": [until for _, _, until in lookups],
+                "now": now,
+                "limit": limit,
+            },
+        ).all()
+        out: list[list[tuple[uuid.UUID, str]]] = [[] for _ in lookups]
+        for r in rows:
+            out[r.n - 1].append((r.id, r.text))
+        return [turns[::-1] for turns in out]
 
     def neighbours(
         self, conn: Connection, scope: UserScope, gone: Sequence[uuid.UUID]

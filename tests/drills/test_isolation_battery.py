@@ -115,7 +115,9 @@ def _row(snap: Snapshot, row_id: uuid.UUID) -> list[tuple[Any, ...]]:
 
 
 def snapshot(mem: MemoryClient) -> Snapshot:
-    """Every row of the victim in every table holding ``user_id`` (the outbox aside)."""
+    """Every row of the victim in every table holding ``user_id`` (the outbox aside),
+    once the uses searches recorded are written (renewal is deferred)."""
+    mem._rt().ledger.renewals.flush()
     tables = [t for t in Base.metadata.sorted_tables if "user_id" in t.c]
     with mem.database.transaction() as conn:
         return [

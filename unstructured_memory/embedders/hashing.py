@@ -32,6 +32,8 @@ import numpy.typing as npt
 
 from unstructured_memory.embedders.base import ensure_texts
 from unstructured_memory.embedders.registry import HashingEmbedderConfig
+from unstructured_memory.tokenize import STOP_WORDS as _STOP
+from unstructured_memory.tokenize import stem as _stem
 from unstructured_memory.tokenize import tokens
 
 __all__ = ["HashingEmbedder", "HashingEmbedderConfig"]
@@ -41,49 +43,8 @@ _KEY = b"dualtrack/hashing-v1"
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
 
-_EN_STOP_WORDS = """
-    a about after again all also am an and any are as at be been before being but by
-    can could did do does doing done for from get got had has have having he her here
-    hers him his how i if in into is it its just me my myself no nor not now of off
-    on once only or other our ours out over own s so some such t than that the their
-    them then there these they this those through to too up very was we were what
-    when where which while who whom why will with would you your yours yourself
-    yeah yes oh hey hi wow really re ll ve d m don didn doesn isn wasn
-"""
-_ZH_STOP_WORDS = """
-    的 了 是 我 你 他 她 它 我们 你们 他们 吗 呢 吧 啊 呀 哦 嗯 在 和 与 及 就 都 也
-    还 又 这 那 这个 那个 一个 个 有 没 没有 不 要 会 能 可以 请 什么 怎么 为什么
-"""
-_STOP = frozenset(_EN_STOP_WORDS.split()) | frozenset(_ZH_STOP_WORDS.split())
-
 
 _DEFAULT = HashingEmbedderConfig()
-
-
-def _stem(word: str) -> str:
-    """A tiny English suffix stripper: ``painted``/``painting``/``paints`` -> ``paint``."""
-    if len(word) <= 3 or not word.isascii():
-        return word
-    for suffix, repl, min_len in (
-        ("ies", "y", 5),
-        ("ing", "", 6),
-        ("ed", "", 5),
-        ("es", "", 5),
-        ("s", "", 4),
-        ("ly", "", 6),
-    ):
-        if word.endswith(suffix) and len(word) >= min_len:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
-            if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
-                continue
-            word = word[: len(word) - len(suffix)] + repl
-            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2]:
-                word = word[:-1]
-            break
-    if len(word) > 4 and word.endswith("e"):
-        word = word[:-1]
-    return word
 
 
 @lru_cache(maxsize=1 << 20)

@@ -24,22 +24,24 @@ from unstructured_memory.search.presets import SearchConfig
 
 __all__ = [
     "ColdTenants",
+    "Connect",
     "Delete",
     "DropUser",
     "FragmentIndex",
     "IndexHit",
     "IndexOp",
     "IndexedFragment",
+    "LargeScopes",
     "Resettable",
     "SearchFilters",
     "SearchQuery",
     "TenantListing",
-    "Transaction",
     "Upsert",
 ]
 
-Transaction = Callable[[], AbstractContextManager[Connection]]
-"""Opens a transaction on the ledger's database (what a backend reading PostgreSQL gets)."""
+Connect = Callable[[], AbstractContextManager[Connection]]
+"""Opens a connection to the ledger's database (what a backend reading PostgreSQL gets):
+``Database.reading``, in autocommit mode, since an index only reads the ledger."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,18 @@ class Resettable(Protocol):
 
     def reset(self) -> None:
         """Drop everything the index holds (``dualtrack reindex`` refills it)."""
+        ...
+
+
+@runtime_checkable
+class LargeScopes(Protocol):
+    """An index that searches a large user's memories approximately only among the rows
+    flagged ``ann`` (the rest exactly): the sweep flags the rows of every user holding
+    more than ``ann_threshold`` memories (``cross_user.flag_large_scopes``)."""
+
+    @property
+    def ann_threshold(self) -> int:
+        """The most memories a user may hold before the sweep flags them."""
         ...
 
 

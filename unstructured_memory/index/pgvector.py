@@ -1,9 +1,12 @@
 """The pgvector backend: hybrid search over the fragment ledger itself.
 
-The ledger row holds the embedding (``vector``, with an HNSW cosine index per
-embedding model, created by :meth:`PgVectorIndex.setup`) and the keyword
-lexemes (``tsvector``, GIN index), so this index is never behind the ledger and
-``apply`` has nothing to copy. Search:
+The ledger row holds the embedding (``vector``) and the keyword lexemes
+(``tsvector``, GIN index), so this index is never behind the ledger and
+``apply`` has nothing to copy. The HNSW cosine index (one per embedding model,
+created by :meth:`PgVectorIndex.setup`) holds only the rows flagged ``ann``:
+the sweep flags the rows of users with more than :data:`EXACT_SCAN_LIMIT`
+memories (``structured_memory.cross_user.flag_large_scopes``), so a write never
+pays for HNSW. Search:
 
 - vector leg: the ``candidates`` nearest by cosine distance;
 - keyword leg: Okapi BM25 computed from the user's own corpus statistics
@@ -11,7 +14,16 @@ lexemes (``tsvector``, GIN index), so this index is never behind the ledger and
   counted in SQL under the same filters), over the documents matching any term;
 - fusion: Weaviate's relative-score (or ranked) fusion with ``alpha``.
 
-Every statement carries ``user_id = :user_id`` and the live-status filter.
+A search costs what the user's own memories cost, not the table: a scope of
+up to :data:`EXACT_SCAN_LIMIT` visible memories (nearly every user) is read
+once through the user index and both legs are computed from it in one
+statement, the KNN exact; a larger scope's vector leg merges the HNSW index's
+nearest among its ``ann`` rows (iterative scan) with an exact KNN over its rows
+not flagged yet (written since the last sweep: all of them for a user who just
+crossed the limit, which is slower, never incomplete), beside a keyword
+statement. Every statement carries
+``user_id = :user_id`` and the live-status filter, and runs in autocommit
+(``Database.reading``): no ``BEGIN``/``COMMIT`` round trips for a read.
 """
 
 from __future__ import annotations
@@ -20,23 +32,28 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from policies.scope import UserScope
-from unstructured_memory.index.base import IndexHit, IndexOp, SearchQuery, Transaction
+from unstructured_memory.index.base import Connect, IndexHit, IndexOp, SearchQuery
 from unstructured_memory.search.bm25 import bm25_idf
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import Fusion
 
-__all__ = ["MAX_QUERY_TERMS", "PgVectorIndex", "tsquery_any"]
+__all__ = ["MAX_QUERY_TERMS", "PgVectorIndex", "hnsw_index_name", "tsquery_any"]
 
 MAX_QUERY_TERMS = 32
 """Distinct query terms used by the keyword leg (the rest are ignored)."""
 
 KEYWORD_MATCH_CAP = 2000
 """Most documents matching a query term that BM25 scores (pre-ranked by ts_rank)."""
+
+EXACT_SCAN_LIMIT = 1000
+"""A scope with at most this many visible memories is searched exactly, in one statement
+over its own rows; a larger one through the HNSW index (over its rows flagged ``ann``)."""
 
 
 def tsquery_any(terms: Sequence[str]) -> str:
@@ -49,8 +66,18 @@ def tsquery_any(terms: Sequence[str]) -> str:
 
 
 def hnsw_index_name(model: str) -> str:
-    """The name of the HNSW index holding vectors of one embedding model."""
-    return "ix_memory_fragment_hnsw_" + hashlib.sha1(model.encode()).hexdigest()[:12]
+    """The name of the HNSW index holding the ``ann`` rows' vectors of one embedding model."""
+    return "ix_memory_fragment_ann_hnsw_" + _model_digest(model)
+
+
+def _full_hnsw_index_name(model: str) -> str:
+    """The HNSW index over every row of a model that releases before the ``ann`` flag
+    created (dropped by :meth:`PgVectorIndex.setup`)."""
+    return "ix_memory_fragment_hnsw_" + _model_digest(model)
+
+
+def _model_digest(model: str) -> str:
+    return hashlib.sha1(model.encode()).hexdigest()[:12]
 
 
 class PgVectorIndex:
@@ -59,38 +86,59 @@ class PgVectorIndex:
     name = "pgvector"
     derived = False
 
-    def __init__(self, transaction: Transaction) -> None:
-        self._transaction = transaction
+    def __init__(self, connect: Connect, *, exact_scan_limit: int = EXACT_SCAN_LIMIT) -> None:
+        self._connect = connect
+        self._exact_limit = exact_scan_limit
 
     @classmethod
-    def from_config(
-        cls, config: object, *, transaction: Transaction, tenant_key: bytes
-    ) -> PgVectorIndex:
+    def from_config(cls, config: object, *, connect: Connect, tenant_key: bytes) -> PgVectorIndex:
         """The registry's constructor: no settings of its own, and no tenants to name."""
-        return cls(transaction)
+        return cls(connect)
+
+    @property
+    def ann_threshold(self) -> int:
+        """Users with more memories than this have them flagged ``ann`` by the sweep
+        (the exact-scan limit: a smaller scope never reads the HNSW index)."""
+        return self._exact_limit
 
     def setup(self, model: str, dimensions: int) -> None:
-        """Create the HNSW cosine index for ``model``'s vectors if it is missing.
+        """Create the HNSW cosine index for ``model``'s ``ann`` rows if it is missing (or
+        left invalid by an interrupted build), and drop the full one of earlier releases.
 
         The index is an expression index on ``embedding::vector(d)`` restricted
-        to rows of that model, since one column may hold vectors of several
-        models while a reindex runs.
+        to rows of that model (one column may hold vectors of several models
+        while a reindex runs) flagged ``ann``. Both statements run
+        ``CONCURRENTLY`` (the connection is in autocommit), so writes go on;
+        when the index is in place nothing is locked at all.
         """
-        with self._transaction() as conn:
-            model_literal = conn.execute(
-                text("SELECT quote_literal(:m)"), {"m": model}
-            ).scalar_one()
-            conn.execute(
+        name, full = hnsw_index_name(model), _full_hnsw_index_name(model)
+        with self._connect() as conn:
+            found = conn.execute(
                 text(
-                    f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(model)} ON memory_fragment "
-                    f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) "
-                    f"WHERE embedding_model = {model_literal}"
+                    "SELECT quote_literal(:m) AS model, "
+                    "(SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(:name)) "
+                    "AS valid, EXISTS (SELECT FROM pg_stat_progress_create_index "
+                    "WHERE index_relid = to_regclass(:name)) AS building, "
+                    "to_regclass(:full) IS NOT NULL AS full_exists"
+                ),
+                {"m": model, "name": name, "full": full},
+            ).one()
+            if found.valid is False and not found.building:
+                conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+            if not found.valid and not found.building:
+                conn.execute(
+                    text(
+                        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memory_fragment "
+                        f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) "
+                        f"WHERE embedding_model = {found.model} AND ann"
+                    )
                 )
-            )
+            if found.full_exists:
+                conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {full}"))
 
     def ping(self) -> None:
         """Run ``SELECT 1`` on the ledger's database (its errors are the database's)."""
-        with self._transaction() as conn:
+        with self._connect() as conn:
             conn.execute(text("SELECT 1"))
 
     def close(self) -> None:
@@ -103,10 +151,24 @@ class PgVectorIndex:
         """Hybrid search inside ``scope``; see the module docstring."""
         where, params = _filters(scope, query)
         alpha = query.config.alpha
-        k = max(query.config.candidates, query.limit)
-        with self._transaction() as conn:
-            vector = self._vector_leg(conn, where, params, query, k) if alpha > 0 else []
-            keyword = self._keyword_leg(conn, where, params, query, k) if alpha < 1 else []
+        terms = list(dict.fromkeys(t for t in query.tokens if t))[:MAX_QUERY_TERMS]
+        scan = _Scan(
+            where,
+            params,
+            query,
+            k=max(query.config.candidates, query.limit),
+            terms=terms if alpha < 1 else [],
+            vector=alpha > 0,
+            exact_limit=self._exact_limit,
+        )
+        with self._connect() as conn:
+            legs = _exact_legs(conn, scan) if scan.exact_limit > 0 else None
+            if legs is None:  # more rows than an exact scan should read
+                legs = (
+                    _vector_leg(conn, scan) if scan.vector else [],
+                    _keyword_leg(conn, scan) if scan.terms else [],
+                )
+        vector, keyword = legs
         fuse = (
             relative_score_fusion if query.config.fusion is Fusion.RELATIVE_SCORE else ranked_fusion
         )
@@ -114,78 +176,165 @@ class PgVectorIndex:
         vec, kw = dict(vector), dict(keyword)
         return [IndexHit(fid, score, kw.get(fid), vec.get(fid)) for fid, score in fused]
 
-    @staticmethod
-    def _vector_leg(
-        conn: Connection, where: str, params: dict[str, Any], query: SearchQuery, k: int
-    ) -> list[tuple[Any, float]]:
-        # When the planner picks the HNSW index, pgvector returns at most ef_search rows
-        # and filters them afterwards: widen ef_search to k and keep scanning until k rows
-        # pass the user and live filters (iterative scan), for this transaction only.
-        conn.execute(
-            text(
-                "SELECT set_config('hnsw.ef_search', :ef, true), "
-                "set_config('hnsw.iterative_scan', 'strict_order', true)"
-            ),
-            {"ef": str(min(1000, max(40, k)))},
-        )
-        dims = len(query.vector)
-        distance = f"(embedding::vector({dims}) <=> CAST(:qvec AS vector({dims})))"
-        rows = conn.execute(
-            text(
-                f"SELECT id, 1 - {distance} AS similarity FROM memory_fragment "
-                f"WHERE {where} AND embedding_model = :model "
-                f"ORDER BY {distance} LIMIT :k"
-            ),
-            {
-                **params,
-                "qvec": _vector_literal(query.vector),
-                "model": query.embedding_model,
-                "k": k,
-            },
-        ).all()
-        return [(r.id, float(r.similarity)) for r in rows]
 
-    @staticmethod
-    def _keyword_leg(
-        conn: Connection, where: str, params: dict[str, Any], query: SearchQuery, k: int
-    ) -> list[tuple[Any, float]]:
-        terms = list(dict.fromkeys(t for t in query.tokens if t))[:MAX_QUERY_TERMS]
-        if not terms:
-            return []
-        term_params = {f"t{i}": tsquery_any([t]) for i, t in enumerate(terms)}
-        dfs = ", ".join(
-            f"count(*) FILTER (WHERE tsv @@ CAST(:t{i} AS tsquery)) AS df{i}"
-            for i in range(len(terms))
+Leg = list[tuple[Any, float]]
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """One search's statements: the scope's WHERE clause and parameters, the query,
+    candidates per leg, the keyword leg's terms (none: no leg), whether a vector leg runs,
+    and the most rows an exact scan reads."""
+
+    where: str
+    params: dict[str, Any]
+    query: SearchQuery
+    k: int
+    terms: list[str]
+    vector: bool
+    exact_limit: int
+
+
+def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
+    """Both legs over the scope's own rows in one statement, or ``None`` if it has
+    more than ``scan.exact_limit`` of them.
+
+    The rows are read once (by the user index) into a materialised set holding,
+    per row, its cosine distance to the query (rows of the query's embedding
+    model only), whether it matches each term and any term, and its length: the
+    exact KNN, the BM25 statistics and the keyword matches are then computed
+    from that set.
+    """
+    query, terms, k = scan.query, scan.terms, scan.k
+    dims = len(query.vector)
+    columns = ["id", "token_count"]
+    bind: dict[str, Any] = {**scan.params, "exact_cap": scan.exact_limit + 1}
+    if scan.vector:
+        columns.append(
+            f"CASE WHEN embedding_model = :model THEN embedding::vector({dims}) "
+            f"<=> CAST(:qvec AS vector({dims})) END AS dist"
         )
-        stats = conn.execute(
-            text(
-                "SELECT count(*) AS n, coalesce(avg(token_count), 0) AS avgdl, "
-                f"{dfs} FROM memory_fragment WHERE {where}"
-            ),
-            {**params, **term_params},
-        ).one()
-        n_docs, avgdl = int(stats.n), float(stats.avgdl) or 1.0
-        idf = {t: bm25_idf(n_docs, int(getattr(stats, f"df{i}"))) for i, t in enumerate(terms)}
-        rows = conn.execute(
-            text(
-                "SELECT id, index_text, token_count FROM memory_fragment "
-                f"WHERE {where} AND tsv @@ CAST(:anyq AS tsquery) "
-                "ORDER BY ts_rank(tsv, CAST(:anyq AS tsquery)) DESC LIMIT :cap"
-            ),
-            {**params, "anyq": tsquery_any(terms), "cap": KEYWORD_MATCH_CAP},
-        ).all()
-        k1, b = query.config.bm25_k1, query.config.bm25_b
-        scored = []
-        for row in rows:
-            tf = Counter(row.index_text.split(" "))
-            norm = k1 * (1 - b + b * row.token_count / avgdl)
-            score = sum(
-                idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if tf.get(t, 0) > 0
-            )
-            if score > 0 and math.isfinite(score):
-                scored.append((row.id, score))
-        scored.sort(key=lambda pair: -pair[1])
-        return scored[:k]
+        bind |= {"model": query.embedding_model, "qvec": _vector_literal(query.vector)}
+    for i, term in enumerate(terms):
+        columns.append(f"tsv @@ CAST(:t{i} AS tsquery) AS m{i}")
+        bind[f"t{i}"] = tsquery_any([term])
+    if terms:
+        columns += [
+            "ts_rank(tsv, CAST(:anyq AS tsquery)) AS rank",
+            "CASE WHEN tsv @@ CAST(:anyq AS tsquery) THEN index_text END AS index_text",
+        ]
+        bind |= {"anyq": tsquery_any(terms), "cap": KEYWORD_MATCH_CAP}
+    dfs = ", ".join(f"count(*) FILTER (WHERE m{i})" for i in range(len(terms)))
+    parts = [
+        "SELECT 's' AS leg, NULL::uuid AS id, count(*)::float8 AS a, "
+        "coalesce(avg(token_count), 0)::float8 AS b, NULL::text AS index_text, "
+        f"ARRAY[{dfs}]::int[] AS dfs FROM mine"
+    ]
+    if scan.vector:
+        parts.append(
+            "(SELECT 'v', id, 1 - dist, NULL, NULL, NULL FROM mine "
+            "WHERE dist IS NOT NULL ORDER BY dist LIMIT :k)"
+        )
+        bind["k"] = k
+    if terms:
+        parts.append(
+            "(SELECT 'k', id, token_count, NULL, index_text, NULL FROM mine "
+            "WHERE index_text IS NOT NULL ORDER BY rank DESC LIMIT :cap)"
+        )
+    rows = conn.execute(
+        text(
+            f"WITH mine AS MATERIALIZED (SELECT {', '.join(columns)} FROM memory_fragment "
+            f"WHERE {scan.where} LIMIT :exact_cap) " + " UNION ALL ".join(parts)
+        ),
+        bind,
+    ).all()
+    stats = next(r for r in rows if r.leg == "s")
+    if stats.a > scan.exact_limit:
+        return None
+    nearest = [(r.id, float(r.a)) for r in rows if r.leg == "v"]
+    matches = [(r.id, r.index_text, int(r.a)) for r in rows if r.leg == "k"]
+    idf = {t: bm25_idf(int(stats.a), df) for t, df in zip(terms, stats.dfs, strict=True)}
+    return nearest, _bm25(scan, matches, idf, float(stats.b) or 1.0)
+
+
+def _vector_leg(conn: Connection, scan: _Scan) -> Leg:
+    """The ``k`` nearest of a scope too large to scan: the HNSW index's among its rows
+    flagged ``ann`` and an exact KNN over the others (by the partial user index on
+    ``NOT ann``), merged in one statement. A row is in exactly one part, so none is
+    missed whatever the sweep has flagged so far."""
+    # pgvector returns at most ef_search rows of the HNSW index and filters them
+    # afterwards: widen ef_search to k and keep scanning until k rows pass the user and
+    # live filters (iterative scan). Set for the session: every HNSW scan sets them first.
+    conn.execute(
+        text(
+            "SELECT set_config('hnsw.ef_search', :ef, false), "
+            "set_config('hnsw.iterative_scan', 'strict_order', false)"
+        ),
+        {"ef": str(min(1000, max(40, scan.k)))},
+    )
+    query = scan.query
+    dims = len(query.vector)
+    distance = f"(embedding::vector({dims}) <=> CAST(:qvec AS vector({dims})))"
+    parts = " UNION ALL ".join(
+        f"(SELECT id, {distance} AS dist FROM memory_fragment "
+        f"WHERE {scan.where} AND embedding_model = :model AND {flag} "
+        f"ORDER BY {distance} LIMIT :k)"
+        for flag in ("ann", "NOT ann")
+    )
+    rows = conn.execute(
+        text(f"SELECT id, 1 - dist AS similarity FROM ({parts}) AS parts ORDER BY dist LIMIT :k"),
+        {
+            **scan.params,
+            "qvec": _vector_literal(query.vector),
+            "model": query.embedding_model,
+            "k": scan.k,
+        },
+    ).all()
+    return [(r.id, float(r.similarity)) for r in rows]
+
+
+def _keyword_leg(conn: Connection, scan: _Scan) -> Leg:
+    """BM25 over the scope's matches (for a scope too large to scan)."""
+    where, params, terms = scan.where, scan.params, scan.terms
+    term_params = {f"t{i}": tsquery_any([t]) for i, t in enumerate(terms)}
+    dfs = ", ".join(
+        f"count(*) FILTER (WHERE tsv @@ CAST(:t{i} AS tsquery)) AS df{i}" for i in range(len(terms))
+    )
+    stats = conn.execute(
+        text(
+            "SELECT count(*) AS n, coalesce(avg(token_count), 0) AS avgdl, "
+            f"{dfs} FROM memory_fragment WHERE {where}"
+        ),
+        {**params, **term_params},
+    ).one()
+    n_docs = int(stats.n)
+    idf = {t: bm25_idf(n_docs, int(getattr(stats, f"df{i}"))) for i, t in enumerate(terms)}
+    rows = conn.execute(
+        text(
+            "SELECT id, index_text, token_count FROM memory_fragment "
+            f"WHERE {where} AND tsv @@ CAST(:anyq AS tsquery) "
+            "ORDER BY ts_rank(tsv, CAST(:anyq AS tsquery)) DESC LIMIT :cap"
+        ),
+        {**params, "anyq": tsquery_any(terms), "cap": KEYWORD_MATCH_CAP},
+    ).all()
+    matches = [(r.id, r.index_text, int(r.token_count)) for r in rows]
+    return _bm25(scan, matches, idf, float(stats.avgdl) or 1.0)
+
+
+def _bm25(
+    scan: _Scan, matches: list[tuple[Any, str, int]], idf: dict[str, float], avgdl: float
+) -> Leg:
+    """Okapi BM25 of the matching rows (id, index text, length), best ``k`` first."""
+    terms, k1, b = scan.terms, scan.query.config.bm25_k1, scan.query.config.bm25_b
+    scored = []
+    for fragment_id, index_text, length in matches:
+        tf = Counter(index_text.split(" "))
+        norm = k1 * (1 - b + b * length / avgdl)
+        score = sum(idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if tf.get(t, 0) > 0)
+        if score > 0 and math.isfinite(score):
+            scored.append((fragment_id, score))
+    scored.sort(key=lambda pair: -pair[1])
+    return scored[: scan.k]
 
 
 def _vector_literal(vector: Sequence[float]) -> str:

@@ -41,13 +41,13 @@ from typing import Any, TypeVar
 from policies.errors import IndexUnavailable
 from policies.scope import UserScope
 from unstructured_memory.index.base import (
+    Connect,
     Delete,
     DropUser,
     IndexedFragment,
     IndexHit,
     IndexOp,
     SearchQuery,
-    Transaction,
     Upsert,
 )
 from unstructured_memory.index.registry import WeaviateConfig
@@ -119,10 +119,11 @@ class WeaviateIndex:
         self._down_since: float | None = None
         self._last_ok = 0.0
         self._ready_collection = False
+        self._handle: tuple[Any, Any] | None = None  # (client, its collection handle)
 
     @classmethod
     def from_config(
-        cls, config: WeaviateConfig, *, transaction: Transaction, tenant_key: bytes
+        cls, config: WeaviateConfig, *, connect: Connect, tenant_key: bytes
     ) -> WeaviateIndex:
         """The registry's constructor; Weaviate does not read PostgreSQL."""
         return cls(config, tenant_key=tenant_key)
@@ -215,12 +216,20 @@ class WeaviateIndex:
                         self.config.replication_factor,
                     )
             self._ready_collection = True
-        from weaviate.classes.config import ConsistencyLevel
+        handle = self._handle
+        if handle is None or handle[0] is not client:
+            from weaviate.classes.config import ConsistencyLevel
 
-        # Every read and write below goes through this handle (with_tenant keeps the level).
-        return client.collections.use(self.config.collection).with_consistency_level(
-            ConsistencyLevel(self.config.consistency_level)
-        )
+            # Every read and write goes through this handle (with_tenant keeps the level);
+            # it is built once per client, not per call.
+            handle = (
+                client,
+                client.collections.use(self.config.collection).with_consistency_level(
+                    ConsistencyLevel(self.config.consistency_level)
+                ),
+            )
+            self._handle = handle
+        return handle[1]
 
     def _create(self, client: Any) -> None:
         from weaviate.classes.config import Configure
@@ -334,6 +343,7 @@ class WeaviateIndex:
         def drop(client: Any) -> None:
             client.collections.delete(self.config.collection)
             self._ready_collection = False
+            self._handle = None
 
         self._call("reset", drop, collection=False)
 

@@ -16,7 +16,7 @@ from policies.pii import PiiMatch, mask_pii
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.index.base import SearchFilters, SearchQuery
 from unstructured_memory.search.presets import SearchConfig
-from unstructured_memory.tokenize import tokens
+from unstructured_memory.tokenize import query_terms
 
 __all__ = ["BuiltQuery", "build_query"]
 
@@ -47,13 +47,14 @@ def build_query(
     now: datetime,
     filters: SearchFilters | None = None,
 ) -> BuiltQuery:
-    """Mask ``text``, tokenise and (for ``config.alpha > 0``) embed the masked form.
+    """Mask ``text``, take its keyword terms (:func:`query_terms`: stemmed, stop words
+    dropped) and (for ``config.alpha > 0``) embed the masked form.
 
     A query whose embedding is all zeros (no feature the embedder knows) is
     searched by keywords alone. Raises what the embedder raises.
     """
     masked, pii = mask_pii(text)
-    words = tuple(tokens(masked))
+    words = tuple(query_terms(masked))
     vector: list[float] = []
     if config.alpha > 0:
         vector = embedder.embed_query(masked)

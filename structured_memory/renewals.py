@@ -1,0 +1,169 @@
+"""Renewal on use, deferred: a search stays a read.
+
+A memory a search returns is *used*: its ``last_used_at`` becomes the time of
+the search and, if it is renewable, its expiry moves to that time plus its own
+renewal period (``renew_days``, decided by ``policies.ttl``), never earlier
+than it was. Writing that on every search would make every read a write and a
+commit. Instead the uses are recorded here, in memory, coalesced per memory
+(the latest use wins), and written by a background thread every
+``interval_s`` in one ``UPDATE`` per batch, with the time of each use (so the
+result is the one an immediate renewal would have given), and
+``synchronous_commit`` off.
+
+What can go wrong, and why it is safe:
+
+- A memory close to its expiry cannot wait: the ledger renews a hit that
+  expires within :data:`URGENT_WITHIN` synchronously (``FragmentLedger.hydrate``),
+  so a pending renewal never concerns a memory a sweep could delete before
+  it is written.
+- A process that stops cleanly writes what is pending (:meth:`Renewals.close`);
+  a sweep in the same process writes it first (:meth:`Renewals.flush`).
+- A process that crashes loses at most ``interval_s`` of uses: those memories
+  keep their previous expiry (over a day away) and ``last_used_at`` until
+  they are used again.
+- A memory deleted or erased before its use is written is not revived: the
+  ``UPDATE`` matches live rows by id and user only.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from functools import partial
+
+from sqlalchemy import text
+
+from structured_memory.database import Database
+
+__all__ = ["FLUSH_BATCH", "URGENT_WITHIN", "Renewals"]
+
+_log = logging.getLogger(__name__)
+
+URGENT_WITHIN = timedelta(days=1)
+"""A used memory expiring sooner than this is renewed at once, not deferred."""
+
+FLUSH_BATCH = 1000
+"""Most uses written by one statement."""
+
+WAKE_AT = 5000
+"""Pending uses that wake the writer before its interval ends."""
+
+_RENEW = text(
+    """
+    UPDATE memory_fragment AS f
+    SET last_used_at = greatest(f.last_used_at, u.at),
+        expires_at = CASE
+            WHEN f.renew_days IS NOT NULL AND f.expires_at IS NOT NULL
+            THEN greatest(f.expires_at, u.at + make_interval(days => f.renew_days))
+            ELSE f.expires_at END
+    FROM unnest(CAST(:users AS text[]), CAST(:ids AS uuid[]), CAST(:ats AS timestamptz[]))
+        AS u(user_id, id, at)
+    WHERE f.user_id = u.user_id AND f.id = u.id
+      AND (f.expires_at IS NULL OR f.expires_at > u.at)
+    """
+)
+
+
+class Renewals:
+    """Uses of fragments waiting to be written; see the module docstring."""
+
+    def __init__(self, db: Database, *, interval_s: float = 1.0) -> None:
+        self._db = db
+        self._interval_s = interval_s
+        self._pending: dict[tuple[str, uuid.UUID], datetime] = {}
+        self._lock = threading.Lock()
+        self._flushing = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pending(self) -> int:
+        """Uses recorded and not yet written."""
+        return len(self._pending)
+
+    def record(self, user_id: str, ids: Iterable[uuid.UUID], at: datetime) -> None:
+        """Note that ``user_id``'s fragments ``ids`` were used at ``at``."""
+        with self._lock:
+            for fragment_id in ids:
+                key = (user_id, fragment_id)
+                earlier = self._pending.get(key)
+                if earlier is None or earlier < at:
+                    self._pending[key] = at
+            full = len(self._pending) >= WAKE_AT
+        if full:
+            self._wake.set()
+
+    def flush(self) -> int:
+        """Write every pending use now; returns how many rows were renewed.
+
+        A batch that fails (the database is down) goes back to the pending uses,
+        unless a later use of the same memory arrived meanwhile, and the error
+        propagates.
+        """
+        with self._flushing:
+            with self._lock:
+                taken, self._pending = self._pending, {}
+            items = sorted(taken.items(), key=lambda kv: kv[0][1])  # one lock order
+            renewed = 0
+            for start in range(0, len(items), FLUSH_BATCH):
+                batch = items[start : start + FLUSH_BATCH]
+                try:
+                    renewed += self._db.retrying(partial(self._write, batch))
+                except Exception:
+                    self._restore(items[start:])
+                    raise
+            return renewed
+
+    def start(self) -> None:
+        """Write pending uses on a daemon thread every ``interval_s`` (or when many wait)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            while not self._stop.is_set():
+                self._wake.wait(self._interval_s)
+                self._wake.clear()
+                try:
+                    self.flush()
+                except Exception:  # the thread must outlive a database that is down
+                    _log.warning("deferred renewals not written yet; retrying", exc_info=True)
+
+        self._thread = threading.Thread(target=loop, name="dualtrack-renewals", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the thread and write what is pending (logged, not raised, if that fails)."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stop.set()
+            self._wake.set()
+            thread.join()
+        try:
+            self.flush()
+        except Exception:
+            _log.warning("%d deferred renewals lost at close", self.pending, exc_info=True)
+
+    def _write(self, batch: list[tuple[tuple[str, uuid.UUID], datetime]]) -> int:
+        with self._db.transaction() as conn:
+            conn.execute(text("SET LOCAL synchronous_commit = off"))
+            return int(
+                conn.execute(
+                    _RENEW,
+                    {
+                        "users": [user for (user, _), _ in batch],
+                        "ids": [fragment_id for (_, fragment_id), _ in batch],
+                        "ats": [at for _, at in batch],
+                    },
+                ).rowcount
+            )
+
+    def _restore(self, items: list[tuple[tuple[str, uuid.UUID], datetime]]) -> None:
+        with self._lock:
+            for key, at in items:
+                if key not in self._pending:
+                    self._pending[key] = at

@@ -1,0 +1,183 @@
+"""Session-aware re-ranking (``unstructured_memory.search.rerank``) and its stage in
+``mem.search``: the pure functions, then the behaviour on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from policies.lifecycle import LifecyclePolicy
+from sdk import MemoryClient, Settings
+from unstructured_memory.search.rerank import Candidate, RerankConfig, names, rerank
+
+EXPLICIT = LifecyclePolicy.EXPLICIT
+IMPLICIT = LifecyclePolicy.IMPLICIT
+USER = "buyer-rerank-01"
+
+
+# -- pure functions -------------------------------------------------------------------------
+
+
+def test_a_turn_in_a_matching_session_outranks_an_isolated_near_match() -> None:
+    ranked = rerank(
+        "refund for order 88231",
+        [
+            Candidate("lone", 0.80, "s-1"),
+            Candidate("turn", 0.75, "s-2"),
+            Candidate("next", 0.60, "s-2"),
+            Candidate("then", 0.55, "s-2"),
+        ],
+    )
+    assert [k for k, _ in ranked] == ["turn", "next", "lone", "then"]
+
+
+def test_a_strong_lone_match_keeps_its_place() -> None:
+    ranked = rerank(
+        "退款 RF20260629001 到账了吗",
+        [Candidate("lone", 1.0, "s-1"), *(Candidate(f"t{i}", 0.5, "s-2") for i in range(3))],
+    )
+    assert ranked[0][0] == "lone"
+
+
+def test_scores_stay_in_the_given_range_and_ties_keep_their_order() -> None:
+    given = [Candidate(i, 0.4, None) for i in range(5)]
+    ranked = rerank("订单 88231", given)
+    assert [k for k, _ in ranked] == [0, 1, 2, 3, 4]  # no session: each alone, all equal
+    assert all(0.0 <= s <= 0.4 for _, s in ranked)
+    assert rerank("q", []) == []
+    zeros = [Candidate("a", 0.0, "s"), Candidate("b", 0.0, "s")]
+    assert rerank("q", zeros) == [("a", 0.0), ("b", 0.0)]
+
+
+def test_the_order_does_not_depend_on_the_scale_of_the_scores() -> None:
+    """Reciprocal-rank fusion scores (about 1/60) rank as relative scores do."""
+    scores = [(0.8, "s-1", None), (0.75, "s-2", "Caroline"), (0.6, "s-2", None), (0.3, "s-3", None)]
+    order = [
+        [k for k, _ in rerank("What did Caroline paint?", cands)]
+        for cands in (
+            [Candidate(i, s * scale, sess, who) for i, (s, sess, who) in enumerate(scores)]
+            for scale in (1.0, 1 / 60, 1000.0)
+        )
+    ]
+    assert order[0] == order[1] == order[2]
+
+
+@pytest.mark.parametrize(
+    ("query", "speaker", "named"),
+    [
+        ("What did Caroline research?", "Caroline", True),
+        ("what did caroline's friend say", "Caroline", True),
+        ("Also, when is the refund due?", "Al", False),
+        ("When did the agent promise the refund?", "agent", True),
+        ("客服说退款几天到账", "客服", True),
+        ("张伟的订单 88231 发货了吗", "张伟", True),
+        ("退款到账了吗", "张伟", False),
+        ("订单 88231", "  ", False),
+    ],
+)
+def test_names_finds_a_speaker_in_english_and_chinese(
+    query: str, speaker: str, named: bool
+) -> None:
+    assert names(query, speaker) is named
+
+
+def test_a_memory_whose_speaker_the_query_names_is_boosted() -> None:
+    given = [Candidate("buyer", 0.8, "s-1", "买家"), Candidate("agent", 0.7, "s-2", "客服")]
+    assert [k for k, _ in rerank("客服说退款几天到账", given)] == ["agent", "buyer"]
+    assert [k for k, _ in rerank("退款几天到账", given)] == ["buyer", "agent"]
+    off = RerankConfig(speaker_boost=0.0)
+    assert [k for k, _ in rerank("客服说退款几天到账", given, off)] == ["buyer", "agent"]
+    english = [Candidate("mel", 0.8, "s-1", "Melanie"), Candidate("car", 0.7, "s-2", "Caroline")]
+    assert [k for k, _ in rerank("What did Caroline paint?", english)] == ["car", "mel"]
+
+
+# -- through mem.search ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def slow(mem: MemoryClient, settings: Settings) -> Iterator[MemoryClient]:
+    """A client whose renewal writer waits 60 s, so nothing is renewed behind the test's back."""
+    with MemoryClient(settings.model_copy(update={"renewal_flush_s": 60}), agent_id="a") as c:
+        c.profiles.ensure(USER)
+        yield c
+
+
+def _row(mem: MemoryClient, mid: uuid.UUID) -> Any:
+    with mem.database.transaction() as conn:
+        return conn.execute(
+            text("SELECT expires_at, last_used_at FROM memory_fragment WHERE id = :i"), {"i": mid}
+        ).one()
+
+
+def test_search_ranks_a_turn_of_the_matching_session_above_an_isolated_near_match(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    lone = mem.write(USER, "refund courier", lifecycle_policy=EXPLICIT, session_id="s-lone")
+    turns = [
+        "refund by courier for the parcel",
+        "the courier took the parcel back for order 88231",
+        "a refund for a returned parcel takes three days",
+    ]
+    ids = [mem.write(USER, t, lifecycle_policy=EXPLICIT, session_id="s-return") for t in turns]
+    mem.write(
+        USER,
+        "the refund policy for large appliances and their extended warranty terms",
+        lifecycle_policy=EXPLICIT,
+        session_id="s-policy",
+    )
+    hits = mem.search(USER, "refund courier", limit=10, preset="keyword")
+    by_id = {h.memory_id: h for h in hits}
+    lone_kw, turn_kw = by_id[lone].keyword_score, by_id[ids[0]].keyword_score
+    assert lone_kw is not None
+    assert turn_kw is not None
+    assert lone_kw > turn_kw  # alone, the lone match scores higher on keywords
+    assert hits[0].memory_id == ids[0]  # its session lifts the turn above it
+    assert hits[0].score >= hits[1].score
+
+
+def test_search_boosts_the_speaker_the_query_names(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+
+    def say(session: str, words: str, speaker: str | None) -> uuid.UUID:
+        meta = {"speaker": speaker} if speaker else None
+        return mem.write(USER, words, lifecycle_policy=EXPLICIT, session_id=session, metadata=meta)
+
+    buyer = say("s-1", "退款几天到账？", "买家")
+    agent = say("s-2", "退款几天到账，三天内", "客服")
+    say("s-3", "订单 88231 已发货，快递明天到", None)
+    plain = mem.search(USER, "退款几天到账", limit=2)
+    named = mem.search(USER, "客服说退款几天到账", limit=2)
+    assert [h.memory_id for h in plain] == [buyer, agent]
+    assert (plain[0].keyword_score or 0.0) > (plain[1].keyword_score or 0.0)
+    assert [h.memory_id for h in named] == [agent, buyer]
+
+
+def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient) -> None:
+    ids = [
+        slow.write(USER, f"空气净化器 静音 卧室 第{n}台", lifecycle_policy=IMPLICIT, session_id="s")
+        for n in range(3)
+    ]
+    expires = datetime.now(UTC) + timedelta(days=3)
+    with slow.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fragment SET expires_at = :e WHERE id = ANY(:i)"),
+            {"e": expires, "i": ids},
+        )
+    before = {i: _row(slow, i) for i in ids}
+    hits = slow.search(USER, "空气净化器 静音", limit=1)
+    assert len(hits) == 1
+    returned = hits[0].memory_id
+    assert slow._rt().ledger.renewals.flush() == 1
+    for i in ids:
+        row = _row(slow, i)
+        if i == returned:
+            assert row.expires_at > expires
+            assert row.last_used_at > before[i].last_used_at
+        else:
+            assert row == before[i]
