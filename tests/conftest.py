@@ -77,6 +77,14 @@ def mem(session_client: MemoryClient) -> Iterator[MemoryClient]:
         conn.execute(text(f"TRUNCATE {tables} CASCADE"))
 
 
+@pytest.fixture
+def slow(mem: MemoryClient, settings: Settings) -> Iterator[MemoryClient]:
+    """A client over the test database whose renewal writer waits 60 s between batches,
+    so nothing is renewed behind a test's back (its tables are emptied like ``mem``'s)."""
+    with MemoryClient(settings.model_copy(update={"renewal_flush_s": 60}), agent_id="a") as c:
+        yield c
+
+
 TEST_TENANT_KEY = b"test-tenant-key-0123456789abcdef"
 """Keys the tenant names of indexes the tests build by hand."""
 

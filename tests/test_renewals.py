@@ -8,7 +8,6 @@ tests use a client whose writer waits 60 s, so nothing is written behind their b
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,11 +26,10 @@ PURIFIER = "想买静音的空气净化器，卧室用"
 
 
 @pytest.fixture
-def slow(mem: MemoryClient, settings: Settings) -> Iterator[MemoryClient]:
-    """A client over the test database whose renewal writer waits 60 s between batches."""
-    with MemoryClient(settings.model_copy(update={"renewal_flush_s": 60}), agent_id="a") as c:
-        c.profiles.ensure(USER)
-        yield c
+def slow(slow: MemoryClient) -> MemoryClient:
+    """The conftest's client whose renewal writer waits 60 s, with the buyer created."""
+    slow.profiles.ensure(USER)
+    return slow
 
 
 def _row(mem: MemoryClient, mid: uuid.UUID) -> Any:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from policies.lifecycle import LifecyclePolicy
-from sdk import MemoryClient, Settings
+from sdk import MemoryClient
 from unstructured_memory.search.rerank import Candidate, RerankConfig, names, rerank
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
@@ -100,11 +99,10 @@ def test_a_memory_whose_speaker_the_query_names_is_boosted() -> None:
 
 
 @pytest.fixture
-def slow(mem: MemoryClient, settings: Settings) -> Iterator[MemoryClient]:
-    """A client whose renewal writer waits 60 s, so nothing is renewed behind the test's back."""
-    with MemoryClient(settings.model_copy(update={"renewal_flush_s": 60}), agent_id="a") as c:
-        c.profiles.ensure(USER)
-        yield c
+def slow(slow: MemoryClient) -> MemoryClient:
+    """The conftest's client whose renewal writer waits 60 s, with the buyer created."""
+    slow.profiles.ensure(USER)
+    return slow
 
 
 def _row(mem: MemoryClient, mid: uuid.UUID) -> Any:
