@@ -17,7 +17,9 @@ Each query also runs our path stage by stage (mask + embed, index, hydrate) for
 a breakdown. Ours, the floor and the stages run per query in random order. The
 data are the synthetic e-commerce memories of :mod:`benchmarks.unstructured`,
 10 per user: 1,000 users (10k memories), then 9,000 more users (100k); queries
-go to users anywhere in the table. Flatness is p95 at 100k over p95 at 10k.
+go to users anywhere in the table. Flatness is p95 at 100k over p95 at 10k. Last, one
+user with 5,000 memories (past the exact-scan limit, after a sweep) is searched the
+same way.
 ``--quick`` measures 10k only, with fewer searches::
 
     python -m benchmarks.search_floor [--quick] [--index pgvector,weaviate] [--weaviate H:P:G]
@@ -91,6 +93,7 @@ class Size:
 
 
 SIZES, QUICK_SIZES = (Size(1_000), Size(10_000)), (Size(1_000),)
+LARGE_USER, LARGE_USER_MEMORIES = "bench-large-user", 5_000
 SEARCHES, QUICK_SEARCHES = 1_000, 200
 
 
@@ -265,6 +268,32 @@ def backend(name: str, at: WeaviateAt) -> Iterator[tuple[MemoryClient, Floor]]:
         mem.close()
 
 
+def large_user(mem: MemoryClient, floor: tuple[str, Floor], searches: int) -> dict[str, Any]:
+    """One user holding :data:`LARGE_USER_MEMORIES` memories, past the exact-scan limit,
+    after a sweep has flagged them for the approximate index; ours and the floor
+    (still an exact KNN of the user's rows) on queries to that user."""
+    gen = Generator(SEED + 99, 1)
+    user = LARGE_USER
+    gen.facts[user] = gen.facts.pop(gen.users[0])
+    gen.users = [user]
+    console.print(f"one user with {LARGE_USER_MEMORIES:,} memories")
+    fresh_users(mem, [user])
+    started = time.perf_counter()
+    mem.write_many(gen.fragments(LARGE_USER_MEMORIES), progress=False)
+    wait_for_index(mem)
+    seconds = time.perf_counter() - started
+    mem.sweep(vacuum=False)
+    stats = measure(mem, floor, gen, min(searches, 200), SEED + 99)
+    return {
+        "users": 1,
+        "memories": LARGE_USER_MEMORIES,
+        "write_s": round(seconds, 1),
+        "latency": stats,
+        "ratio_ours_over_floor_p95": round(stats[OURS]["p95_ms"] / stats[floor[0]]["p95_ms"], 2),
+        "ratio_ours_over_floor_p50": round(stats[OURS]["p50_ms"] / stats[floor[0]]["p50_ms"], 2),
+    }
+
+
 def run_backend(name: str, at: WeaviateAt, sizes: Sequence[Size], searches: int) -> dict[str, Any]:
     """Fill to each size in turn and measure there."""
     gen = Generator(SEED, sizes[-1].users)
@@ -289,6 +318,7 @@ def run_backend(name: str, at: WeaviateAt, sizes: Sequence[Size], searches: int)
                     stats[OURS]["p50_ms"] / stats[floor_name]["p50_ms"], 2
                 ),
             }
+        out["large user"] = large_user(mem, (floor_name, floor), searches)
     flatness: dict[str, float] = {}
     if len(sizes) > 1:
         small, large = out[sizes[0].label], out[sizes[-1].label]

@@ -14,23 +14,26 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, Table, and_, false, or_
+from sqlalchemy.sql.selectable import NamedFromClause
 
 from policies.scope import UserScope
 
 __all__ = ["live", "owned", "visible"]
 
 
-def owned(table: Table, scope: UserScope) -> ColumnElement[bool]:
+def owned(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[bool]:
     """Rows of ``table`` that belong to the scope's user."""
     return table.c.user_id == scope.user_id
 
 
-def live(table: Table, now: datetime) -> ColumnElement[bool]:
+def live(table: Table | NamedFromClause, now: datetime) -> ColumnElement[bool]:
     """Rows of ``table`` not expired at ``now`` (``expires_at`` NULL: never expires)."""
     return or_(table.c.expires_at.is_(None), table.c.expires_at > now)
 
 
-def visible(table: Table, scope: UserScope, now: datetime | None) -> ColumnElement[bool]:
+def visible(
+    table: Table | NamedFromClause, scope: UserScope, now: datetime | None
+) -> ColumnElement[bool]:
     """Rows the scope may see: its user's, private ones only to their agent, sandboxed
     ones only inside their sandbox, and (with ``now``) live ones only."""
     private = (

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 import pytest
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, event, text
 
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
@@ -245,3 +245,45 @@ def _tied(hits: list[IndexHit]) -> list[set[uuid.UUID]]:
             last = hit.score
         groups[-1].add(hit.fragment_id)
     return groups[:-1]
+
+
+def test_a_scope_found_large_skips_the_exact_attempt_and_finds_the_same(
+    mem: MemoryClient,
+) -> None:
+    """The exact statement reads up to the limit + 1 rows before giving up on a large
+    scope; once a user is known large, its searches go straight to the large-scope path."""
+    user = "buyer-large-01"
+    mem.profiles.ensure(user)
+    mem.write_many(
+        [
+            MemoryInput(
+                user_id=user,
+                text=f"订单 8823{i} 的物流和退款",
+                lifecycle_policy=LifecyclePolicy.EXPLICIT,
+            )
+            for i in range(8)
+        ],
+        progress=False,
+    )
+    index = PgVectorIndex(mem.database.reading, exact_scan_limit=5)
+    now = datetime.now(UTC)
+    embedder = HashingEmbedder()
+    built = build_query("订单 退款", embedder=embedder, config=HYBRID_DEFAULT, limit=5, now=now)
+    query = built.query
+    statements: list[str] = []
+
+    def record(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    event.listen(mem.database.engine, "before_cursor_execute", record)
+    try:
+        first = index.search(UserScope(user), query)
+        exact_attempts = sum("AS MATERIALIZED" in s for s in statements)
+        statements.clear()
+        second = index.search(UserScope(user), query)
+    finally:
+        event.remove(mem.database.engine, "before_cursor_execute", record)
+    assert exact_attempts == 1
+    assert not any("AS MATERIALIZED" in s for s in statements)
+    assert [h.fragment_id for h in second] == [h.fragment_id for h in first]
+    assert len(first) == 5

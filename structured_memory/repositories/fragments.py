@@ -420,10 +420,16 @@ class FragmentLedger:
         :meth:`used` for what a caller that returns them must do)."""
         if not ids:
             return {}
+        # Rows by primary key first, then the scope's visibility: the planner cannot pick
+        # a scan of the user's rows (for a user with many, estimated like a small one).
+        by_id = (
+            select(*_RECORD_COLUMNS)
+            .where(_T.c.id.in_(list(ids)))
+            .cte("by_id")
+            .prefix_with("MATERIALIZED")
+        )
         with self._db.reading() as conn:
-            rows = conn.execute(
-                select(*_RECORD_COLUMNS).where(visible(_T, scope, now), _T.c.id.in_(list(ids)))
-            ).all()
+            rows = conn.execute(select(by_id).where(visible(by_id, scope, now))).all()
         return {r.id: _record(r) for r in rows}
 
     def used(self, scope: UserScope, records: Iterable[FragmentRecord], *, now: datetime) -> None:

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import Counter
+import threading
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,8 +50,16 @@ __all__ = ["MAX_QUERY_TERMS", "PgVectorIndex", "hnsw_index_name", "tsquery_any"]
 MAX_QUERY_TERMS = 32
 """Distinct query terms used by the keyword leg (the rest are ignored)."""
 
-KEYWORD_MATCH_CAP = 2000
-"""Most documents matching a query term that BM25 scores (pre-ranked by ts_rank)."""
+LARGE_SCOPE_TTL_S = 600.0
+"""How long a user found too large to scan is searched without trying the exact scan
+first (either way the search is complete; this only spares the attempt)."""
+
+LARGE_SCOPES_KEPT = 10_000
+"""Most users remembered as large (the oldest are forgotten first)."""
+
+KEYWORD_MATCH_CAP = 500
+"""Most matching documents of a large scope that BM25 scores, pre-ranked in SQL by the
+idf of the query terms they hold, then ``ts_rank`` (a small scope scores all its matches)."""
 
 EXACT_SCAN_LIMIT = 1000
 """A scope with at most this many visible memories is searched exactly, in one statement
@@ -89,6 +99,8 @@ class PgVectorIndex:
     def __init__(self, connect: Connect, *, exact_scan_limit: int = EXACT_SCAN_LIMIT) -> None:
         self._connect = connect
         self._exact_limit = exact_scan_limit
+        self._large: OrderedDict[str, float] = OrderedDict()
+        self._large_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: object, *, connect: Connect, tenant_key: bytes) -> PgVectorIndex:
@@ -161,9 +173,12 @@ class PgVectorIndex:
             vector=alpha > 0,
             exact_limit=self._exact_limit,
         )
+        exact = scan.exact_limit > 0 and not self._known_large(scope.user_id)
         with self._connect() as conn:
-            legs = _exact_legs(conn, scan) if scan.exact_limit > 0 else None
+            legs = _exact_legs(conn, scan) if exact else None
             if legs is None:  # more rows than an exact scan should read
+                if exact:
+                    self._remember_large(scope.user_id)
                 legs = (
                     _vector_leg(conn, scan) if scan.vector else [],
                     _keyword_leg(conn, scan) if scan.terms else [],
@@ -175,6 +190,25 @@ class PgVectorIndex:
         fused = fuse(vector, keyword, alpha=alpha, limit=query.limit)
         vec, kw = dict(vector), dict(keyword)
         return [IndexHit(fid, score, kw.get(fid), vec.get(fid)) for fid, score in fused]
+
+    def _known_large(self, user_id: str) -> bool:
+        """Whether the user's scope was found too large to scan in the last
+        :data:`LARGE_SCOPE_TTL_S` (its search then skips the exact attempt)."""
+        with self._large_lock:
+            since = self._large.get(user_id)
+            if since is None:
+                return False
+            if time.monotonic() - since > LARGE_SCOPE_TTL_S:
+                del self._large[user_id]
+                return False
+            return True
+
+    def _remember_large(self, user_id: str) -> None:
+        with self._large_lock:
+            self._large[user_id] = time.monotonic()
+            self._large.move_to_end(user_id)
+            while len(self._large) > LARGE_SCOPES_KEPT:
+                self._large.popitem(last=False)
 
 
 Leg = list[tuple[Any, float]]
@@ -220,10 +254,9 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
         bind[f"t{i}"] = tsquery_any([term])
     if terms:
         columns += [
-            "ts_rank(tsv, CAST(:anyq AS tsquery)) AS rank",
             "CASE WHEN tsv @@ CAST(:anyq AS tsquery) THEN index_text END AS index_text",
         ]
-        bind |= {"anyq": tsquery_any(terms), "cap": KEYWORD_MATCH_CAP}
+        bind["anyq"] = tsquery_any(terms)
     dfs = ", ".join(f"count(*) FILTER (WHERE m{i})" for i in range(len(terms)))
     parts = [
         "SELECT 's' AS leg, NULL::uuid AS id, count(*)::float8 AS a, "
@@ -239,7 +272,7 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
     if terms:
         parts.append(
             "(SELECT 'k', id, token_count, NULL, index_text, NULL FROM mine "
-            "WHERE index_text IS NOT NULL ORDER BY rank DESC LIMIT :cap)"
+            "WHERE index_text IS NOT NULL)"
         )
     rows = conn.execute(
         text(
@@ -309,13 +342,17 @@ def _keyword_leg(conn: Connection, scan: _Scan) -> Leg:
     ).one()
     n_docs = int(stats.n)
     idf = {t: bm25_idf(n_docs, int(getattr(stats, f"df{i}"))) for i, t in enumerate(terms)}
+    held = " + ".join(
+        f"CASE WHEN tsv @@ CAST(:t{i} AS tsquery) THEN {idf[t]!r} ELSE 0 END"
+        for i, t in enumerate(terms)
+    )
     rows = conn.execute(
         text(
             "SELECT id, index_text, token_count FROM memory_fragment "
             f"WHERE {where} AND tsv @@ CAST(:anyq AS tsquery) "
-            "ORDER BY ts_rank(tsv, CAST(:anyq AS tsquery)) DESC LIMIT :cap"
+            f"ORDER BY {held} DESC, ts_rank(tsv, CAST(:anyq AS tsquery)) DESC LIMIT :cap"
         ),
-        {**params, "anyq": tsquery_any(terms), "cap": KEYWORD_MATCH_CAP},
+        {**params, **term_params, "anyq": tsquery_any(terms), "cap": KEYWORD_MATCH_CAP},
     ).all()
     matches = [(r.id, r.index_text, int(r.token_count)) for r in rows]
     return _bm25(scan, matches, idf, float(stats.avgdl) or 1.0)
