@@ -26,12 +26,18 @@ matches of the lookaround pattern.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Protocol, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, cast
 
 import re2  # type: ignore[import-untyped]
+from re2 import _re2
 
-__all__ = ["LinearMatch", "LinearPattern", "Subject"]
+__all__ = ["LinearMatch", "LinearPattern", "PatternSet", "PythonPrefilter", "Subject"]
+
+_UNANCHORED: Any = re2._Anchor.UNANCHORED
+_RawMatch = Callable[[Any, bytes, int, int], list[tuple[int, int]]]
+"""``re2._re2.RE2.Match``: the group spans of the first match in ``data[pos:endpos]``
+(``(-1, -1)`` for a group that took no part), without the wrapper's match objects."""
 
 _WS = (
     r"\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
@@ -193,11 +199,12 @@ class Subject:
 class LinearPattern:
     """A compiled pattern matched by RE2 in linear time (see the module docstring)."""
 
-    __slots__ = ("_posts", "_pre", "_rx", "groupindex", "pattern")
+    __slots__ = ("_match", "_posts", "_pre", "_rx", "groupindex", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._rx = cast(_Re2, re2.compile(_translate(pattern)))
+        self._match = cast(_RawMatch, cast(Any, self._rx)._regexp.Match)
         self.groupindex: dict[str, int] = dict(self._rx.groupindex)
         self._pre = self.groupindex.get("pre")
         if self._pre is not None and (
@@ -216,26 +223,30 @@ class LinearPattern:
         of ``group`` where it is given and took part; empty spans are skipped.
         """
         data = subject.data
+        end = len(data)
+        match = self._match
+        pre = self._pre
+        posts = self._posts
         index = None if group is None else self.groupindex[group]
-        pos = 0 if self._pre is not None else 1
-        while pos < len(data):
-            m = self._rx.search(data, pos)
-            if m is None:
+        pos = 0 if pre is not None else 1
+        while pos < end:
+            spans = match(_UNANCHORED, data, pos, end)
+            start, stop = spans[0]
+            if start < 0:
                 return
-            start, stop = m.span()
-            if self._pre is not None:
-                start = m.end(self._pre)
-            for i in self._posts:
-                if m.start(i) >= 0:
-                    stop = m.start(i)
+            if pre is not None:
+                start = spans[pre][1]
+            for i in posts:
+                if spans[i][0] >= 0:
+                    stop = spans[i][0]
                     break
-            a, b = (start, stop) if index is None or m.start(index) < 0 else m.span(index)
+            a, b = (start, stop) if index is None or spans[index][0] < 0 else spans[index]
             if b > a:
                 yield subject.offset(a), subject.offset(b)
             if stop <= start:
                 pos = subject.char_after(stop)
             else:
-                pos = subject.char_before(stop) if self._pre is not None else stop
+                pos = subject.char_before(stop) if pre is not None else stop
 
     def spans(self, text: str, group: str | None = None) -> list[tuple[int, int]]:
         """:meth:`scan` over a text of its own."""
@@ -256,3 +267,137 @@ class LinearPattern:
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
         """``text`` with every match replaced, as ``re.sub``."""
         return self._rx.sub(repl, _safe(text))
+
+
+class PatternSet:
+    """Several patterns checked in one linear pass (RE2's ``Set``): which may match a subject.
+
+    A prefilter for :meth:`LinearPattern.scan`: a pattern left out of
+    :meth:`candidates` finds no match in the subject, so scanning only the
+    candidates finds exactly what scanning every pattern finds.
+    """
+
+    __slots__ = ("_all", "_set")
+
+    def __init__(self, patterns: Sequence[LinearPattern]) -> None:
+        self._all = frozenset(range(len(patterns)))
+        self._set = _re2.Set(_UNANCHORED, re2.Options())
+        # Index 0 matches every text: its absence means RE2 gave up (DFA out of memory).
+        for i, rx in enumerate(("", *(p.pattern for p in patterns))):
+            if self._set.Add(_translate(rx).encode("utf-8")) != i:
+                raise ValueError(f"RE2 refused pattern {i - 1} of the set")
+        if not self._set.Compile():
+            raise ValueError("RE2 could not compile the pattern set")
+
+    def candidates(self, subject: Subject) -> frozenset[int]:
+        """Indices (into the patterns given) of the patterns that may match in ``subject``."""
+        hits: list[int] = self._set.Match(subject.data)
+        if 0 not in hits:
+            return self._all
+        return frozenset(i - 1 for i in hits if i)
+
+
+_LOOKAROUND = ("(?=", "(?!", "(?<=", "(?<!")
+
+
+def _relax(pattern: str) -> str:
+    """Python ``pattern`` without its zero-width assertions (``\\b``, ``\\B``, lookaround) and
+    with ``$`` also taking a final newline (as Python's does): it matches wherever
+    ``pattern`` matches, and maybe elsewhere."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            if in_class or pattern[i + 1] not in "bB":
+                out.append(pattern[i : i + 2])
+            i += 2
+        elif in_class:
+            in_class = ch != "]"
+            out.append(ch)
+            i += 1
+        elif ch == "[":
+            in_class = True
+            head = 2 if pattern.startswith("^", i + 1) else 1
+            head += pattern.startswith("]", i + head)  # a leading "]" is literal
+            out.append(pattern[i : i + head])
+            i += head
+        elif pattern.startswith(_LOOKAROUND, i):
+            i = _group_end(pattern, i)
+        else:
+            out.append("(?:\\n?$)" if ch == "$" else ch)
+            i += 1
+    return "".join(out)
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """The index just after the group opening at ``pattern[i]``."""
+    depth = 0
+    in_class = False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 1 + pattern.startswith("^", i + 1)
+            i += pattern.startswith("]", i)
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced group")
+
+
+class PythonPrefilter:
+    """One RE2 pass telling which of several Python ``re`` patterns may match a text.
+
+    Each pattern enters RE2's ``Set`` with its zero-width assertions dropped
+    (:func:`_relax`), so it matches at least where the Python pattern does; a
+    pattern RE2 cannot read is always a candidate. Searching only the
+    candidates with Python's ``re`` finds exactly the patterns that match.
+    """
+
+    __slots__ = ("_all", "_always", "_ids", "_set")
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        options = re2.Options()
+        options.log_errors = False
+        self._set = _re2.Set(_UNANCHORED, options)
+        self._ids: list[int] = [-1]  # set index -> pattern index; 0 matches every text
+        always: list[int] = []
+        self._set.Add(b"")
+        for i, pattern in enumerate(patterns):
+            try:
+                if "[]" in pattern or "[^]" in pattern:  # a literal "]" first: left to Python
+                    raise ValueError(pattern)
+                ok = self._set.Add(_translate(_relax(pattern)).encode("utf-8")) != -1
+            except (ValueError, IndexError):
+                ok = False
+            if ok:
+                self._ids.append(i)
+            else:
+                always.append(i)
+        if not self._set.Compile():
+            raise ValueError("RE2 could not compile the pattern set")
+        self._always = frozenset(always)
+        self._all = frozenset(range(len(patterns)))
+
+    def candidates(self, text: str) -> frozenset[int]:
+        """Indices of the patterns that may match somewhere in ``text``."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return self._all
+        hits: list[int] = self._set.Match(data)
+        if 0 not in hits:
+            return self._all
+        return self._always.union(self._ids[i] for i in hits if i)

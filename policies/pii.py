@@ -34,14 +34,24 @@ time linear in the length of the text, whatever the text.
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from functools import lru_cache
 
-from policies.linear_re import LinearPattern, Subject
+from policies.linear_re import LinearPattern, PatternSet, Subject
 
-__all__ = ["PiiKind", "PiiMatch", "find_pii", "mask_pii", "mask_value", "normalise_text"]
+__all__ = [
+    "PiiKind",
+    "PiiMatch",
+    "find_pii",
+    "mask_pii",
+    "mask_value",
+    "normalise_text",
+    "recent_pii",
+]
 
 
 class PiiKind(StrEnum):
@@ -183,10 +193,26 @@ def _digits(value: str) -> str:
     return "".join(ch for ch in value if ch.isdecimal())
 
 
+_SCANNED = (
+    _EMAIL_RE,
+    _ID_CARD_RE,
+    _BANK_CARD_RE,
+    _MOBILE_RE,
+    _LANDLINE_RE,
+    _ZH_ADDRESS_RE,
+    _EN_ADDRESS_RE,
+)
+_SCANNED_SET = PatternSet(_SCANNED)
+"""One pass telling which of the detection patterns can match: only those are scanned."""
+
+
 def _candidates(text: str) -> list[PiiMatch]:
     subject = Subject(text)
+    wanted = [_SCANNED[i] for i in _SCANNED_SET.candidates(subject)]
 
     def scan(rx: LinearPattern) -> list[tuple[int, int, str]]:
+        if rx not in wanted:
+            return []
         return [(a, b, text[a:b]) for a, b in rx.scan(subject)]
 
     found = [PiiMatch(PiiKind.EMAIL, a, b, v) for a, b, v in scan(_EMAIL_RE)]
@@ -215,30 +241,35 @@ _PRIORITY = {
 }
 
 
+@lru_cache(maxsize=8192)
+def _form(ch: str) -> str:
+    """What character ``ch`` becomes in :func:`normalise_text`."""
+    if unicodedata.category(ch) == "Cf":
+        return ""
+    form = unicodedata.normalize("NFKC", ch)
+    digit = unicodedata.decimal(form, None) if len(form) == 1 else None
+    return str(digit) if digit is not None else form
+
+
 def _normalise(text: str) -> tuple[str, list[int] | None]:
-    """:func:`normalise_text` of ``text`` and, where it differs, the index in ``text``
+    """:func:`normalise_text` of ``text`` and, where offsets differ, the index in ``text``
     of the character each normalised character comes from."""
     if text.isascii():
         return text, None
-    out: list[str] = []
+    changed = {ord(ch): form for ch in set(text) if (form := _form(ch)) != ch}
+    if not changed:
+        return text, None
+    view = text.translate(changed)
+    if all(len(form) == 1 for form in changed.values()):
+        return view, None  # one character for one: offsets are unchanged
     source: list[int] = []
-    changed = False
-    forms: dict[str, str] = {}
     for i, ch in enumerate(text):
-        form = forms.get(ch)
-        if form is None:
-            cf = unicodedata.category(ch) == "Cf"
-            form = "" if cf else unicodedata.normalize("NFKC", ch)
-            digit = unicodedata.decimal(form, None) if len(form) == 1 else None
-            forms[ch] = form = str(digit) if digit is not None else form
-        if form == ch:
-            out.append(ch)
+        new = changed.get(ord(ch))
+        if new is None:
             source.append(i)
         else:
-            changed = True
-            out.append(form)
-            source.extend([i] * len(form))
-    return ("".join(out), source) if changed else (text, None)
+            source.extend([i] * len(new))
+    return view, source
 
 
 def normalise_text(text: str) -> str:
@@ -262,6 +293,29 @@ def find_pii(text: str) -> list[PiiMatch]:
     specific kind wins (email, ID card, bank card, phone, then address), and a
     longer match beats a shorter one. Linear in the length of ``text``.
     """
+    found = _find_pii(text)
+    with _recent_lock:
+        _recent[text] = found
+        if len(_recent) > _RECENT_TEXTS:
+            del _recent[next(iter(_recent))]
+    return list(found)
+
+
+_RECENT_TEXTS = 8
+_recent: dict[str, tuple[PiiMatch, ...]] = {}
+"""The matches of the last texts :func:`find_pii` was given, oldest first."""
+_recent_lock = threading.Lock()
+
+
+def recent_pii(text: str) -> list[PiiMatch]:
+    """:func:`find_pii` of ``text``, taken from the last few texts searched when it is
+    one of them (a write masks its text, then tags its entities, PII included)."""
+    with _recent_lock:
+        found = _recent.get(text)
+    return list(found) if found is not None else find_pii(text)
+
+
+def _find_pii(text: str) -> tuple[PiiMatch, ...]:
     view, source = _normalise(text)
     taken = bytearray(len(view))
     chosen: list[PiiMatch] = []
@@ -271,8 +325,8 @@ def find_pii(text: str) -> list[PiiMatch]:
             chosen.append(cand)
     chosen.sort(key=lambda c: c.start)
     if source is None:
-        return chosen
-    return [PiiMatch(c.kind, source[c.start], source[c.end - 1] + 1, c.value) for c in chosen]
+        return tuple(chosen)
+    return tuple(PiiMatch(c.kind, source[c.start], source[c.end - 1] + 1, c.value) for c in chosen)
 
 
 def _mask_digits(value: str, keep_head: int, keep_tail: int) -> str:

@@ -59,7 +59,7 @@ from policies.validation import check_field_length, check_json, check_text, chec
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.schemas import MemoryInput
-from structured_memory.audit import record_many
+from structured_memory.audit import record_batch
 from structured_memory.database import Database
 from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
@@ -503,27 +503,24 @@ class WritePath:
         self._feed.enqueue(conn, [(OutboxOp.UPSERT, f.user_id, f.id) for f in fragments])
 
     def audit(self, conn: Connection, fragments: Sequence[NewFragment]) -> None:
-        """Stage *audit*: one ``write`` entry per fragment, per user in user order."""
+        """Stage *audit*: one ``write`` entry per fragment, per user in user order, in one
+        call for the whole batch."""
         by_scope: dict[tuple[str, str | None], list[NewFragment]] = {}
         for f in fragments:
             by_scope.setdefault((f.user_id, f.agent_id), []).append(f)
-        for (user_id, agent_id), mine in sorted(by_scope.items(), key=lambda kv: kv[0][0]):
-            record_many(
-                conn,
-                UserScope(user_id, agent_id),
-                AuditAction.WRITE,
-                [
-                    (
-                        f.id,
-                        {
-                            "kind": f.kind,
-                            "policy": f.policy,
-                            "sandboxed": f.sandbox_id is not None,
-                        },
-                    )
-                    for f in mine
-                ],
-            )
+        record_batch(
+            conn,
+            AuditAction.WRITE,
+            [
+                (
+                    UserScope(user_id, agent_id),
+                    f.id,
+                    {"kind": f.kind, "policy": f.policy, "sandboxed": f.sandbox_id is not None},
+                )
+                for (user_id, agent_id), mine in sorted(by_scope.items(), key=lambda kv: kv[0][0])
+                for f in mine
+            ],
+        )
 
     # -- forgetting ------------------------------------------------------------------------
 

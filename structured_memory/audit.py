@@ -9,14 +9,29 @@ itself refuses ``UPDATE``, ``DELETE`` and ``TRUNCATE`` (triggers of revision
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, literal, select
+from sqlalchemy import (
+    ARRAY,
+    Connection,
+    LargeBinary,
+    String,
+    Uuid,
+    any_,
+    bindparam,
+    cast,
+    func,
+    insert,
+    literal,
+    select,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.audit import AUDIT_KEY_BYTES, AuditAction, check_details, pseudonym
@@ -30,9 +45,11 @@ __all__ = [
     "AuditEntry",
     "DailyCount",
     "audit_key",
+    "audit_keys",
     "daily_counts",
     "recent",
     "record",
+    "record_batch",
     "record_erasure",
     "record_many",
     "subject_of",
@@ -43,26 +60,79 @@ _KEY = table_of(AuditKey)
 _PROFILE = table_of(UserProfile)
 
 
+def audit_keys(conn: Connection, user_ids: Iterable[str]) -> dict[str, bytes]:
+    """The users' audit keys by user id, created on first use, in user order: one read
+    when every key exists, else one more statement for the missing (and a third only
+    if another transaction created one of them meanwhile);
+    :class:`UserNotFound` if a user has no profile (an erased user gets no new key)."""
+    wanted = sorted(set(user_ids))
+    if not wanted:
+        return {}
+    users = bindparam("users", wanted, type_=ARRAY(String))
+    # Nearly always every key exists: one plain read, no insert attempted.
+    existing = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(users))
+    known = {u: bytes(k) for u, k in conn.execute(existing)}
+    if len(known) == len(wanted):
+        return known
+    wanted = [u for u in wanted if u not in known]
+    users = bindparam("users", wanted, type_=ARRAY(String))
+    fresh = (
+        func.unnest(
+            users,
+            bindparam(
+                "keys",
+                [secrets.token_bytes(AUDIT_KEY_BYTES) for _ in wanted],
+                type_=ARRAY(LargeBinary),
+            ),
+        )
+        .table_valued("user_id", "key")
+        .render_derived("fresh")
+    )
+    created = (
+        pg_insert(_KEY)
+        .from_select(
+            ["user_id", "key"],
+            select(fresh.c.user_id, fresh.c.key)
+            .join(_PROFILE, _PROFILE.c.user_id == fresh.c.user_id)
+            .where(_PROFILE.c.user_id == any_(users))
+            .order_by(fresh.c.user_id),
+        )
+        .on_conflict_do_nothing(index_elements=["user_id"])
+        .returning(_KEY.c.user_id, _KEY.c.key)
+        .cte("created")
+    )
+    held = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(users))
+    # One snapshot: ``held`` sees the keys that existed, ``created`` returns the new ones.
+    found = {u: bytes(k) for u, k in conn.execute(select(created).union_all(held))}
+    missing = [u for u in wanted if u not in found]
+    if missing:  # created by a transaction that committed after this statement's snapshot
+        again = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(users))
+        rows = conn.execute(again, {"users": missing})
+        found.update({u: bytes(k) for u, k in rows})
+    for user_id in wanted:
+        if user_id not in found:
+            raise UserNotFound("no profile for this user", user_id=user_id)
+    return {**known, **found}
+
+
+def _checked(details: Mapping[str, Any] | None, seen: dict[Any, str]) -> str:
+    """``details`` checked (``check_details``) as JSON; a batch's repeated details
+    (the write path's few kinds and policies) are checked once."""
+    try:
+        # the value's type too: True == 1 == 1.0 hash alike but are different JSON
+        key = None if details is None else tuple((k, type(v), v) for k, v in details.items())
+        hash(key)
+    except TypeError:  # a list among the values: checked every time
+        return json.dumps(check_details(details))
+    if key not in seen:
+        seen[key] = json.dumps(check_details(details))
+    return seen[key]
+
+
 def audit_key(conn: Connection, scope: UserScope) -> bytes:
     """The scope's user's audit key, created on first use; :class:`UserNotFound` if the user
     has no profile (an erased user gets no new key)."""
-    found = conn.execute(select(_KEY.c.key).where(owned(_KEY, scope))).scalar()
-    if found is None:
-        exists = select(_PROFILE.c.user_id).where(owned(_PROFILE, scope)).exists()
-        conn.execute(
-            pg_insert(_KEY)
-            .from_select(
-                ["user_id", "key"],
-                select(literal(scope.user_id), literal(secrets.token_bytes(AUDIT_KEY_BYTES))).where(
-                    exists
-                ),
-            )
-            .on_conflict_do_nothing(index_elements=["user_id"])
-        )
-        found = conn.execute(select(_KEY.c.key).where(owned(_KEY, scope))).scalar()
-    if found is None:
-        raise UserNotFound("no profile for this user", user_id=scope.user_id)
-    return bytes(found)
+    return audit_keys(conn, [scope.user_id])[scope.user_id]
 
 
 def record(
@@ -87,25 +157,50 @@ def record_many(
     action: AuditAction,
     entries: Sequence[tuple[uuid.UUID | None, Mapping[str, Any] | None]],
 ) -> None:
-    """Append one entry per ``(memory_id, details)`` pair in one statement (see :func:`record`)."""
+    """Append one entry per ``(memory_id, details)`` pair of one scope (:func:`record_batch`)."""
+    record_batch(conn, action, [(scope, memory_id, details) for memory_id, details in entries])
+
+
+def record_batch(
+    conn: Connection,
+    action: AuditAction,
+    entries: Sequence[tuple[UserScope, uuid.UUID | None, Mapping[str, Any] | None]],
+) -> None:
+    """Append one entry per ``(scope, memory_id, details)``, in that order, for any number of
+    users in two statements (their keys, then the entries), in the caller's transaction.
+
+    Details as in :func:`record`; :class:`UserNotFound` if a user has no profile, and
+    then nothing is appended.
+    """
     if not entries:
         return
-    rows = [
-        {"memory_id": memory_id, "details": check_details(details)}
-        for memory_id, details in entries
-    ]
-    subject = pseudonym(audit_key(conn, scope), scope.user_id)
+    seen: dict[Any, str] = {}
+    details = [_checked(d, seen) for _, _, d in entries]
+    keys = audit_keys(conn, (scope.user_id for scope, _, _ in entries))
+    subjects = {user_id: pseudonym(key, user_id) for user_id, key in keys.items()}
+    rows = (
+        func.unnest(
+            bindparam("agents", [s.agent_id for s, _, _ in entries], type_=ARRAY(String)),
+            bindparam(
+                "subjects", [subjects[s.user_id] for s, _, _ in entries], type_=ARRAY(String)
+            ),
+            bindparam("memories", [m for _, m, _ in entries], type_=ARRAY(Uuid)),
+            bindparam("details", details, type_=ARRAY(String)),
+        )
+        .table_valued("agent_id", "subject", "memory_id", "details", with_ordinality="n")
+        .render_derived("entry")
+    )
     conn.execute(
-        insert(_LOG),
-        [
-            {
-                "action": AuditAction(action).value,
-                "agent_id": scope.agent_id,
-                "subject": subject,
-                **row,
-            }
-            for row in rows
-        ],
+        insert(_LOG).from_select(
+            ["action", "agent_id", "subject", "memory_id", "details"],
+            select(
+                literal(AuditAction(action).value, String),
+                rows.c.agent_id,
+                rows.c.subject,
+                rows.c.memory_id,
+                cast(rows.c.details, JSONB),
+            ).order_by(rows.c.n),
+        )
     )
 
 

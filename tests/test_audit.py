@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from policies.audit import AuditAction, check_details, pseudonym
 from policies.errors import AuditLogImmutable, InvalidField, UserNotFound
+from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
+from sdk.schemas import MemoryInput
 from structured_memory import audit
 
 USER = "buyer-audit-001"
@@ -96,3 +100,148 @@ def test_details_keep_ids_codes_and_numbers() -> None:
     assert check_details(
         {"id": memory_id, "from": "active", "to": "pending_confirmation", "c": 0.29, "n": 3}
     ) == {"id": str(memory_id), "from": "active", "to": "pending_confirmation", "c": 0.29, "n": 3}
+
+
+def _rows(mem: MemoryClient, memory_ids: list[uuid.UUID]) -> list[tuple[Any, ...]]:
+    """These memories' entries in log order: action, agent, subject, memory, details, at."""
+    with mem.database.transaction() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT action, agent_id, subject, memory_id, details, at FROM audit_log "
+                "WHERE memory_id = ANY(:m) ORDER BY id"
+            ),
+            {"m": memory_ids},
+        )
+        return [tuple(r) for r in rows]
+
+
+BUYERS = ["buyer-audit-batch-3", "buyer-audit-batch-1", "buyer-audit-batch-2"]
+Entry = tuple[UserScope, uuid.UUID | None, dict[str, Any]]
+
+
+def _batch() -> list[Entry]:
+    """Three users, one through two agents, grouped by scope in user order as the write
+    path audits a batch; fresh memory ids each call."""
+    scopes = [
+        UserScope(BUYERS[1]),
+        UserScope(BUYERS[1]),
+        UserScope(BUYERS[2], "refund-agent"),
+        UserScope(BUYERS[0], "refund-agent"),
+        UserScope(BUYERS[0], "refund-agent"),
+        UserScope(BUYERS[0], "order-agent"),
+    ]
+    return [
+        (scope, uuid.uuid4(), {"kind": "note", "order": "o88231", "n": i, "ok": i % 2 == 0})
+        for i, scope in enumerate(scopes)
+    ]
+
+
+def _expected(mem: MemoryClient, entries: list[Entry]) -> list[tuple[Any, ...]]:
+    """The rows entries must become: each user's pseudonym under the key the table holds."""
+    with mem.database.transaction() as conn:
+        rows = conn.execute(
+            text("SELECT user_id, key FROM audit_key WHERE user_id = ANY(:u)"), {"u": BUYERS}
+        )
+        keys = {str(u): bytes(k) for u, k in rows}
+    return [
+        ("write", s.agent_id, pseudonym(keys[s.user_id], s.user_id), m, d) for s, m, d in entries
+    ]
+
+
+@pytest.mark.parametrize("keys_exist", [False, True])
+def test_record_batch_appends_what_per_user_calls_appended(
+    mem: MemoryClient, keys_exist: bool
+) -> None:
+    for user in BUYERS:
+        mem.profiles.ensure(user)
+    if keys_exist:
+        with mem.database.transaction() as conn:
+            audit.record_many(conn, UserScope(BUYERS[0]), AuditAction.WRITE, [(None, None)])
+    entries = _batch()
+    with mem.database.transaction() as conn:
+        audit.record_batch(conn, AuditAction.WRITE, entries)
+    got = _rows(mem, [m for _, m, _ in entries if m is not None])
+    assert [r[:5] for r in got] == _expected(mem, entries)  # in the order given
+    assert len({r[5] for r in got}) == 1  # one transaction, one timestamp
+    subjects = {audit.subject_of(mem.database, UserScope(u)) for u in BUYERS}
+    assert {r[2] for r in got} == subjects
+
+
+def _statements(mem: MemoryClient) -> tuple[list[str], Callable[[], None]]:
+    seen: list[str] = []
+
+    def hook(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(mem.database.engine, "before_cursor_execute", hook)
+    return seen, lambda: event.remove(mem.database.engine, "before_cursor_execute", hook)
+
+
+def test_record_batch_costs_two_statements_whatever_the_users(mem: MemoryClient) -> None:
+    """Keys found and entries appended: two statements; creating the missing keys: one more."""
+    users = [f"buyer-audit-many-{i:03d}" for i in range(40)]
+    for user in users:
+        mem.profiles.ensure(user)
+    for expected in (3, 2):  # creating the keys, then finding them
+        entries = [(UserScope(u, "refund-agent"), uuid.uuid4(), {"n": 1}) for u in users * 3]
+        seen, stop = _statements(mem)
+        try:
+            with mem.database.transaction() as conn:
+                audit.record_batch(conn, AuditAction.WRITE, entries)
+        finally:
+            stop()
+        assert len([s for s in seen if "audit_" in s]) == expected
+        assert len(_rows(mem, [m for _, m, _ in entries])) == len(entries)
+
+
+def test_record_batch_with_an_unknown_user_appends_nothing(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    ghost = "buyer-audit-ghost"
+    entries: list[Entry] = [(UserScope(u), uuid.uuid4(), {}) for u in (USER, ghost, USER)]
+    with pytest.raises(UserNotFound), mem.database.transaction() as conn:
+        audit.record_batch(conn, AuditAction.WRITE, entries)
+    assert _rows(mem, [m for _, m, _ in entries if m is not None]) == []
+    with mem.database.transaction() as conn:
+        keys = conn.execute(
+            text("SELECT count(*) FROM audit_key WHERE user_id = ANY(:u)"), {"u": [USER, ghost]}
+        ).scalar_one()
+    assert keys == 0
+
+
+def test_write_many_audits_a_multi_user_batch_in_user_order(mem: MemoryClient) -> None:
+    for user in BUYERS:
+        mem.profiles.ensure(user)
+    items = [
+        MemoryInput(
+            user_id=BUYERS[i % 3],
+            text=f"订单 88231 第 {i} 次咨询退款 RF20260629001 进度",
+            lifecycle_policy=LifecyclePolicy.IMPLICIT if i % 2 else LifecyclePolicy.EXPLICIT,
+        )
+        for i in range(9)
+    ]
+    ids = mem.write_many(items, progress=False)
+    got = _rows(mem, ids)
+    order = sorted(range(len(items)), key=lambda i: items[i].user_id)  # stable: per user
+    subject = {u: audit.subject_of(mem.database, UserScope(u)) for u in BUYERS}
+    assert [r[:5] for r in got] == [
+        (
+            "write",
+            "test-agent",
+            subject[items[i].user_id],
+            ids[i],
+            {"kind": "note", "policy": items[i].lifecycle_policy.value, "sandboxed": False},
+        )
+        for i in order
+    ]
+    assert len({r[5] for r in got}) == 1
+
+
+def test_record_batch_keeps_details_that_compare_equal_apart(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    values: list[object] = [1, True, 1.0, ["o88231"], ["o88231"], None]
+    entries: list[Entry] = [(UserScope(USER), uuid.uuid4(), {"n": v}) for v in values]
+    with mem.database.transaction() as conn:
+        audit.record_batch(conn, AuditAction.FEEDBACK, entries)
+    got = _rows(mem, [m for _, m, _ in entries if m is not None])
+    assert [r[4]["n"] for r in got] == values
+    assert [type(r[4]["n"]) for r in got] == [type(v) for v in values]

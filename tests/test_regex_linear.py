@@ -314,3 +314,48 @@ def test_caches_over_text_are_bounded() -> None:
             info = getattr(value, "cache_info", None)
             if info is not None:
                 assert info().maxsize is not None, f"{module.__name__}.{name}"
+
+
+# --------------------------------------------------------------------------- prefilters
+
+_PREFILTER_TEXTS = [
+    "订单号：88231 和 88232，退款编号 RF20260629001，手机 13912345678",
+    "换货单 EX7781201，¥1,299.00，3-5个工作日，下周三 6月29日",
+    "Order #88231, refund id RF123456, tracking 1Z999AA10123456784, a@b.cc",
+    "北京市朝阳区建国路88号 阳光小区3栋2单元301 221B Baker Street",
+    "１３８１２３４５６７８ 138\u200b1234\u200b5678 身份证 11010519491231002X",
+    "什么时候能到账？\n",
+    "hi\n",
+    "does it work? 在吗",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", _PREFILTER_TEXTS)
+def test_pattern_set_leaves_out_only_patterns_without_matches(text: str) -> None:
+    subject = Subject(text)
+    candidates = entities._PATTERN_SET.candidates(subject)
+    for k, (_, _, rx) in enumerate(entities._PATTERNS):
+        if k not in candidates:
+            assert list(rx.scan(subject)) == [], rx.pattern
+
+
+@pytest.mark.parametrize("text", _PREFILTER_TEXTS)
+def test_intent_prefilter_leaves_out_only_rules_that_do_not_match(text: str) -> None:
+    norm = unicodedata.normalize("NFKC", text).lower()
+    candidates = intent._prefilter().candidates(norm)
+    rules = [rx for _, patterns in intent._rules() for rx, _ in patterns]
+    for k, rx in enumerate(rules):
+        if k not in candidates:
+            assert rx.search(norm) is None, rx.pattern
+
+
+def test_python_prefilter_relaxes_assertions() -> None:
+    prefilter = policies.linear_re.PythonPrefilter(
+        [r"\brefund\b", r"到(?!账)", r"^hi$", r"(?<!a)b", r"x\w"]
+    )
+    assert prefilter.candidates("refund") >= {0}
+    assert prefilter.candidates("什么时候到") >= {1}
+    assert prefilter.candidates("hi\n") >= {2}
+    assert prefilter.candidates("b") >= {3}
+    assert 4 in prefilter.candidates("nothing")  # \w: left to Python, always a candidate

@@ -105,6 +105,7 @@ def load_user_dict(path: Path) -> None:
         if "tokenizer" in _state:
             _load(_state["tokenizer"], path)
     _cached_tokens.cache_clear()
+    _cached_segment.cache_clear()
 
 
 def _lcut(text: str) -> list[str]:
@@ -123,7 +124,19 @@ def _lcut(text: str) -> list[str]:
 
 def segment(text: str) -> list[str]:
     """jieba's segmentation of ``text``, whitespace tokens dropped, case kept."""
-    return [t for t in _lcut(text) if t.strip()]
+    if len(text) > _CACHED_PIECE_CHARS:
+        return [t for t in _lcut(text) if t.strip()]
+    return list(_cached_segment(text))
+
+
+_CACHED_PIECE_CHARS = 32
+"""Longest text whose segmentation :func:`segment` keeps: the summariser segments the
+pieces of a text between its entities, short phrases that recur (我的手机号是, 订单)."""
+
+
+@lru_cache(maxsize=4 * _CACHED_TEXTS)
+def _cached_segment(text: str) -> tuple[str, ...]:
+    return tuple(t for t in _lcut(text) if t.strip())
 
 
 @lru_cache(maxsize=_CACHED_TEXTS)

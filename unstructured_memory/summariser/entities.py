@@ -13,7 +13,7 @@ Two pipelines, each built lazily once per process under a lock:
 
 Each pipeline runs two components. ``dualtrack_patterns`` finds ids, amounts,
 dates, models and PII with regular expressions run by RE2 in linear time
-(:mod:`policies.linear_re`; PII through :func:`policies.pii.find_pii`) and
+(:mod:`policies.linear_re`; PII through :func:`policies.pii.recent_pii`) and
 sets ``doc.ents``; an ``entity_ruler`` (``overwrite_ents=False``) then adds
 PRODUCT and BRAND from the shipped lexicon ``data/lexicon.json``. Overlaps go
 to the more specific label:
@@ -51,8 +51,8 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from policies.linear_re import LinearPattern, Subject
-from policies.pii import PiiKind, find_pii, mask_value
+from policies.linear_re import LinearPattern, PatternSet, Subject
+from policies.pii import PiiKind, mask_value, recent_pii
 from policies.validation import check_text
 from unstructured_memory.tokenize import segment
 
@@ -277,6 +277,12 @@ _PATTERNS: Final[tuple[tuple[str, int, LinearPattern], ...]] = tuple(
     )
 )
 
+_PATTERN_SET: Final = PatternSet([rx for _, _, rx in _PATTERNS])
+"""One pass telling which of :data:`_PATTERNS` can match a text: only those are scanned."""
+
+_GROUPS: Final = tuple("id" if "id" in rx.groupindex else None for _, _, rx in _PATTERNS)
+"""The group each pattern marks (``None``: the whole match)."""
+
 _CONTINUED: Final = frozenset(ID_LABELS - {"CODE"})
 """Labels a list continues: ``订单 3349201 和 3349202`` makes both ORDER_ID."""
 
@@ -300,11 +306,12 @@ class _Candidate:
 
 
 def _pattern_candidates(text: str) -> list[_Candidate]:
-    cands = [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in find_pii(text)]
+    cands = [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in recent_pii(text)]
     subject = Subject(text)
-    for label, prio, rx in _PATTERNS:
-        group = "id" if "id" in rx.groupindex else None
-        cands.extend(_Candidate(label, prio, a, b) for a, b in rx.scan(subject, group))
+    hits = _PATTERN_SET.candidates(subject)
+    for k, (label, prio, rx) in enumerate(_PATTERNS):
+        if k in hits:
+            cands.extend(_Candidate(label, prio, a, b) for a, b in rx.scan(subject, _GROUPS[k]))
     queue = [c for c in cands if c.label in _CONTINUED]
     while queue:
         c = queue.pop()
