@@ -33,12 +33,17 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import DateTime, String, bindparam, case, func, text, update
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 
 from structured_memory.database import Database
+from structured_memory.models import MemoryFragment, table_of
+from structured_memory.scoping import live
 
-__all__ = ["FLUSH_BATCH", "URGENT_WITHIN", "Renewals"]
+__all__ = ["FLUSH_BATCH", "URGENT_WITHIN", "Renewals", "renewal"]
 
 _log = logging.getLogger(__name__)
 
@@ -51,20 +56,41 @@ FLUSH_BATCH = 1000
 WAKE_AT = 5000
 """Pending uses that wake the writer before its interval ends."""
 
-_RENEW = text(
-    """
-    UPDATE memory_fragment AS f
-    SET last_used_at = greatest(f.last_used_at, u.at),
-        expires_at = CASE
-            WHEN f.renew_days IS NOT NULL AND f.expires_at IS NOT NULL
-            THEN greatest(f.expires_at, u.at + make_interval(days => f.renew_days))
-            ELSE f.expires_at END
-    FROM unnest(CAST(:users AS text[]), CAST(:ids AS uuid[]), CAST(:ats AS timestamptz[]))
-        AS u(user_id, id, at)
-    WHERE f.user_id = u.user_id AND f.id = u.id
-      AND (f.expires_at IS NULL OR f.expires_at > u.at)
-    """
+
+def renewal(table: Any, now: Any) -> Any:
+    """The expiry of a row used at ``now`` (a time or a column of times):
+    ``policies.ttl.renewed`` in SQL, never shorter."""
+    return case(
+        (
+            table.c.renew_days.is_not(None) & table.c.expires_at.is_not(None),
+            func.greatest(
+                table.c.expires_at, now + func.make_interval(0, 0, 0, table.c.renew_days)
+            ),
+        ),
+        else_=table.c.expires_at,
+    )
+
+
+_T = table_of(MemoryFragment)
+_USES = (
+    func.unnest(
+        bindparam("users", type_=ARRAY(String)),
+        bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True))),
+        bindparam("ats", type_=ARRAY(DateTime(timezone=True))),
+    )
+    .table_valued("user_id", "id", "at")
+    .render_derived("u")
 )
+_RENEW = (
+    update(_T)
+    .where(_T.c.user_id == _USES.c.user_id, _T.c.id == _USES.c.id, live(_T, _USES.c.at))
+    .values(
+        last_used_at=func.greatest(_T.c.last_used_at, _USES.c.at),
+        expires_at=renewal(_T, _USES.c.at),
+    )
+)
+"""Each use ``(user, id, at)`` renews its row as :func:`renewal` at ``at`` (rows deleted
+or expired since are left alone)."""
 
 
 class Renewals:

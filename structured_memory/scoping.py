@@ -26,8 +26,11 @@ def owned(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[boo
     return table.c.user_id == scope.user_id
 
 
-def live(table: Table | NamedFromClause, now: datetime) -> ColumnElement[bool]:
-    """Rows of ``table`` not expired at ``now`` (``expires_at`` NULL: never expires)."""
+def live(
+    table: Table | NamedFromClause, now: datetime | ColumnElement[datetime]
+) -> ColumnElement[bool]:
+    """Rows of ``table`` not expired at ``now``, a time or a column of times
+    (``expires_at`` NULL: never expires)."""
     return or_(table.c.expires_at.is_(None), table.c.expires_at > now)
 
 

@@ -30,7 +30,7 @@ from policies.errors import RecordNotFound
 from policies.scope import UserScope
 from structured_memory.audit import record
 from structured_memory.models import MemoryFact, MemoryFragment, table_of
-from structured_memory.repositories.fragments import renewal
+from structured_memory.renewals import renewal
 from structured_memory.scoping import live, owned, visible
 
 __all__ = ["FeedbackOutcome", "MemoryTable", "apply_feedback", "status_entry"]

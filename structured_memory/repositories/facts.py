@@ -50,11 +50,11 @@ from structured_memory.pii.fields import (
 )
 from structured_memory.pii.vault import PiiVault
 from structured_memory.records import Fact
+from structured_memory.renewals import renewal
 from structured_memory.repositories.confidence import MemoryTable, apply_feedback
 from structured_memory.repositories.fragments import (
     frequent_user,
     release_vault_entries,
-    renewal,
     require_user,
 )
 from structured_memory.scoping import live, owned

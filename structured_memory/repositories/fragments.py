@@ -24,7 +24,6 @@ from sqlalchemy import (
     Connection,
     Text,
     bindparam,
-    case,
     cast,
     delete,
     func,
@@ -49,7 +48,7 @@ from structured_memory.models import (
     table_of,
 )
 from structured_memory.packed_vector import PACKED_VECTOR, PackedVector
-from structured_memory.renewals import URGENT_WITHIN, Renewals
+from structured_memory.renewals import URGENT_WITHIN, Renewals, renewal
 from structured_memory.scoping import owned, visible
 
 __all__ = [
@@ -63,7 +62,6 @@ __all__ = [
     "hold_profiles",
     "index_rows",
     "release_vault_entries",
-    "renewal",
     "require_user",
     "vault_ids_of",
 ]
@@ -167,19 +165,6 @@ def index_rows(conn: Connection, where: Any, *, limit: int | None = None) -> lis
 
 def _record(row: Any) -> FragmentRecord:
     return FragmentRecord.model_validate(dict(row._mapping))
-
-
-def renewal(table: Any, now: datetime) -> Any:
-    """The expiry of a row used at ``now``: ``policies.ttl.renewed`` in SQL (never shorter)."""
-    return case(
-        (
-            table.c.renew_days.is_not(None) & table.c.expires_at.is_not(None),
-            func.greatest(
-                table.c.expires_at, now + func.make_interval(0, 0, 0, table.c.renew_days)
-            ),
-        ),
-        else_=table.c.expires_at,
-    )
 
 
 def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
