@@ -7,7 +7,7 @@
   as in a stored memory, so neither the embedder nor the index ever receives
   it in clear, then tokenises and embeds the masked text.
 - **index**: the configured index searches inside the scope's visibility, for
-  at least :attr:`RerankConfig.depth` candidates; a
+  at least ``DEFAULT_RERANK.depth`` (30) candidates; a
   PII value taken out of the query finds the memories that held it through
   the vault's blind index (never the clear value) and ranks them first.
 - **fallback**: while a derived index is unreachable, the ledger's own index
@@ -47,7 +47,6 @@ from unstructured_memory.search.rerank import (
     DEFAULT_RERANK,
     SPEAKER_KEY,
     Candidate,
-    RerankConfig,
     rerank,
 )
 
@@ -96,7 +95,6 @@ class SearchPath:
         scope_for: Callable[[str], UserScope],
         check_embedding_space: Callable[[], None],
         prefilter_limit: int = 0,
-        reranking: RerankConfig | None = DEFAULT_RERANK,
     ) -> None:
         self._ledger = ledger
         self._vault = vault
@@ -107,7 +105,6 @@ class SearchPath:
         self._scope = scope_for
         self._check_space = check_embedding_space
         self._prefilter_limit = prefilter_limit
-        self._rerank = reranking
 
     def rescoped(self, scope_for: Callable[[str], UserScope]) -> SearchPath:
         """The same search path, turning user ids into scopes with ``scope_for``
@@ -126,7 +123,7 @@ class SearchPath:
             raise InvalidField("this search path cannot verify", field="verify")
         self._check_space()
         now = datetime.now(UTC)
-        depth = max(request.limit, self._rerank.depth) if self._rerank else request.limit
+        depth = max(request.limit, DEFAULT_RERANK.depth)
         built = self.mask_and_embed(request.query, config, depth, now, filters)
         results = SearchResults()
         if built.empty and not built.pii:
@@ -232,8 +229,6 @@ class SearchPath:
     ) -> list[IndexHit]:
         """Stage *rerank*: the hydrated hits re-ordered by :func:`rerank` for the
         masked query ``text`` (their scores replaced by the re-ranked ones)."""
-        if self._rerank is None:
-            return hits
         candidates = []
         for i, hit in enumerate(hits):
             rec = records.get(hit.fragment_id)
@@ -244,7 +239,7 @@ class SearchPath:
                         i, hit.score, rec.session_id, speaker if isinstance(speaker, str) else None
                     )
                 )
-        ranked = rerank(text, candidates, self._rerank)
+        ranked = rerank(text, candidates, DEFAULT_RERANK)
         return [replace(hits[i], score=score) for i, score in ranked]
 
     @staticmethod
