@@ -28,7 +28,6 @@ from sqlalchemy import (
     cast,
     func,
     insert,
-    literal,
     select,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -59,6 +58,32 @@ _LOG = table_of(AuditLog)
 _KEY = table_of(AuditKey)
 _PROFILE = table_of(UserProfile)
 
+# Built once: the write path appends on every write, and building these cost more than
+# running them.
+_HELD_KEYS = select(_KEY.c.user_id, _KEY.c.key).where(
+    _KEY.c.user_id == any_(bindparam("users", type_=ARRAY(String)))
+)
+_ENTRIES = (
+    func.unnest(
+        bindparam("agents", type_=ARRAY(String)),
+        bindparam("subjects", type_=ARRAY(String)),
+        bindparam("memories", type_=ARRAY(Uuid)),
+        bindparam("details", type_=ARRAY(String)),
+    )
+    .table_valued("agent_id", "subject", "memory_id", "details", with_ordinality="n")
+    .render_derived("entry")
+)
+_APPEND = insert(_LOG).from_select(
+    ["action", "agent_id", "subject", "memory_id", "details"],
+    select(
+        bindparam("action", type_=String),
+        _ENTRIES.c.agent_id,
+        _ENTRIES.c.subject,
+        _ENTRIES.c.memory_id,
+        cast(_ENTRIES.c.details, JSONB),
+    ).order_by(_ENTRIES.c.n),
+)
+
 
 def audit_keys(conn: Connection, user_ids: Iterable[str]) -> dict[str, bytes]:
     """The users' audit keys by user id, created on first use, in user order: one read
@@ -68,10 +93,8 @@ def audit_keys(conn: Connection, user_ids: Iterable[str]) -> dict[str, bytes]:
     wanted = sorted(set(user_ids))
     if not wanted:
         return {}
-    users = bindparam("users", wanted, type_=ARRAY(String))
     # Nearly always every key exists: one plain read, no insert attempted.
-    existing = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(users))
-    known = {u: bytes(k) for u, k in conn.execute(existing)}
+    known = {u: bytes(k) for u, k in conn.execute(_HELD_KEYS, {"users": wanted})}
     if len(known) == len(wanted):
         return known
     wanted = [u for u in wanted if u not in known]
@@ -106,8 +129,7 @@ def audit_keys(conn: Connection, user_ids: Iterable[str]) -> dict[str, bytes]:
     found = {u: bytes(k) for u, k in conn.execute(select(created).union_all(held))}
     missing = [u for u in wanted if u not in found]
     if missing:  # created by a transaction that committed after this statement's snapshot
-        again = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(users))
-        rows = conn.execute(again, {"users": missing})
+        rows = conn.execute(_HELD_KEYS, {"users": missing})
         found.update({u: bytes(k) for u, k in rows})
     for user_id in wanted:
         if user_id not in found:
@@ -178,29 +200,15 @@ def record_batch(
     details = [_checked(d, seen) for _, _, d in entries]
     keys = audit_keys(conn, (scope.user_id for scope, _, _ in entries))
     subjects = {user_id: pseudonym(key, user_id) for user_id, key in keys.items()}
-    rows = (
-        func.unnest(
-            bindparam("agents", [s.agent_id for s, _, _ in entries], type_=ARRAY(String)),
-            bindparam(
-                "subjects", [subjects[s.user_id] for s, _, _ in entries], type_=ARRAY(String)
-            ),
-            bindparam("memories", [m for _, m, _ in entries], type_=ARRAY(Uuid)),
-            bindparam("details", details, type_=ARRAY(String)),
-        )
-        .table_valued("agent_id", "subject", "memory_id", "details", with_ordinality="n")
-        .render_derived("entry")
-    )
     conn.execute(
-        insert(_LOG).from_select(
-            ["action", "agent_id", "subject", "memory_id", "details"],
-            select(
-                literal(AuditAction(action).value, String),
-                rows.c.agent_id,
-                rows.c.subject,
-                rows.c.memory_id,
-                cast(rows.c.details, JSONB),
-            ).order_by(rows.c.n),
-        )
+        _APPEND,
+        {
+            "action": AuditAction(action).value,
+            "agents": [s.agent_id for s, _, _ in entries],
+            "subjects": [subjects[s.user_id] for s, _, _ in entries],
+            "memories": [m for _, m, _ in entries],
+            "details": details,
+        },
     )
 
 

@@ -71,7 +71,14 @@ from structured_memory.models import (
 )
 from structured_memory.pii.cipher import PiiCipher, Sealed
 from structured_memory.pii.fields import rewrite_references
-from structured_memory.pii.vault import aad_for, data_key, fill_blind_mac, matching, vault_kind
+from structured_memory.pii.vault import (
+    MATCHING,
+    aad_for,
+    data_key,
+    fill_blind_mac,
+    matching,
+    vault_kind,
+)
 from structured_memory.repositories.confidence import MemoryTable, status_entry
 from structured_memory.repositories.fragments import IndexRow, index_rows, vault_ids_of
 from structured_memory.scoping import live
@@ -142,10 +149,8 @@ def find_user_ids_by_pii(db: Database, cipher: PiiCipher, kind: str, value: str)
     kind = vault_kind(kind)
     with cross_user_transaction(db) as conn:
         rows = conn.execute(
-            select(_T.c.user_id)
-            .where(matching(cipher, kind, value))
-            .distinct()
-            .order_by(_T.c.user_id)
+            select(_T.c.user_id).where(MATCHING).distinct().order_by(_T.c.user_id),
+            matching(cipher, kind, value),
         ).all()
     return [r.user_id for r in rows]
 

@@ -12,8 +12,22 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, delete, exists, or_, select, update
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    Connection,
+    LargeBinary,
+    and_,
+    any_,
+    bindparam,
+    delete,
+    exists,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert
 
@@ -27,6 +41,7 @@ from structured_memory.pii.cipher import PiiCipher, Sealed
 from structured_memory.scoping import owned
 
 __all__ = [
+    "MATCHING",
     "MAX_PII_BYTES",
     "PiiVault",
     "VaultRef",
@@ -53,19 +68,38 @@ def vault_kind(kind: str) -> str:
     return check_choice(PiiKind, kind, "kind")
 
 
-def matching(cipher: PiiCipher, kind: str, value: str) -> ColumnElement[bool]:
-    """Vault rows holding ``value``: by ``blind_mac``, or, for rows written before
-    revision 0004 and not yet repaired, by the ring-format blind index under any ring key."""
-    return and_(
-        _T.c.kind == kind,
-        or_(
-            _T.c.blind_mac == cipher.blind_index(kind, value),
-            and_(
-                _T.c.blind_mac.is_(None),
-                _T.c.blind_index.in_(cipher.legacy_blind_indexes(kind, value)),
-            ),
+MATCHING: ColumnElement[bool] = and_(
+    _T.c.kind == bindparam("kind"),
+    or_(
+        _T.c.blind_mac == bindparam("blind_mac"),
+        and_(
+            _T.c.blind_mac.is_(None),
+            _T.c.blind_index == any_(bindparam("blind_indexes", type_=ARRAY(LargeBinary))),
         ),
-    )
+    ),
+)
+"""Vault rows holding a value, with the parameters :func:`matching` gives: by
+``blind_mac``, or, for rows written before revision 0004 and not yet repaired, by the
+ring-format blind index under any ring key."""
+
+
+def matching(cipher: PiiCipher, kind: str, value: str) -> dict[str, Any]:
+    """The parameters of :data:`MATCHING` for ``value`` of ``kind``."""
+    return {
+        "kind": kind,
+        "blind_mac": cipher.blind_index(kind, value),
+        "blind_indexes": cipher.legacy_blind_indexes(kind, value),
+    }
+
+
+# Built once: a write storing PII looks its values up first.
+_FIND = (
+    select(_T.c.id)
+    .where(_T.c.user_id == bindparam("user_id"), MATCHING)
+    .order_by(_T.c.blind_mac.is_(None), _T.c.created_at, _T.c.id)
+    .limit(1)
+)
+_FIND_LOCKED = _FIND.with_for_update(read=True, key_share=True)
 
 
 def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool) -> bytes | None:
@@ -229,15 +263,10 @@ class PiiVault:
         # match: the indexed row wins, then the oldest. With ``lock`` the row is
         # held FOR KEY SHARE (a release or repair-vault deleting it waits for the
         # transaction); a row deleted meanwhile is not found, and the store inserts.
-        statement = (
-            select(_T.c.id)
-            .where(owned(_T, scope), matching(self._cipher, kind, value))
-            .order_by(_T.c.blind_mac.is_(None), _T.c.created_at, _T.c.id)
-            .limit(1)
-        )
-        if lock:
-            statement = statement.with_for_update(read=True, key_share=True)
-        found = conn.execute(statement).first()
+        found = conn.execute(
+            _FIND_LOCKED if lock else _FIND,
+            {"user_id": scope.user_id, **matching(self._cipher, kind, value)},
+        ).first()
         return None if found is None else VaultRef(found.id, kind)
 
     def list(self, scope: UserScope) -> list[VaultRef]:

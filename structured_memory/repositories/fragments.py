@@ -22,7 +22,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     Connection,
+    String,
     Text,
+    any_,
     bindparam,
     cast,
     delete,
@@ -33,7 +35,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB, JSONPATH
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, JSONPATH
 
 from policies.errors import UserNotFound
 from policies.lifecycle import LifecyclePolicy
@@ -167,6 +169,23 @@ def _record(row: Any) -> FragmentRecord:
     return FragmentRecord.model_validate(dict(row._mapping))
 
 
+# The write path's statements are built once: building one costs more than running it.
+_USERS = bindparam("users", type_=ARRAY(String))
+_HOLD_PROFILES = (
+    select(_PROFILE.c.user_id)
+    .where(_PROFILE.c.user_id == any_(_USERS))
+    .order_by(_PROFILE.c.user_id)
+    .with_for_update(read=True, key_share=True)
+)
+_SESSION_COUNTS = (
+    select(_T.c.user_id, func.count(func.distinct(_T.c.session_id)))
+    .where(_T.c.user_id == any_(_USERS), _T.c.occurred_at >= bindparam("since"))
+    .group_by(_T.c.user_id)
+)
+# the vectors go binary: formatting them as text cost more than the rest of a row
+_INSERT = _T.insert().values(embedding=bindparam("packed_embedding", type_=PACKED_VECTOR))
+
+
 def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
     """Lock the users' profiles ``FOR KEY SHARE`` until the transaction ends, in user order.
 
@@ -178,14 +197,7 @@ def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
     wanted = sorted(set(user_ids))
     if not wanted:
         return
-    held = set(
-        conn.execute(
-            select(_PROFILE.c.user_id)
-            .where(_PROFILE.c.user_id.in_(wanted))
-            .order_by(_PROFILE.c.user_id)
-            .with_for_update(read=True, key_share=True)
-        ).scalars()
-    )
+    held = set(conn.execute(_HOLD_PROFILES, {"users": wanted}).scalars())
     missing = [u for u in wanted if u not in held]
     if missing:
         raise UserNotFound("no profile for this user; create it with profiles.ensure")
@@ -312,9 +324,7 @@ def frequent_users(
     if not wanted:
         return set()
     rows = conn.execute(
-        select(_T.c.user_id, func.count(func.distinct(_T.c.session_id)))
-        .where(_T.c.user_id.in_(wanted), _T.c.occurred_at >= now - FREQUENT_USER_WINDOW)
-        .group_by(_T.c.user_id)
+        _SESSION_COUNTS, {"users": wanted, "since": now - FREQUENT_USER_WINDOW}
     ).all()
     counts: dict[str, int] = dict(rows)
     return {u for u in wanted if is_frequent(int(counts.get(u, 0)), config)}
@@ -393,9 +403,7 @@ class FragmentLedger:
             }
             for position, f in enumerate(fragments)
         ]
-        # the vectors go binary: formatting them as text cost more than the rest of a row
-        packed = bindparam("packed_embedding", type_=PACKED_VECTOR)
-        conn.execute(_T.insert().values(embedding=packed), rows)
+        conn.execute(_INSERT, rows)
         return [f.id for f in fragments]
 
     def hydrate(
