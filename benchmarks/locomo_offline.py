@@ -73,7 +73,7 @@ def rankings(
     reranking: RerankConfig | None = DEFAULT_RERANK,
 ) -> dict[str, list[Ranking]]:
     """Per method, the ranked memory positions of each query of ``conv``, re-ranked
-    by session and speaker (``reranking``) as the SDK's search path does."""
+    by session, speaker and own text (``reranking``) as the SDK's search path does."""
     bm25 = BM25Index(conv.doc_tokens, k1=config.bm25_k1, b=config.bm25_b)
     fuse = relative_score_fusion if config.fusion is Fusion.RELATIVE_SCORE else ranked_fusion
     n = max(config.candidates, depth)
@@ -90,10 +90,14 @@ def rankings(
             ranked = found
             if reranking is not None:
                 candidates = [
-                    Candidate(i, s, conv.memories[i].session, conv.memories[i].metadata["speaker"])
+                    Candidate(i, s, m.session, m.metadata["speaker"], m.text)
                     for i, s in found[:head]
+                    for m in (conv.memories[i],)
                 ]
-                ranked = rerank(conv.queries[qi].text, candidates, reranking) + found[head:]
+                ranked = (
+                    rerank(conv.queries[qi].text, candidates, reranking, terms=q_tokens)
+                    + found[head:]
+                )
             out[method].append([i for i, _ in ranked])
     return out
 

@@ -14,8 +14,8 @@
   answers and the results say ``degraded``.
 - **hydrate**: the hits are read back from the ledger under the same scope
   (an expired or invisible hit is dropped).
-- **rerank**: the index's candidates re-ordered by their session and speaker
-  (:mod:`unstructured_memory.search.rerank`); PII hits stay first.
+- **rerank**: the index's candidates re-ordered by their session, speaker and
+  own text (:mod:`unstructured_memory.search.rerank`); PII hits stay first.
 - **hits**: the records shaped for the caller, best first; those returned are
   marked used, which renews them by their own period (written in a batch
   shortly after: ``structured_memory.renewals``).
@@ -132,7 +132,7 @@ class SearchPath:
         hits = [] if built.empty else self.index(scope, built.query, results)
         found = self.pii_hits(scope, built.pii, now, request.limit)
         records = self.hydrate(scope, found + hits, now)
-        hits = found + self.rerank(built.query.text, hits, records)
+        hits = found + self.rerank(built.query, hits, records)
         results = self.hits(hits, records, results, request.limit)
         self._ledger.used(scope, (records[hit.memory_id] for hit in results), now=now)
         if not results:
@@ -225,10 +225,11 @@ class SearchPath:
         )
 
     def rerank(
-        self, text: str, hits: list[IndexHit], records: dict[uuid.UUID, FragmentRecord]
+        self, query: SearchQuery, hits: list[IndexHit], records: dict[uuid.UUID, FragmentRecord]
     ) -> list[IndexHit]:
         """Stage *rerank*: the hydrated hits re-ordered by :func:`rerank` for the
-        masked query ``text`` (their scores replaced by the re-ranked ones)."""
+        masked ``query`` and its keyword terms (their scores replaced by the re-ranked
+        ones)."""
         candidates = []
         for i, hit in enumerate(hits):
             rec = records.get(hit.fragment_id)
@@ -236,10 +237,14 @@ class SearchPath:
                 speaker = rec.metadata.get(SPEAKER_KEY)
                 candidates.append(
                     Candidate(
-                        i, hit.score, rec.session_id, speaker if isinstance(speaker, str) else None
+                        i,
+                        hit.score,
+                        rec.session_id,
+                        speaker if isinstance(speaker, str) else None,
+                        rec.text,
                     )
                 )
-        ranked = rerank(text, candidates, DEFAULT_RERANK)
+        ranked = rerank(query.text, candidates, DEFAULT_RERANK, terms=query.tokens)
         return [replace(hits[i], score=score) for i, score in ranked]
 
     @staticmethod

@@ -30,9 +30,10 @@ def test_a_turn_in_a_matching_session_outranks_an_isolated_near_match() -> None:
             Candidate("turn", 0.75, "s-2"),
             Candidate("next", 0.60, "s-2"),
             Candidate("then", 0.55, "s-2"),
+            Candidate("more", 0.50, "s-2"),
         ],
     )
-    assert [k for k, _ in ranked] == ["turn", "next", "lone", "then"]
+    assert [k for k, _ in ranked] == ["turn", "next", "lone", "then", "more"]
 
 
 def test_a_strong_lone_match_keeps_its_place() -> None:
@@ -95,6 +96,99 @@ def test_a_memory_whose_speaker_the_query_names_is_boosted() -> None:
     assert [k for k, _ in rerank("What did Caroline paint?", english)] == ["car", "mel"]
 
 
+def test_the_named_speakers_turn_on_the_topic_outranks_their_small_talk() -> None:
+    english = [
+        Candidate("chat", 0.90, "s-1", "Caroline", "Caroline: Take care, talk soon!"),
+        Candidate("art", 0.80, "s-2", "Caroline", "Caroline: I painted a sunrise last week."),
+    ]
+    assert [k for k, _ in rerank("What did Caroline paint?", english)] == ["art", "chat"]
+    chinese = [
+        Candidate("chat", 0.90, "s-1", "客服", "客服：好的，请您稍等"),
+        Candidate("refund", 0.80, "s-2", "客服", "客服：退款 RF20260629001 三天内到账"),
+    ]
+    assert [k for k, _ in rerank("客服说退款几天到账", chinese)] == ["refund", "chat"]
+    gated = RerankConfig(topic_weight=0.0)  # the speaker boost alone, halved for small talk
+    assert [k for k, _ in rerank("客服说退款几天到账", chinese, gated)] == ["refund", "chat"]
+    off = RerankConfig(topic_weight=0.0, off_topic_speaker=1.0)
+    assert [k for k, _ in rerank("客服说退款几天到账", chinese, off)] == ["chat", "refund"]
+
+
+def test_a_term_rare_among_the_candidates_weighs_more_than_a_common_one() -> None:
+    given = [
+        *(
+            Candidate(f"refund-{n}", 0.5, None, None, f"refund requested, ticket {n}")
+            for n in range(3)
+        ),
+        Candidate("order", 0.5, None, None, "88231 shipped on Monday"),
+    ]
+    assert rerank("refund of 88231", given)[0][0] == "order"  # one term each, the rarer wins
+    chinese = [
+        *(Candidate(f"退款-{n}", 0.5, None, None, f"退款申请第{n}次") for n in range(3)),
+        Candidate("订单", 0.5, None, None, "88231 周一发货"),
+    ]
+    assert rerank("88231 的退款", chinese)[0][0] == "订单"
+
+
+def test_a_latin_term_matches_at_the_start_of_a_word_and_digits_in_any_width() -> None:
+    given = [
+        Candidate("film", 0.8, "s-1", None, "An Oscar night and a scary film"),
+        Candidate("car", 0.7, "s-2", None, "Cars break down in winter"),
+    ]
+    assert [k for k, _ in rerank("car repair", given)] == ["car", "film"]
+    wide = [  # full-width digits, as a Chinese keyboard types them
+        Candidate("other", 0.8, "s-1", None, "退款申请已提交"),
+        Candidate("order", 0.7, "s-2", None, "订单８８２３１已发货"),
+    ]
+    assert [k for k, _ in rerank("88231", wide)] == ["order", "other"]
+
+
+def test_a_speakers_name_is_not_a_topic_term() -> None:
+    """A turn that only addresses the person the query names does not match its topic."""
+    given = [
+        Candidate("hello", 0.80, "s-1", "Melanie", "Melanie: Caroline, you are the best!"),
+        Candidate("camp", 0.70, "s-2", "Melanie", "Melanie: We love camping at the beach."),
+        Candidate("thanks", 0.30, "s-3", "Caroline", "Caroline: Thanks!"),
+    ]
+    ranked = rerank("Where did Caroline go camping?", given)
+    assert [k for k, _ in ranked] == ["camp", "hello", "thanks"]
+    chinese = [
+        Candidate("hello", 0.80, "s-1", "买家", "买家：张伟你好"),
+        Candidate("refund", 0.70, "s-2", "买家", "买家：退款 RF20260629001 还没到账"),
+        Candidate("thanks", 0.30, "s-3", "张伟", "张伟：收到"),
+    ]
+    assert rerank("张伟 退款", chinese)[0][0] == "refund"
+
+
+def test_a_turn_that_tells_outranks_the_question_it_answers() -> None:
+    given = [
+        Candidate("ask", 0.80, "s-1", None, "订单 88231 什么时候发货？"),
+        Candidate("tell", 0.70, "s-2", None, "订单 88231 周一已发货"),
+    ]
+    assert [k for k, _ in rerank("订单 88231 发货", given)] == ["tell", "ask"]
+    english = [
+        Candidate("ask", 0.80, "s-1", None, "Did the refund for order 88231 arrive?"),
+        Candidate("tell", 0.70, "s-2", None, "The refund for order 88231 arrived on Monday."),
+    ]
+    assert [k for k, _ in rerank("refund order 88231", english)] == ["tell", "ask"]
+    off = RerankConfig(question_penalty=0.0)
+    assert [k for k, _ in rerank("refund order 88231", english, off)] == ["ask", "tell"]
+
+
+def test_penalties_keep_scores_in_the_given_range() -> None:
+    given = [
+        Candidate(0, 0.9, None, None, "退款三天内到账"),
+        Candidate(1, 0.01, None, None, "到账了吗？"),
+    ]
+    ranked = rerank("退款", given)
+    assert [k for k, _ in ranked] == [0, 1]
+    assert ranked[0][1] == pytest.approx(0.9)
+    assert all(0.0 <= s <= 0.9 for _, s in ranked)
+    asking = [Candidate(i, s, None, None, "退款到账了吗？") for i, s in enumerate((0.9, 0.1))]
+    ranked = rerank("退款", asking, RerankConfig(question_penalty=2.0))
+    assert [k for k, _ in ranked] == [0, 1]
+    assert all(0.0 <= s <= 0.9 for _, s in ranked)
+
+
 # -- through mem.search ---------------------------------------------------------------------
 
 
@@ -146,7 +240,7 @@ def test_search_boosts_the_speaker_the_query_names(mem: MemoryClient) -> None:
         meta = {"speaker": speaker} if speaker else None
         return mem.write(USER, words, lifecycle_policy=EXPLICIT, session_id=session, metadata=meta)
 
-    buyer = say("s-1", "退款几天到账？", "买家")
+    buyer = say("s-1", "退款几天到账", "买家")
     agent = say("s-2", "退款几天到账，三天内", "客服")
     say("s-3", "订单 88231 已发货，快递明天到", None)
     plain = mem.search(USER, "退款几天到账", limit=2)
@@ -154,6 +248,16 @@ def test_search_boosts_the_speaker_the_query_names(mem: MemoryClient) -> None:
     assert [h.memory_id for h in plain] == [buyer, agent]
     assert (plain[0].keyword_score or 0.0) > (plain[1].keyword_score or 0.0)
     assert [h.memory_id for h in named] == [agent, buyer]
+
+
+def test_search_ranks_an_answer_above_the_question_it_answers(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    ask = mem.write(USER, "退款几天到账？", lifecycle_policy=EXPLICIT, session_id="s-1")
+    tell = mem.write(USER, "退款几天到账，三天内", lifecycle_policy=EXPLICIT, session_id="s-2")
+    mem.write(USER, "订单 88231 已发货，快递明天到", lifecycle_policy=EXPLICIT, session_id="s-3")
+    hits = mem.search(USER, "退款几天到账", limit=2, preset="keyword")
+    assert [h.memory_id for h in hits] == [tell, ask]
+    assert (hits[1].keyword_score or 0.0) > (hits[0].keyword_score or 0.0)
 
 
 def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient) -> None:
