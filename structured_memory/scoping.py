@@ -11,14 +11,34 @@ its execution option instead.
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, false, or_
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    DateTime,
+    String,
+    Table,
+    Uuid,
+    and_,
+    bindparam,
+    or_,
+)
 from sqlalchemy.sql.selectable import NamedFromClause
 
 from policies.scope import UserScope
 
-__all__ = ["live", "owned", "visible"]
+__all__ = [
+    "Shape",
+    "bound_values",
+    "live",
+    "owned",
+    "shape_of",
+    "visible",
+    "visible_bound",
+]
 
 
 def owned(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[bool]:
@@ -39,17 +59,59 @@ def visible(
 ) -> ColumnElement[bool]:
     """Rows the scope may see: its user's, private ones only to their agent, sandboxed
     ones only inside their sandbox, and (with ``now``) live ones only."""
+    return _visibility(table, scope.user_id, scope.agent_id, scope.sandbox_id, now)
+
+
+Shape = tuple[bool, bool]
+"""Whether a scope names an agent, and a sandbox: what :func:`visible` renders differently."""
+
+
+def shape_of(scope: UserScope) -> Shape:
+    """The scope's :data:`Shape`."""
+    return scope.agent_id is not None, scope.sandbox_id is not None
+
+
+def visible_bound(table: Table | NamedFromClause, shape: Shape) -> ColumnElement[bool]:
+    """:func:`visible` for every live-at-``now`` scope of ``shape``, its values left as bind
+    parameters (:func:`bound_values`): the clause of a statement built once, not per call."""
+    agent, sandbox = shape
+    return _visibility(
+        table,
+        bindparam("scope_user", type_=String),
+        bindparam("scope_agent", type_=String) if agent else None,
+        bindparam("scope_sandbox", type_=Uuid) if sandbox else None,
+        bindparam("now", type_=DateTime(timezone=True)),
+    )
+
+
+def bound_values(scope: UserScope, now: datetime) -> dict[str, Any]:
+    """The parameters of a :func:`visible_bound` clause for ``scope`` at ``now``."""
+    values: dict[str, Any] = {"scope_user": scope.user_id, "now": now}
+    if scope.agent_id is not None:
+        values["scope_agent"] = scope.agent_id
+    if scope.sandbox_id is not None:
+        values["scope_sandbox"] = scope.sandbox_id
+    return values
+
+
+def _visibility(
+    table: Table | NamedFromClause,
+    user: str | BindParameter[str],
+    agent: str | BindParameter[str] | None,
+    sandbox: uuid.UUID | BindParameter[uuid.UUID] | None,
+    now: datetime | BindParameter[datetime] | None,
+) -> ColumnElement[bool]:
     private = (
         table.c.private.is_(False)
-        if scope.agent_id is None
-        else or_(table.c.private.is_(False), table.c.agent_id == scope.agent_id)
+        if agent is None
+        else or_(table.c.private.is_(False), table.c.agent_id == agent)
     )
-    sandbox = (
+    sandboxed = (
         table.c.sandbox_id.is_(None)
-        if scope.sandbox_id is None
-        else or_(table.c.sandbox_id.is_(None), table.c.sandbox_id == scope.sandbox_id)
+        if sandbox is None
+        else or_(table.c.sandbox_id.is_(None), table.c.sandbox_id == sandbox)
     )
-    parts = [owned(table, scope), private, sandbox]
+    parts = [table.c.user_id == user, private, sandboxed]
     if now is not None:
         parts.append(live(table, now))
-    return and_(*parts) if parts else false()
+    return and_(*parts)

@@ -22,8 +22,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     Connection,
+    Select,
     String,
     Text,
+    Uuid,
     any_,
     bindparam,
     cast,
@@ -51,7 +53,14 @@ from structured_memory.models import (
 )
 from structured_memory.packed_vector import PACKED_VECTOR, PackedVector
 from structured_memory.renewals import URGENT_WITHIN, Renewals, renewal
-from structured_memory.scoping import owned, visible
+from structured_memory.scoping import (
+    Shape,
+    bound_values,
+    owned,
+    shape_of,
+    visible,
+    visible_bound,
+)
 
 __all__ = [
     "FragmentLedger",
@@ -184,6 +193,23 @@ _SESSION_COUNTS = (
 )
 # the vectors go binary: formatting them as text cost more than the rest of a row
 _INSERT = _T.insert().values(embedding=bindparam("packed_embedding", type_=PACKED_VECTOR))
+
+
+def _hydrate(shape: Shape) -> Select[Any]:
+    """Rows by primary key first, then the scope's visibility: the planner cannot pick a
+    scan of the user's rows (for a user with many, estimated like a small one)."""
+    by_id = (
+        select(*_RECORD_COLUMNS)
+        .where(_T.c.id == any_(bindparam("ids", type_=ARRAY(Uuid))))
+        .cte("by_id")
+        .prefix_with("MATERIALIZED")
+    )
+    return select(by_id).where(visible_bound(by_id, shape))
+
+
+_HYDRATE = {
+    (agent, box): _hydrate((agent, box)) for agent in (False, True) for box in (False, True)
+}
 
 
 def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
@@ -413,16 +439,10 @@ class FragmentLedger:
         :meth:`used` for what a caller that returns them must do)."""
         if not ids:
             return {}
-        # Rows by primary key first, then the scope's visibility: the planner cannot pick
-        # a scan of the user's rows (for a user with many, estimated like a small one).
-        by_id = (
-            select(*_RECORD_COLUMNS)
-            .where(_T.c.id.in_(list(ids)))
-            .cte("by_id")
-            .prefix_with("MATERIALIZED")
-        )
         with self._db.reading() as conn:
-            rows = conn.execute(select(by_id).where(visible(by_id, scope, now))).all()
+            rows = conn.execute(
+                _HYDRATE[shape_of(scope)], {"ids": list(ids), **bound_values(scope, now)}
+            ).all()
         return {r.id: _record(r) for r in rows}
 
     def used(self, scope: UserScope, records: Iterable[FragmentRecord], *, now: datetime) -> None:

@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -85,6 +85,10 @@ ABSENT = "-"
 """Stored for an absent session, sandbox or agent id (null-state indexes cost files)."""
 
 NEVER = datetime(2200, 1, 1, tzinfo=UTC)
+
+TENANT_HANDLES = 1_024
+"""Tenant handles kept per index (the most recently used): building one costs more than a
+search, as each makes the client's batch wrapper and its thread pool."""
 """Stored as ``expires_at`` of a memory that never expires (Weaviate dates end in 2262)."""
 
 
@@ -120,6 +124,8 @@ class WeaviateIndex:
         self._last_ok = 0.0
         self._ready_collection = False
         self._handle: tuple[Any, Any] | None = None  # (client, its collection handle)
+        self._tenants: tuple[Any, OrderedDict[str, Any]] | None = None  # (collection, handles)
+        self._tenants_lock = threading.Lock()
 
     @classmethod
     def from_config(
@@ -333,6 +339,22 @@ class WeaviateIndex:
         self._last_ok = 0.0  # force the readiness probe
         self._call("ping", lambda collection: None)
 
+    def _scoped(self, collection: Any, tenant: str) -> Any:
+        """``collection.with_tenant(tenant)``, kept for the last :data:`TENANT_HANDLES`
+        tenants of this collection handle."""
+        with self._tenants_lock:
+            if self._tenants is None or self._tenants[0] is not collection:
+                self._tenants = (collection, OrderedDict())
+            handles = self._tenants[1]
+            scoped = handles.get(tenant)
+            if scoped is None:
+                scoped = handles[tenant] = collection.with_tenant(tenant)
+                if len(handles) > TENANT_HANDLES:
+                    handles.popitem(last=False)
+            else:
+                handles.move_to_end(tenant)
+            return scoped
+
     def setup(self, model: str, dimensions: int) -> None:
         """Create the collection if it is missing (the vectors' model is not recorded here)."""
         self._call("setup", lambda collection: None)
@@ -374,7 +396,7 @@ class WeaviateIndex:
             for op in group:
                 by_tenant[self.tenant(op.scope.user_id)].append(op)
             for tenant, tenant_ops in by_tenant.items():
-                scoped = collection.with_tenant(tenant)
+                scoped = self._scoped(collection, tenant)
                 if isinstance(first, Upsert):
                     objects = [
                         DataObject(
@@ -427,7 +449,7 @@ class WeaviateIndex:
         keyword_query = " ".join(query.tokens) if keyword_prop == "index_text" else query.text
         if query.filters.candidate_ids is not None and not query.filters.candidate_ids:
             return []
-        scoped = collection.with_tenant(tenant)
+        scoped = self._scoped(collection, tenant)
         filters = _filters(scope, query)
         metadata = MetadataQuery(score=True)
         if query.config.alpha == 0:
@@ -512,9 +534,10 @@ class WeaviateIndex:
         """How many objects the user's tenant holds (expired-but-unswept ones included)."""
 
         def total(collection: Any) -> int:
-            if not self._tenant_exists(collection, self.tenant(user_id)):
+            tenant = self.tenant(user_id)
+            if not self._tenant_exists(collection, tenant):
                 return 0
-            agg = collection.with_tenant(self.tenant(user_id)).aggregate.over_all(total_count=True)
+            agg = self._scoped(collection, tenant).aggregate.over_all(total_count=True)
             return int(agg.total_count or 0)
 
         return self._call("count", total)
@@ -525,7 +548,7 @@ class WeaviateIndex:
         def ids(collection: Any) -> set[uuid.UUID]:
             if not self._tenant_exists(collection, self.tenant(user_id)):
                 return set()
-            scoped = collection.with_tenant(self.tenant(user_id))
+            scoped = self._scoped(collection, self.tenant(user_id))
             return {
                 uuid.UUID(o.properties["fragment_id"])
                 for o in scoped.iterator(return_properties=["fragment_id"])
