@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from policies.lifecycle import LifecyclePolicy
 from sdk import MemoryClient
-from unstructured_memory.search.rerank import Candidate, RerankConfig, names, rerank
+from unstructured_memory.search.rerank import Candidate, RerankConfig, names, rerank, words
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 IMPLICIT = LifecyclePolicy.IMPLICIT
@@ -174,6 +174,84 @@ def test_a_turn_that_tells_outranks_the_question_it_answers() -> None:
     assert [k for k, _ in rerank("refund order 88231", english, off)] == ["ask", "tell"]
 
 
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Caroline: I painted a sunrise last week.", 7),
+        ("Wow, cool!", 2),
+        ("订单 88231 周一已发货", 4.5),  # 88231, and half a word per character
+        ("客服：退款 RF20260629001 三天内到账", 5.5),
+        ("手机 13912345678", 2),
+        ("Refund 退款 RF20260629001, OK?", 4),
+        ("", 0),
+        ("  ", 0),
+    ],
+)
+def test_words_counts_latin_words_and_half_a_word_per_cjk_character(
+    text: str, count: float
+) -> None:
+    assert words(text) == count
+
+
+def test_a_turn_that_tells_something_outranks_a_short_reply_with_the_same_match() -> None:
+    english = [
+        Candidate("wow", 0.80, "s-1", "Caroline", "Caroline: Wow, counseling, cool!"),
+        Candidate(
+            "plan",
+            0.75,
+            "s-2",
+            "Caroline",
+            "Caroline: I'm keen on counseling or working in mental health - I'd love to "
+            "support those with similar issues, and I start the course in May.",
+        ),
+    ]
+    assert [k for k, _ in rerank("What does Caroline plan?", english)] == ["plan", "wow"]
+    off = RerankConfig(length_weight=0.0)
+    assert [k for k, _ in rerank("What does Caroline plan?", english, off)] == ["wow", "plan"]
+    chinese = [
+        Candidate("ok", 0.80, "s-1", "客服", "客服：退款好的"),
+        Candidate(
+            "refund",
+            0.75,
+            "s-2",
+            "客服",
+            "客服：订单 88231 的退款 RF20260629001 已经原路退回您尾号 5678 的银行卡，"
+            "一般三到五个工作日到账，到账后会短信通知手机 13912345678，请您留意查收",
+        ),
+    ]
+    assert [k for k, _ in rerank("客服说退款", chinese)] == ["refund", "ok"]
+    assert [k for k, _ in rerank("客服说退款", chinese, off)] == ["ok", "refund"]
+
+
+def test_the_length_term_is_capped_at_length_words() -> None:
+    """Past ``length_words`` a longer memory earns nothing more: the match decides."""
+    given = [
+        Candidate("long", 0.75, None, None, " ".join(["refund"] * 50)),
+        Candidate("longer", 0.70, None, None, " ".join(["refund"] * 500)),
+    ]
+    assert [k for k, _ in rerank("refund", given)] == ["long", "longer"]
+    assert [k for k, _ in rerank("refund", given[::-1])] == ["long", "longer"]
+    short = RerankConfig(length_floor=0, length_words=10)
+    mixed = [
+        Candidate("a", 0.70, None, None, "退款 " * 20),
+        Candidate("b", 0.72, None, None, "退款"),
+    ]
+    assert [k for k, _ in rerank("退款", mixed, short)] == ["a", "b"]
+
+
+def test_length_says_nothing_about_memories_up_to_length_floor_words() -> None:
+    """Short facts (a wish, a parcel number) keep the order of their match."""
+    given = [
+        Candidate("fridge", 0.702, None, None, "想买车载冰箱，自驾游用"),
+        Candidate("reply", 0.701, None, None, "Okay, the fridge then."),
+        Candidate("parcel", 0.700, None, None, "退货用顺丰到付，单号 SF1822201938455，周一寄出"),
+    ]
+    floor = RerankConfig(topic_weight=0.0)
+    assert [k for k, _ in rerank("车载冰箱", given, floor)] == ["fridge", "reply", "parcel"]
+    no_floor = RerankConfig(topic_weight=0.0, length_floor=0)
+    assert next(k for k, _ in rerank("车载冰箱", given, no_floor)) == "parcel"
+
+
 def test_penalties_keep_scores_in_the_given_range() -> None:
     given = [
         Candidate(0, 0.9, None, None, "退款三天内到账"),
@@ -257,6 +335,25 @@ def test_search_ranks_an_answer_above_the_question_it_answers(mem: MemoryClient)
     mem.write(USER, "订单 88231 已发货，快递明天到", lifecycle_policy=EXPLICIT, session_id="s-3")
     hits = mem.search(USER, "退款几天到账", limit=2, preset="keyword")
     assert [h.memory_id for h in hits] == [tell, ask]
+    assert (hits[1].keyword_score or 0.0) > (hits[0].keyword_score or 0.0)
+
+
+def test_search_ranks_a_turn_that_tells_above_a_short_reply(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    reply = mem.write(USER, "Refund? Okay, sure.", lifecycle_policy=EXPLICIT, session_id="s-1")
+    told = mem.write(
+        USER,
+        "The refund RF20260629001 for order 88231 went back to the card you paid with on "
+        "Monday. Banks usually take three to five working days to show it, and you will "
+        "get a text message on your phone as soon as it arrives; if it has not arrived by "
+        "next Friday, just tell us and we will chase the bank for you.",
+        lifecycle_policy=EXPLICIT,
+        session_id="s-2",
+    )
+    terms = " ".join(f"clause{n} covers extended warranty and installation" for n in range(60))
+    mem.write(USER, f"Refund policy: {terms}", lifecycle_policy=EXPLICIT, session_id="s-3")
+    hits = mem.search(USER, "refund", limit=3, preset="keyword")
+    assert [h.memory_id for h in hits[:2]] == [told, reply]
     assert (hits[1].keyword_score or 0.0) > (hits[0].keyword_score or 0.0)
 
 
