@@ -502,9 +502,14 @@ class WritePath:
         """Stage *index feed*: queue the upserts for a derived index."""
         self._feed.enqueue(conn, [(OutboxOp.UPSERT, f.user_id, f.id) for f in fragments])
 
-    def audit(self, conn: Connection, fragments: Sequence[NewFragment]) -> None:
+    def audit(
+        self,
+        conn: Connection,
+        fragments: Sequence[NewFragment],
+        keys: Mapping[str, bytes] | None = None,
+    ) -> None:
         """Stage *audit*: one ``write`` entry per fragment, per user in user order, in one
-        call for the whole batch."""
+        call for the whole batch (``keys``: the users' audit keys already read)."""
         by_scope: dict[tuple[str, str | None], list[NewFragment]] = {}
         for f in fragments:
             by_scope.setdefault((f.user_id, f.agent_id), []).append(f)
@@ -520,6 +525,7 @@ class WritePath:
                 for (user_id, agent_id), mine in sorted(by_scope.items(), key=lambda kv: kv[0][0])
                 for f in mine
             ],
+            keys=keys,
         )
 
     # -- forgetting ------------------------------------------------------------------------
@@ -657,7 +663,7 @@ class WritePath:
 
         def unit() -> list[uuid.UUID]:
             with self._db.transaction() as conn:
-                hold_profiles(conn, {i.fragment.user_id for i in items})
+                keys = hold_profiles(conn, {i.fragment.user_id for i in items})
                 t = clock()
                 metadata = self.vault(conn, items)
                 t = timed("vault", t)
@@ -685,7 +691,7 @@ class WritePath:
                 t = timed("ledger", t)
                 self.index_feed(conn, fragments)
                 t = timed("index feed", t)
-                self.audit(conn, fragments)
+                self.audit(conn, fragments, keys)
                 timed("audit", t)
             return ids
 

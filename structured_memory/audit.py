@@ -85,16 +85,21 @@ _APPEND = insert(_LOG).from_select(
 )
 
 
-def audit_keys(conn: Connection, user_ids: Iterable[str]) -> dict[str, bytes]:
+def audit_keys(
+    conn: Connection, user_ids: Iterable[str], *, known: Mapping[str, bytes] | None = None
+) -> dict[str, bytes]:
     """The users' audit keys by user id, created on first use, in user order: one read
-    when every key exists, else one more statement for the missing (and a third only
-    if another transaction created one of them meanwhile);
-    :class:`UserNotFound` if a user has no profile (an erased user gets no new key)."""
+    when every key exists (none when ``known``, keys read earlier in the transaction,
+    holds them all), else one more statement for the missing (and a third only if
+    another transaction created one of them meanwhile); :class:`UserNotFound` if a user
+    has no profile (an erased user gets no new key)."""
     wanted = sorted(set(user_ids))
-    if not wanted:
-        return {}
+    given = {u: known[u] for u in wanted if known is not None and u in known}
+    if len(given) == len(wanted):
+        return given
     # Nearly always every key exists: one plain read, no insert attempted.
-    known = {u: bytes(k) for u, k in conn.execute(_HELD_KEYS, {"users": wanted})}
+    unread = [u for u in wanted if u not in given]
+    known = {**given, **{u: bytes(k) for u, k in conn.execute(_HELD_KEYS, {"users": unread})}}
     if len(known) == len(wanted):
         return known
     wanted = [u for u in wanted if u not in known]
@@ -187,9 +192,13 @@ def record_batch(
     conn: Connection,
     action: AuditAction,
     entries: Sequence[tuple[UserScope, uuid.UUID | None, Mapping[str, Any] | None]],
+    *,
+    keys: Mapping[str, bytes] | None = None,
 ) -> None:
     """Append one entry per ``(scope, memory_id, details)``, in that order, for any number of
-    users in two statements (their keys, then the entries), in the caller's transaction.
+    users in two statements (their keys, then the entries), in the caller's transaction;
+    one when ``keys`` (read in this transaction, as ``hold_profiles`` returns them) holds
+    every user's key.
 
     Details as in :func:`record`; :class:`UserNotFound` if a user has no profile, and
     then nothing is appended.
@@ -198,8 +207,8 @@ def record_batch(
         return
     seen: dict[Any, str] = {}
     details = [_checked(d, seen) for _, _, d in entries]
-    keys = audit_keys(conn, (scope.user_id for scope, _, _ in entries))
-    subjects = {user_id: pseudonym(key, user_id) for user_id, key in keys.items()}
+    found = audit_keys(conn, (scope.user_id for scope, _, _ in entries), known=keys)
+    subjects = {user_id: pseudonym(key, user_id) for user_id, key in found.items()}
     conn.execute(
         _APPEND,
         {

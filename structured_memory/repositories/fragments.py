@@ -45,6 +45,7 @@ from policies.scope import UserScope
 from policies.ttl import FREQUENT_USER_WINDOW, TTLConfig, is_frequent
 from structured_memory.database import Database
 from structured_memory.models import (
+    AuditKey,
     MemoryFact,
     MemoryFragment,
     PiiVaultEntry,
@@ -79,6 +80,7 @@ __all__ = [
 
 _T = table_of(MemoryFragment)
 _PROFILE = table_of(UserProfile)
+_AUDIT_KEY = table_of(AuditKey)
 _VAULT = table_of(PiiVaultEntry)
 _FACT = table_of(MemoryFact)
 
@@ -181,10 +183,11 @@ def _record(row: Any) -> FragmentRecord:
 # The write path's statements are built once: building one costs more than running it.
 _USERS = bindparam("users", type_=ARRAY(String))
 _HOLD_PROFILES = (
-    select(_PROFILE.c.user_id)
+    select(_PROFILE.c.user_id, _AUDIT_KEY.c.key)
+    .outerjoin(_AUDIT_KEY, _AUDIT_KEY.c.user_id == _PROFILE.c.user_id)
     .where(_PROFILE.c.user_id == any_(_USERS))
     .order_by(_PROFILE.c.user_id)
-    .with_for_update(read=True, key_share=True)
+    .with_for_update(of=_PROFILE, read=True, key_share=True)
 )
 _SESSION_COUNTS = (
     select(_T.c.user_id, func.count(func.distinct(_T.c.session_id)))
@@ -212,8 +215,10 @@ _HYDRATE = {
 }
 
 
-def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
-    """Lock the users' profiles ``FOR KEY SHARE`` until the transaction ends, in user order.
+def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> dict[str, bytes]:
+    """Lock the users' profiles ``FOR KEY SHARE`` until the transaction ends, in user order,
+    and return the audit keys those users already have (``audit.record_batch(keys=)``: the
+    audit of the write needs no statement of its own to read them).
 
     Writers of one user never block each other (the lock is shared); an
     erasure of the user waits for them, or finishes first, and then this
@@ -222,11 +227,13 @@ def hold_profiles(conn: Connection, user_ids: Iterable[str]) -> None:
     """
     wanted = sorted(set(user_ids))
     if not wanted:
-        return
-    held = set(conn.execute(_HOLD_PROFILES, {"users": wanted}).scalars())
+        return {}
+    rows = conn.execute(_HOLD_PROFILES, {"users": wanted}).all()
+    held = {r.user_id for r in rows}
     missing = [u for u in wanted if u not in held]
     if missing:
         raise UserNotFound("no profile for this user; create it with profiles.ensure")
+    return {r.user_id: bytes(r.key) for r in rows if r.key is not None}
 
 
 @dataclass(frozen=True)
