@@ -99,10 +99,11 @@ def audit_keys(
         return given
     # Nearly always every key exists: one plain read, no insert attempted.
     unread = [u for u in wanted if u not in given]
-    known = {**given, **{u: bytes(k) for u, k in conn.execute(_HELD_KEYS, {"users": unread})}}
-    if len(known) == len(wanted):
-        return known
-    wanted = [u for u in wanted if u not in known]
+    rows = conn.execute(_HELD_KEYS, {"users": unread})
+    existing = {**given, **{u: bytes(k) for u, k in rows}}
+    if len(existing) == len(wanted):
+        return existing
+    wanted = [u for u in wanted if u not in existing]
     users = bindparam("users", wanted, type_=ARRAY(String))
     fresh = (
         func.unnest(
@@ -139,7 +140,7 @@ def audit_keys(
     for user_id in wanted:
         if user_id not in found:
             raise UserNotFound("no profile for this user", user_id=user_id)
-    return {**known, **found}
+    return {**existing, **found}
 
 
 def _checked(details: Mapping[str, Any] | None, seen: dict[Any, str]) -> str:

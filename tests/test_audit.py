@@ -16,6 +16,7 @@ from policies.scope import UserScope
 from sdk.client import MemoryClient
 from sdk.schemas import MemoryInput
 from structured_memory import audit
+from structured_memory.repositories.fragments import hold_profiles
 
 USER = "buyer-audit-001"
 PHONE = "13912345678"
@@ -192,6 +193,34 @@ def test_record_batch_costs_two_statements_whatever_the_users(mem: MemoryClient)
             stop()
         assert len([s for s in seen if "audit_" in s]) == expected
         assert len(_rows(mem, [m for _, m, _ in entries])) == len(entries)
+
+
+def test_keys_read_by_the_profile_hold_leave_the_audit_one_statement(mem: MemoryClient) -> None:
+    """``hold_profiles`` returns the keys that exist; given all of them, the audit only
+    appends; a user whose key is not among them still has it read, then created."""
+    for user in BUYERS:
+        mem.profiles.ensure(user)
+    with mem.database.transaction() as conn:  # BUYERS[0] and [1] get keys, [2] none yet
+        audit.record_batch(
+            conn, AuditAction.WRITE, [(UserScope(u), None, None) for u in BUYERS[:2]]
+        )
+    first, second = _batch(), _batch()
+    counts = []
+    with mem.database.transaction() as conn:
+        for entries in (first, second):
+            keys = hold_profiles(conn, BUYERS)
+            seen, stop = _statements(mem)
+            try:
+                audit.record_batch(conn, AuditAction.WRITE, entries, keys=keys)
+            finally:
+                stop()
+            counts.append((sorted(keys), len(seen)))
+    assert counts == [
+        (sorted(BUYERS[:2]), 3),  # BUYERS[2]'s key read, created; the entries appended
+        (sorted(BUYERS), 1),  # every key given: the append alone
+    ]
+    got = _rows(mem, [m for _, m, _ in first + second if m is not None])
+    assert [r[:5] for r in got] == _expected(mem, first + second)
 
 
 def test_record_batch_with_an_unknown_user_appends_nothing(mem: MemoryClient) -> None:
