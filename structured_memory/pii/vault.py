@@ -100,6 +100,31 @@ _FIND = (
     .limit(1)
 )
 _FIND_LOCKED = _FIND.with_for_update(read=True, key_share=True)
+_DATA_KEY = select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(
+    _K.c.user_id == bindparam("user_id")
+)
+_ENTRY_COLUMNS = (
+    "id",
+    "user_id",
+    "kind",
+    "dek",
+    "key_id",
+    "nonce",
+    "ciphertext",
+    "blind_mac",
+    "blind_index",
+)
+_STORE = (
+    insert(_T)
+    .values({name: bindparam(name, type_=_T.c[name].type) for name in _ENTRY_COLUMNS})
+    .on_conflict_do_update(
+        index_elements=[_T.c.kind, _T.c.blind_mac, _T.c.user_id],
+        index_where=_T.c.blind_mac.is_not(None),
+        set_={"updated_at": _T.c.updated_at},
+    )
+    .returning(_T.c.id)
+)
+"""An entry stored once per (user, kind, value): the row already there is returned."""
 
 
 def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool) -> bytes | None:
@@ -108,8 +133,7 @@ def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool)
     Concurrent creators agree on one key (insert-if-absent, then read the
     winner). Raises :class:`DecryptionError` if the stored key does not unwrap.
     """
-    where = _K.c.user_id == user_id
-    row = conn.execute(select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(where)).one_or_none()
+    row = conn.execute(_DATA_KEY, {"user_id": user_id}).one_or_none()
     if row is None:
         if not create:
             return None
@@ -128,7 +152,7 @@ def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool)
         ).first()
         if won is not None:
             return fresh
-        row = conn.execute(select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(where)).one()
+        row = conn.execute(_DATA_KEY, {"user_id": user_id}).one()
     return cipher.unwrap(Sealed(row.key_id, bytes(row.nonce), bytes(row.wrapped)), user_id)
 
 
@@ -196,23 +220,19 @@ class PiiVault:
             sealed = self._cipher.seal(
                 value, aad=aad_for(entry_id, scope.user_id, kind), data_key=key
             )
-            statement = insert(_T).values(
-                id=entry_id,
-                user_id=scope.user_id,
-                kind=kind,
-                dek=True,
-                key_id=None,
-                nonce=sealed.nonce,
-                ciphertext=sealed.ciphertext,
-                blind_mac=self._cipher.blind_index(kind, value),
-                blind_index=self._cipher.legacy_blind_index(kind, value),
-            )
             stored = conn.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[_T.c.kind, _T.c.blind_mac, _T.c.user_id],
-                    index_where=_T.c.blind_mac.is_not(None),
-                    set_={"updated_at": _T.c.updated_at},
-                ).returning(_T.c.id)
+                _STORE,
+                {
+                    "id": entry_id,
+                    "user_id": scope.user_id,
+                    "kind": kind,
+                    "dek": True,
+                    "key_id": None,
+                    "nonce": sealed.nonce,
+                    "ciphertext": sealed.ciphertext,
+                    "blind_mac": self._cipher.blind_index(kind, value),
+                    "blind_index": self._cipher.legacy_blind_index(kind, value),
+                },
             ).scalar_one()
         return VaultRef(stored, kind)
 
