@@ -58,6 +58,16 @@ def settings(dsn: str, data_dir: Path) -> Settings:
     )
 
 
+@pytest.fixture
+def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI reads DUALTRACK_* variables: point them at the test database and ring."""
+    assert settings.postgres_dsn is not None
+    assert settings.pii_keys is not None
+    monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
+    monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
+
+
 @pytest.fixture(scope="session")
 def session_client(settings: Settings) -> Iterator[MemoryClient]:
     with MemoryClient(settings, agent_id="test-agent") as mem:

@@ -294,15 +294,6 @@ def test_erasure_leaves_pseudonymous_entries_only(shopper: MemoryClient) -> None
 # -- the CLI -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert settings.postgres_dsn is not None
-    assert settings.pii_keys is not None
-    monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
-    monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
-
-
 def test_audit_and_decay_commands(
     shopper: MemoryClient, cli_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

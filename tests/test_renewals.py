@@ -150,3 +150,28 @@ def test_uses_that_cannot_be_written_stay_pending(settings: Settings) -> None:
         renewals.flush()
     assert renewals.pending == 2
     down.dispose()
+
+
+def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient) -> None:
+    ids = [
+        slow.write(USER, f"空气净化器 静音 卧室 第{n}台", lifecycle_policy=IMPLICIT, session_id="s")
+        for n in range(3)
+    ]
+    expires = datetime.now(UTC) + timedelta(days=3)
+    with slow.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fragment SET expires_at = :e WHERE id = ANY(:i)"),
+            {"e": expires, "i": ids},
+        )
+    before = {i: _row(slow, i) for i in ids}
+    hits = slow.search(USER, "空气净化器 静音", limit=1)
+    assert len(hits) == 1
+    returned = hits[0].memory_id
+    assert slow._rt().ledger.renewals.flush() == 1
+    for i in ids:
+        row = _row(slow, i)
+        if i == returned:
+            assert row.expires_at > expires
+            assert row.last_used_at > before[i].last_used_at
+        else:
+            assert row == before[i]

@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import text
 
 from policies.lifecycle import LifecyclePolicy
 from sdk import MemoryClient
@@ -270,20 +267,6 @@ def test_penalties_keep_scores_in_the_given_range() -> None:
 # -- through mem.search ---------------------------------------------------------------------
 
 
-@pytest.fixture
-def slow(slow: MemoryClient) -> MemoryClient:
-    """The conftest's client whose renewal writer waits 60 s, with the buyer created."""
-    slow.profiles.ensure(USER)
-    return slow
-
-
-def _row(mem: MemoryClient, mid: uuid.UUID) -> Any:
-    with mem.database.transaction() as conn:
-        return conn.execute(
-            text("SELECT expires_at, last_used_at FROM memory_fragment WHERE id = :i"), {"i": mid}
-        ).one()
-
-
 def test_search_ranks_a_turn_of_the_matching_session_above_an_isolated_near_match(
     mem: MemoryClient,
 ) -> None:
@@ -355,28 +338,3 @@ def test_search_ranks_a_turn_that_tells_above_a_short_reply(mem: MemoryClient) -
     hits = mem.search(USER, "refund", limit=3, preset="keyword")
     assert [h.memory_id for h in hits[:2]] == [told, reply]
     assert (hits[1].keyword_score or 0.0) > (hits[0].keyword_score or 0.0)
-
-
-def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient) -> None:
-    ids = [
-        slow.write(USER, f"空气净化器 静音 卧室 第{n}台", lifecycle_policy=IMPLICIT, session_id="s")
-        for n in range(3)
-    ]
-    expires = datetime.now(UTC) + timedelta(days=3)
-    with slow.database.transaction() as conn:
-        conn.execute(
-            text("UPDATE memory_fragment SET expires_at = :e WHERE id = ANY(:i)"),
-            {"e": expires, "i": ids},
-        )
-    before = {i: _row(slow, i) for i in ids}
-    hits = slow.search(USER, "空气净化器 静音", limit=1)
-    assert len(hits) == 1
-    returned = hits[0].memory_id
-    assert slow._rt().ledger.renewals.flush() == 1
-    for i in ids:
-        row = _row(slow, i)
-        if i == returned:
-            assert row.expires_at > expires
-            assert row.last_used_at > before[i].last_used_at
-        else:
-            assert row == before[i]

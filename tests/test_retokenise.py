@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
-from sdk import MemoryClient, MemoryInput, Settings, Turn, cli
+from sdk import MemoryClient, MemoryInput, Turn, cli
 from sdk.cli import app
 from sdk.feed import OutboxFeed
 from sdk.retokenise import retokenise
@@ -244,16 +244,6 @@ def test_a_row_reindexed_meanwhile_is_not_overwritten(mem: MemoryClient) -> None
     with mem.database.transaction() as conn:
         assert replace_terms(conn, scope, [stale]) == []
     assert "camp" not in _terms(mem, [painting])[0][0].split()
-
-
-@pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI reads DUALTRACK_* variables: point them at the test database and ring."""
-    assert settings.postgres_dsn is not None
-    assert settings.pii_keys is not None
-    monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
-    monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
 
 
 def test_retokenise_command(

@@ -29,7 +29,6 @@ from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.cli import app
 from sdk.client import MemoryClient
-from sdk.settings import Settings
 from structured_memory import migrate
 from structured_memory.cross_user import (
     find_user_ids_by_pii,
@@ -196,16 +195,6 @@ def test_rotation_skips_a_tampered_legacy_entry(mem: MemoryClient) -> None:
         if entry != tampered:
             assert mem.pii.reveal(user, entry) == f"1380000{int(user[-3:]):04d}"
     assert find_user_ids_by_pii(mem.database, mem.cipher, "phone", "13800000007") == ["buyer-007"]
-
-
-@pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI reads DUALTRACK_* variables: point them at the test database and ring."""
-    assert settings.postgres_dsn is not None
-    assert settings.pii_keys is not None
-    monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
-    monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
 
 
 def test_repair_vault_command_merges_and_reports(mem: MemoryClient, cli_env: None) -> None:
