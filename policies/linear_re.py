@@ -87,10 +87,11 @@ def _translate(pattern: str) -> str:
     return "".join(out)
 
 
-def _has_top_level_alternation(pattern: str) -> bool:
-    depth = 0
+def _structure(pattern: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` of ``pattern`` from ``start``, skipping escapes and character
+    classes (a class's leading ``^`` and literal ``]`` included): what gives its grouping."""
     in_class = False
-    i = 0
+    i = start
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
@@ -100,15 +101,23 @@ def _has_top_level_alternation(pattern: str) -> bool:
             in_class = ch != "]"
         elif ch == "[":
             in_class = True
-            if pattern.startswith("^", i + 1):
-                i += 1
-        elif ch == "(":
+            i += 1 + pattern.startswith("^", i + 1)
+            i += pattern.startswith("]", i)
+            continue
+        else:
+            yield i, ch
+        i += 1
+
+
+def _has_top_level_alternation(pattern: str) -> bool:
+    depth = 0
+    for _, ch in _structure(pattern):
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
         elif ch == "|" and depth == 0:
             return True
-        i += 1
     return False
 
 
@@ -334,26 +343,13 @@ def _relax(pattern: str) -> str:
 def _group_end(pattern: str, i: int) -> int:
     """The index just after the group opening at ``pattern[i]``."""
     depth = 0
-    in_class = False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            i += 1 + pattern.startswith("^", i + 1)
-            i += pattern.startswith("]", i)
-            continue
-        elif ch == "(":
+    for at, ch in _structure(pattern, i):
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
             if depth == 0:
-                return i + 1
-        i += 1
+                return at + 1
     raise ValueError("unbalanced group")
 
 

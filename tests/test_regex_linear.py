@@ -359,3 +359,17 @@ def test_python_prefilter_relaxes_assertions() -> None:
     assert prefilter.candidates("hi\n") >= {2}
     assert prefilter.candidates("b") >= {3}
     assert 4 in prefilter.candidates("nothing")  # \w: left to Python, always a candidate
+
+
+def test_grouping_skips_escapes_and_character_classes() -> None:
+    """What finds a pattern's groups and top-level ``|`` ignores escaped characters and
+    classes, a class's leading ``]`` included (as Python's ``re`` reads it)."""
+    top_level = policies.linear_re._has_top_level_alternation
+    assert top_level(r"订单|退款")
+    assert not top_level(r"(订单|退款)")
+    assert not top_level(r"[]|]\|88231")
+    group_end = policies.linear_re._group_end
+    assert group_end(r"(?=[)(]\))x", 0) == 10
+    assert group_end(r"a(?![]]x)b", 1) == 9
+    with pytest.raises(ValueError, match="unbalanced"):
+        group_end(r"(?=[)]", 0)
