@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    BindParameter,
     ColumnElement,
     DateTime,
     String,
@@ -38,6 +37,7 @@ __all__ = [
     "shape_of",
     "visible",
     "visible_bound",
+    "visible_per_row",
 ]
 
 
@@ -94,12 +94,24 @@ def bound_values(scope: UserScope, now: datetime) -> dict[str, Any]:
     return values
 
 
+def visible_per_row(
+    table: Table | NamedFromClause,
+    user: ColumnElement[str],
+    agent: ColumnElement[str],
+    sandbox: ColumnElement[uuid.UUID],
+    now: datetime | ColumnElement[datetime],
+) -> ColumnElement[bool]:
+    """:func:`visible` for a scope given as columns of another relation (one scope per
+    row, as in a batch of lookups); a NULL agent or sandbox sees as a scope without one."""
+    return _visibility(table, user, agent, sandbox, now)
+
+
 def _visibility(
     table: Table | NamedFromClause,
-    user: str | BindParameter[str],
-    agent: str | BindParameter[str] | None,
-    sandbox: uuid.UUID | BindParameter[uuid.UUID] | None,
-    now: datetime | BindParameter[datetime] | None,
+    user: str | ColumnElement[str],
+    agent: str | ColumnElement[str] | None,
+    sandbox: uuid.UUID | ColumnElement[uuid.UUID] | None,
+    now: datetime | ColumnElement[datetime] | None,
 ) -> ColumnElement[bool]:
     private = (
         table.c.private.is_(False)

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     Connection,
+    DateTime,
     Select,
     String,
     Text,
@@ -34,7 +35,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
+    true,
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, JSONPATH
@@ -61,6 +62,7 @@ from structured_memory.scoping import (
     shape_of,
     visible,
     visible_bound,
+    visible_per_row,
 )
 
 __all__ = [
@@ -363,32 +365,42 @@ def frequent_users(
     return {u for u in wanted if is_frequent(int(counts.get(u, 0)), config)}
 
 
-_RECENT_TURNS_MANY = text(
-    """
-    SELECT q.n, f.id, f.text
-    FROM unnest(
-        CAST(:users AS text[]), CAST(:agents AS text[]), CAST(:sandboxes AS uuid[]),
-        CAST(:sessions AS text[]), CAST(:untils AS timestamptz[])
-    ) WITH ORDINALITY AS q(user_id, agent_id, sandbox_id, session_id, until, n)
-    CROSS JOIN LATERAL (
-        SELECT m.id, m.text, m.occurred_at, m.created_at
-        FROM memory_fragment AS m
-        WHERE m.user_id = q.user_id
-          AND (m.private IS false OR m.agent_id = q.agent_id)
-          AND (m.sandbox_id IS NULL OR m.sandbox_id = q.sandbox_id)
-          AND (m.expires_at IS NULL OR m.expires_at > :now)
-          AND m.session_id = q.session_id
-          AND m.occurred_at <= q.until
-        ORDER BY m.occurred_at DESC, m.created_at DESC
-        LIMIT :limit
-    ) AS f
-    ORDER BY q.n, f.occurred_at DESC, f.created_at DESC
-    """
-)
-"""The last turns of many sessions, each seen by its own reader: the rule of
-``scoping.visible`` (user, agent-private, sandbox, live) written once per lookup row,
-shown equal to :meth:`FragmentLedger.recent_turns` lookup by lookup in
-tests/test_write_stages.py."""
+def _recent_turns_many() -> Select[Any]:
+    """The last turns of many sessions, each seen by its own reader (a lookup row: user,
+    agent, sandbox, session, until), numbered by lookup."""
+    q = (
+        func.unnest(
+            bindparam("users", type_=ARRAY(String)),
+            bindparam("agents", type_=ARRAY(String)),
+            bindparam("sandboxes", type_=ARRAY(Uuid)),
+            bindparam("sessions", type_=ARRAY(String)),
+            bindparam("untils", type_=ARRAY(DateTime(timezone=True))),
+        )
+        .table_valued(
+            "user_id", "agent_id", "sandbox_id", "session_id", "until", with_ordinality="n"
+        )
+        .render_derived("q")
+    )
+    m = _T.alias("m")
+    f = (
+        select(m.c.id, m.c.text, m.c.occurred_at, m.c.created_at)
+        .where(
+            visible_per_row(m, q.c.user_id, q.c.agent_id, q.c.sandbox_id, bindparam("now")),
+            m.c.session_id == q.c.session_id,
+            m.c.occurred_at <= q.c.until,
+        )
+        .order_by(m.c.occurred_at.desc(), m.c.created_at.desc())
+        .limit(bindparam("limit"))
+        .lateral("f")
+    )
+    return (
+        select(q.c.n, f.c.id, f.c.text)
+        .select_from(q.join(f, true()))
+        .order_by(q.c.n, f.c.occurred_at.desc(), f.c.created_at.desc())
+    )
+
+
+_RECENT_TURNS_MANY = _recent_turns_many()
 
 
 class FragmentLedger:
