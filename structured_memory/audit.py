@@ -60,9 +60,29 @@ _PROFILE = table_of(UserProfile)
 
 # Built once: the write path appends on every write, and building these cost more than
 # running them.
-_HELD_KEYS = select(_KEY.c.user_id, _KEY.c.key).where(
-    _KEY.c.user_id == any_(bindparam("users", type_=ARRAY(String)))
+_USERS = bindparam("users", type_=ARRAY(String))
+_HELD_KEYS = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(_USERS))
+_FRESH = (
+    func.unnest(_USERS, bindparam("keys", type_=ARRAY(LargeBinary)))
+    .table_valued("user_id", "key")
+    .render_derived("fresh")
 )
+_CREATED = (
+    pg_insert(_KEY)
+    .from_select(
+        ["user_id", "key"],
+        select(_FRESH.c.user_id, _FRESH.c.key)
+        .join(_PROFILE, _PROFILE.c.user_id == _FRESH.c.user_id)
+        .where(_PROFILE.c.user_id == any_(_USERS))
+        .order_by(_FRESH.c.user_id),
+    )
+    .on_conflict_do_nothing(index_elements=["user_id"])
+    .returning(_KEY.c.user_id, _KEY.c.key)
+    .cte("created")
+)
+_CREATE_KEYS = select(_CREATED).union_all(_HELD_KEYS)
+"""New keys for the users that have a profile, and the keys that existed: ``held`` and
+``created`` see one snapshot, so each key is in one of the two."""
 _ENTRIES = (
     func.unnest(
         bindparam("agents", type_=ARRAY(String)),
@@ -104,35 +124,9 @@ def audit_keys(
     if len(existing) == len(wanted):
         return existing
     wanted = [u for u in wanted if u not in existing]
-    users = bindparam("users", wanted, type_=ARRAY(String))
-    fresh = (
-        func.unnest(
-            users,
-            bindparam(
-                "keys",
-                [secrets.token_bytes(AUDIT_KEY_BYTES) for _ in wanted],
-                type_=ARRAY(LargeBinary),
-            ),
-        )
-        .table_valued("user_id", "key")
-        .render_derived("fresh")
-    )
-    created = (
-        pg_insert(_KEY)
-        .from_select(
-            ["user_id", "key"],
-            select(fresh.c.user_id, fresh.c.key)
-            .join(_PROFILE, _PROFILE.c.user_id == fresh.c.user_id)
-            .where(_PROFILE.c.user_id == any_(users))
-            .order_by(fresh.c.user_id),
-        )
-        .on_conflict_do_nothing(index_elements=["user_id"])
-        .returning(_KEY.c.user_id, _KEY.c.key)
-        .cte("created")
-    )
-    held = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(users))
-    # One snapshot: ``held`` sees the keys that existed, ``created`` returns the new ones.
-    found = {u: bytes(k) for u, k in conn.execute(select(created).union_all(held))}
+    fresh = [secrets.token_bytes(AUDIT_KEY_BYTES) for _ in wanted]
+    rows = conn.execute(_CREATE_KEYS, {"users": wanted, "keys": fresh})
+    found = {u: bytes(k) for u, k in rows}
     missing = [u for u in wanted if u not in found]
     if missing:  # created by a transaction that committed after this statement's snapshot
         rows = conn.execute(_HELD_KEYS, {"users": missing})
