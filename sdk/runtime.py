@@ -157,7 +157,9 @@ class Runtime:
             profiles=ProfileRepository(db, vault=vault),
             devices=DeviceRepository(db),
             links=BusinessLinkRepository(db),
-            facts=FactRepository(db, s.ttl, vault=vault, confidence=s.confidence),
+            facts=FactRepository(
+                db, s.ttl, vault=vault, renewals=renewals, confidence=s.confidence
+            ),
             vault=vault,
             ledger=ledger,
             index=index,

@@ -1,21 +1,21 @@
-"""Renewal on use, deferred: a search stays a read.
+"""Renewal on use, deferred: a search or a fact read stays a read.
 
-A memory a search returns is *used*: its ``last_used_at`` becomes the time of
-the search and, if it is renewable, its expiry moves to that time plus its own
-renewal period (``renew_days``, decided by ``policies.ttl``), never earlier
-than it was. Writing that on every search would make every read a write and a
-commit. Instead the uses are recorded here, in memory, coalesced per memory
-(the latest use wins), and written by a background thread every
-``interval_s`` in one ``UPDATE`` per batch, with the time of each use (so the
-result is the one an immediate renewal would have given), and
+A memory a search returns, or a fact read by its key, is *used*: its
+``last_used_at`` becomes the time of the read and, if it is renewable, its
+expiry moves to that time plus its own renewal period (``renew_days``, decided
+by ``policies.ttl``), never earlier than it was. Writing that on every read
+would make every read a write and a commit. Instead the uses are recorded here,
+in memory, coalesced per row (the latest use wins), and written by a background
+thread every ``interval_s`` in one ``UPDATE`` per batch, with the time of each
+use (so the result is the one an immediate renewal would have given), and
 ``synchronous_commit`` off.
 
 What can go wrong, and why it is safe:
 
-- A memory close to its expiry cannot wait: the ledger renews a hit that
-  expires within :data:`URGENT_WITHIN` synchronously (``FragmentLedger.hydrate``),
-  so a pending renewal never concerns a memory a sweep could delete before
-  it is written.
+- A memory close to its expiry cannot wait: one that expires within
+  :data:`URGENT_WITHIN` is renewed synchronously (``FragmentLedger.used``,
+  ``FactRepository.get``), so a pending renewal never concerns a memory a
+  sweep could delete before it is written.
 - A process that stops cleanly writes what is pending (:meth:`Renewals.close`);
   a sweep in the same process writes it first (:meth:`Renewals.flush`).
 - A process that crashes loses at most ``interval_s`` of uses: those memories
@@ -33,17 +33,18 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from itertools import groupby
+from typing import Any, Literal
 
 from sqlalchemy import DateTime, String, bindparam, case, func, text, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 
 from structured_memory.database import Database
-from structured_memory.models import MemoryFragment, table_of
+from structured_memory.models import MemoryFact, MemoryFragment, table_of
 from structured_memory.scoping import live
 
-__all__ = ["FLUSH_BATCH", "URGENT_WITHIN", "Renewals", "renewal"]
+__all__ = ["FLUSH_BATCH", "URGENT_WITHIN", "Renewable", "Renewals", "renewal"]
 
 _log = logging.getLogger(__name__)
 
@@ -71,7 +72,9 @@ def renewal(table: Any, now: Any) -> Any:
     )
 
 
-_T = table_of(MemoryFragment)
+Renewable = Literal["fragment", "fact"]
+"""What a use renews: a fragment (``memory_fragment``) or a fact (``memory_fact``)."""
+
 _USES = (
     func.unnest(
         bindparam("users", type_=ARRAY(String)),
@@ -81,25 +84,35 @@ _USES = (
     .table_valued("user_id", "id", "at")
     .render_derived("u")
 )
-_RENEW = (
-    update(_T)
-    .where(_T.c.user_id == _USES.c.user_id, _T.c.id == _USES.c.id, live(_T, _USES.c.at))
-    .values(
-        last_used_at=func.greatest(_T.c.last_used_at, _USES.c.at),
-        expires_at=renewal(_T, _USES.c.at),
+
+
+def _renew(model: type[MemoryFragment] | type[MemoryFact]) -> Any:
+    """Each use ``(user, id, at)`` renews its row as :func:`renewal` at ``at`` (rows deleted
+    or expired since are left alone)."""
+    t = table_of(model)
+    return (
+        update(t)
+        .where(t.c.user_id == _USES.c.user_id, t.c.id == _USES.c.id, live(t, _USES.c.at))
+        .values(
+            last_used_at=func.greatest(t.c.last_used_at, _USES.c.at),
+            expires_at=renewal(t, _USES.c.at),
+        )
     )
-)
-"""Each use ``(user, id, at)`` renews its row as :func:`renewal` at ``at`` (rows deleted
-or expired since are left alone)."""
+
+
+_RENEW: dict[Renewable, Any] = {"fragment": _renew(MemoryFragment), "fact": _renew(MemoryFact)}
+
+_Use = tuple[tuple[Renewable, str, uuid.UUID], datetime]
+"""A pending use: what, whose, which row; when."""
 
 
 class Renewals:
-    """Uses of fragments waiting to be written; see the module docstring."""
+    """Uses of fragments and facts waiting to be written; see the module docstring."""
 
     def __init__(self, db: Database, *, interval_s: float = 1.0) -> None:
         self._db = db
         self._interval_s = interval_s
-        self._pending: dict[tuple[str, uuid.UUID], datetime] = {}
+        self._pending: dict[tuple[Renewable, str, uuid.UUID], datetime] = {}
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
         self._wake = threading.Event()
@@ -111,11 +124,11 @@ class Renewals:
         """Uses recorded and not yet written."""
         return len(self._pending)
 
-    def record(self, user_id: str, ids: Iterable[uuid.UUID], at: datetime) -> None:
-        """Note that ``user_id``'s fragments ``ids`` were used at ``at``."""
+    def record(self, of: Renewable, user_id: str, ids: Iterable[uuid.UUID], at: datetime) -> None:
+        """Note that ``user_id``'s fragments or facts ``ids`` were used at ``at``."""
         with self._lock:
-            for fragment_id in ids:
-                key = (user_id, fragment_id)
+            for row_id in ids:
+                key = (of, user_id, row_id)
                 earlier = self._pending.get(key)
                 if earlier is None or earlier < at:
                     self._pending[key] = at
@@ -133,14 +146,18 @@ class Renewals:
         with self._flushing:
             with self._lock:
                 taken, self._pending = self._pending, {}
-            items = sorted(taken.items(), key=lambda kv: kv[0][1])  # one lock order
+            # one lock order: fragments before facts, each by id; a batch renews one table
+            items = sorted(taken.items(), key=lambda kv: (kv[0][0] != "fragment", kv[0][2]))
+            batches: list[list[_Use]] = []
+            for _, group in groupby(items, key=lambda kv: kv[0][0]):
+                uses = list(group)
+                batches += [uses[i : i + FLUSH_BATCH] for i in range(0, len(uses), FLUSH_BATCH)]
             renewed = 0
-            for start in range(0, len(items), FLUSH_BATCH):
-                batch = items[start : start + FLUSH_BATCH]
+            for n, batch in enumerate(batches):
                 try:
                     renewed += self._db.retrying(partial(self._write, batch))
                 except Exception:
-                    self._restore(items[start:])
+                    self._restore([use for later in batches[n:] for use in later])
                     raise
             return renewed
 
@@ -174,21 +191,22 @@ class Renewals:
         except Exception:
             _log.warning("%d deferred renewals lost at close", self.pending, exc_info=True)
 
-    def _write(self, batch: list[tuple[tuple[str, uuid.UUID], datetime]]) -> int:
+    def _write(self, uses: list[_Use]) -> int:
+        of = uses[0][0][0]
         with self._db.transaction() as conn:
             conn.execute(text("SET LOCAL synchronous_commit = off"))
             return int(
                 conn.execute(
-                    _RENEW,
+                    _RENEW[of],
                     {
-                        "users": [user for (user, _), _ in batch],
-                        "ids": [fragment_id for (_, fragment_id), _ in batch],
-                        "ats": [at for _, at in batch],
+                        "users": [user for (_, user, _), _ in uses],
+                        "ids": [row_id for (_, _, row_id), _ in uses],
+                        "ats": [at for _, at in uses],
                     },
                 ).rowcount
             )
 
-    def _restore(self, items: list[tuple[tuple[str, uuid.UUID], datetime]]) -> None:
+    def _restore(self, items: list[_Use]) -> None:
         with self._lock:
             for key, at in items:
                 if key not in self._pending:

@@ -97,8 +97,8 @@ def test_a_renewal_never_shortens_and_later_uses_win(slow: MemoryClient) -> None
     far = _expire_in(slow, mid, timedelta(days=30))
     now = datetime.now(UTC)
     renewals = _renewals(slow)
-    renewals.record(USER, [mid], now + timedelta(seconds=5))
-    renewals.record(USER, [mid], now)  # an earlier use arriving late is ignored
+    renewals.record("fragment", USER, [mid], now + timedelta(seconds=5))
+    renewals.record("fragment", USER, [mid], now)  # an earlier use arriving late is ignored
     assert renewals.flush() == 1
     row = _row(slow, mid)
     assert row.expires_at == far  # seven days from now is earlier than thirty
@@ -115,7 +115,9 @@ def test_a_pending_use_of_a_deleted_or_other_users_memory_revives_nothing(
     kept = _expire_in(slow, theirs, timedelta(days=3))
     slow.search(USER, "空气净化器", limit=1)
     assert slow.memories.delete(USER, gone)
-    _renewals(slow).record(USER, [theirs], datetime.now(UTC))  # the wrong user for this id
+    _renewals(slow).record(
+        "fragment", USER, [theirs], datetime.now(UTC)
+    )  # the wrong user for this id
     assert _renewals(slow).flush() == 0
     assert _row(slow, gone) is None
     assert _row(slow, theirs).expires_at == kept
@@ -145,10 +147,11 @@ def test_closing_the_client_writes_pending_renewals(mem: MemoryClient, settings:
 def test_uses_that_cannot_be_written_stay_pending(settings: Settings) -> None:
     down = Database.from_dsn("postgresql://nobody@127.0.0.1:9/none")
     renewals = Renewals(down)
-    renewals.record(USER, [uuid.uuid4(), uuid.uuid4()], datetime.now(UTC))
+    renewals.record("fragment", USER, [uuid.uuid4(), uuid.uuid4()], datetime.now(UTC))
+    renewals.record("fact", USER, [uuid.uuid4()], datetime.now(UTC))
     with pytest.raises(DatabaseUnavailable):
         renewals.flush()
-    assert renewals.pending == 2
+    assert renewals.pending == 3
     down.dispose()
 
 
@@ -175,3 +178,81 @@ def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient
             assert row.last_used_at > before[i].last_used_at
         else:
             assert row == before[i]
+
+
+def _fact_row(mem: MemoryClient, fact_id: uuid.UUID) -> Any:
+    with mem.database.transaction() as conn:
+        return conn.execute(
+            text("SELECT expires_at, last_used_at, renew_days FROM memory_fact WHERE id = :i"),
+            {"i": fact_id},
+        ).one_or_none()
+
+
+def _fact_expires_in(mem: MemoryClient, fact_id: uuid.UUID, delta: timedelta) -> datetime:
+    expires = datetime.now(UTC) + delta
+    with mem.database.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_fact SET expires_at = :e WHERE id = :i"),
+            {"e": expires, "i": fact_id},
+        )
+    return expires
+
+
+def test_reading_a_fact_writes_nothing_and_its_use_lands_with_the_time_of_use(
+    slow: MemoryClient,
+) -> None:
+    put = slow.facts.put(USER, "收货偏好", "工作日送货", lifecycle_policy=IMPLICIT)
+    old = _fact_expires_in(slow, put.id, timedelta(days=3))
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(slow.database.engine, "before_cursor_execute", record)
+    before = datetime.now(UTC)
+    try:
+        read = slow.facts.get(USER, "收货偏好")
+    finally:
+        event.remove(slow.database.engine, "before_cursor_execute", record)
+    after = datetime.now(UTC)
+    writes = [s for s in statements if s.lstrip().split()[0].upper() in {"UPDATE", "INSERT"}]
+    assert writes == []
+    assert _fact_row(slow, put.id).expires_at == old
+    assert _renewals(slow).pending == 1
+    # the caller sees the fact as the renewal leaves it
+    assert read is not None
+    assert before <= read.last_used_at <= after
+    renew_days = _fact_row(slow, put.id).renew_days
+    assert read.expires_at == read.last_used_at + timedelta(days=renew_days)
+
+    assert _renewals(slow).flush() == 1
+    row = _fact_row(slow, put.id)
+    assert row.last_used_at == read.last_used_at
+    assert row.expires_at == read.expires_at
+
+
+def test_a_fact_close_to_its_expiry_is_renewed_at_once(slow: MemoryClient) -> None:
+    put = slow.facts.put(USER, "收货偏好", "工作日送货", lifecycle_policy=IMPLICIT)
+    _fact_expires_in(slow, put.id, timedelta(hours=20))
+    read = slow.facts.get(USER, "收货偏好")
+    assert read is not None
+    row = _fact_row(slow, put.id)
+    assert row.expires_at > datetime.now(UTC) + timedelta(days=6)
+    assert (row.expires_at, row.last_used_at) == (read.expires_at, read.last_used_at)
+    assert _renewals(slow).pending == 0
+
+
+def test_a_pending_fact_use_lands_before_a_sweep_and_never_revives_a_deleted_fact(
+    slow: MemoryClient,
+) -> None:
+    kept = slow.facts.put(USER, "收货偏好", "工作日送货", lifecycle_policy=IMPLICIT)
+    gone = slow.facts.put(USER, "发票抬头", "个人", lifecycle_policy=IMPLICIT)
+    for fact in (kept, gone):
+        _fact_expires_in(slow, fact.id, timedelta(days=2))
+        assert slow.facts.get(USER, fact.key) is not None
+    assert _renewals(slow).pending == 2
+    assert slow.facts.delete(USER, "发票抬头")
+    slow.sweep(now=datetime.now(UTC) + timedelta(days=3), vacuum=False)
+    assert _fact_row(slow, kept.id) is not None  # used two days before expiry: outlives it
+    assert _fact_row(slow, gone.id) is None
+    assert _renewals(slow).pending == 0

@@ -2,8 +2,10 @@
 
 Expired facts are never returned, before or after the sweep. A fact's
 lifetime is decided by ``policies.ttl`` like a fragment's (policy, kind
-``fact``, frequent user), and reading it renews it by its own period in the
-same statement, exactly as a fragment is renewed.
+``fact``, frequent user), and reading it by its key renews it by its own period,
+exactly as a search renews a fragment: the read writes nothing, the use is
+written shortly after (``structured_memory.renewals``), and a fact expiring
+within a day is renewed at once.
 
 No PII is stored in clear (``structured_memory.pii.fields``): each string of
 a value holding PII becomes a masked leaf ``{"masked": "收货电话 138****8000",
@@ -28,7 +30,7 @@ from policies.confidence import DEFAULT_CONFIDENCE, ConfidenceConfig, FeedbackAc
 from policies.errors import InvalidField, TransientFailure
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.scope import UserScope
-from policies.ttl import DEFAULT_TTL, MemoryKind, TTLConfig, lifetime
+from policies.ttl import DEFAULT_TTL, MemoryKind, TTLConfig, lifetime, renewed
 from policies.validation import (
     check_field_length,
     check_json,
@@ -50,7 +52,7 @@ from structured_memory.pii.fields import (
 )
 from structured_memory.pii.vault import PiiVault
 from structured_memory.records import Fact
-from structured_memory.renewals import renewal
+from structured_memory.renewals import URGENT_WITHIN, Renewals, renewal
 from structured_memory.repositories.confidence import MemoryTable, apply_feedback
 from structured_memory.repositories.fragments import (
     frequent_user,
@@ -87,11 +89,13 @@ class FactRepository:
         ttl: TTLConfig = DEFAULT_TTL,
         *,
         vault: PiiVault,
+        renewals: Renewals,
         confidence: ConfidenceConfig = DEFAULT_CONFIDENCE,
     ) -> None:
         self._db = db
         self._ttl = ttl
         self._vault = vault
+        self._renewals = renewals
         self._confidence = confidence
 
     def put(
@@ -195,13 +199,33 @@ class FactRepository:
         raise TransientFailure("the fact changed under a concurrent put and delete; retry it")
 
     def get(self, scope: UserScope, key: str, *, now: datetime | None = None) -> Fact | None:
-        """The live fact ``key``, or ``None``; a renewable fact is renewed from ``now``."""
+        """The live fact ``key``, or ``None``; a renewable fact is renewed from ``now``
+        (returned as the renewal leaves it, written shortly after unless it expires
+        within :data:`~structured_memory.renewals.URGENT_WITHIN`)."""
         key = check_field_length("key", key, 128)
         now = now or datetime.now(UTC)
+        with self._db.reading() as conn:
+            row = conn.execute(
+                select(_T).where(owned(_T, scope), _T.c.key == key, live(_T, now))
+            ).one_or_none()
+        if row is None:
+            return None
+        if row.expires_at is not None and row.expires_at < now + URGENT_WITHIN:
+            return self._db.retrying(lambda: self._renew_now(scope, row.id, now))
+        self._renewals.record("fact", scope.user_id, [row.id], now)
+        fact = Fact.model_validate(row._mapping)
+        return fact.model_copy(
+            update={
+                "last_used_at": max(fact.last_used_at, now),
+                "expires_at": renewed(row.expires_at, row.renew_days, now),
+            }
+        )
+
+    def _renew_now(self, scope: UserScope, fact_id: uuid.UUID, now: datetime) -> Fact | None:
         with self._db.transaction() as conn:
             row = conn.execute(
                 update(_T)
-                .where(owned(_T, scope), _T.c.key == key, live(_T, now))
+                .where(owned(_T, scope), _T.c.id == fact_id, live(_T, now))
                 .values(last_used_at=now, expires_at=renewal(_T, now))
                 .returning(_T)
             ).one_or_none()

@@ -480,7 +480,7 @@ class FragmentLedger:
         for r in records:
             soon = r.expires_at is not None and r.expires_at < now + URGENT_WITHIN
             (urgent if soon else later).append(r.id)
-        self.renewals.record(scope.user_id, later, now)
+        self.renewals.record("fragment", scope.user_id, later, now)
         if urgent:
             self._db.retrying(lambda: self._renew_now(scope, sorted(urgent), now))
 
