@@ -202,6 +202,8 @@ def _latin_run(seg: _Segmenters, run: str) -> list[str]:
     if any(word in run for word in seg.latin_words):
         cut: list[str] = seg.exact.lcut(run)
         return cut
+    if run.isalnum():  # one word or number, as _SKIP would find it
+        return [run]
     out: list[str] = []
     at = 0
     for start, end in _SKIP.spans(run):
