@@ -87,7 +87,8 @@ def user_dict(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "words.txt"
     path.write_text("\ufeff星飞帆奶粉 30000 n\n云朵软糯抱枕\n", encoding="utf-8")
     yield path
-    tokenize._extra_dicts.remove(path)
+    if path in tokenize._extra_dicts:
+        tokenize._extra_dicts.remove(path)
     tokenize._state.clear()
     tokenize._cached_tokens.cache_clear()
     tokenize._cached_segment.cache_clear()
