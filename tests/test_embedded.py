@@ -274,3 +274,35 @@ def test_a_stale_postmaster_pid_naming_another_process_is_database_unavailable(
         finally:
             stranger.kill()
             stranger.wait(WAIT_S)
+
+
+BUFFERS = """
+import sys
+from pathlib import Path
+from sqlalchemy import text
+from structured_memory.database import Database
+from structured_memory.embedded import start_embedded_server
+db = Database.from_dsn(start_embedded_server(Path(sys.argv[1])))
+with db.reading() as conn:
+    print("ready", conn.execute(text("SHOW shared_buffers")).scalar_one(), flush=True)
+sys.stdin.readline()
+db.dispose()
+"""
+
+
+def test_a_new_data_dir_sizes_shared_buffers_to_the_machine(tmp_path: Path) -> None:
+    """PostgreSQL's 128 MB default holds the rows of 10,000 memories, not of 100,000: a new
+    data dir gets an eighth of the machine's memory, from 128 MB to 1 GB."""
+    from structured_memory.embedded import shared_buffers_mb
+
+    eighth = psutil.virtual_memory().total // 8 // 2**20
+    mb = shared_buffers_mb()
+    assert mb == max(128, min(1024, eighth))
+    shown = f"{mb // 1024}GB" if mb % 1024 == 0 else f"{mb}MB"  # as SHOW prints it
+    with _cleanup(tmp_path) as children:
+        first = _spawn(children, BUFFERS, str(tmp_path))
+        assert _line(first) == ["ready", shown]
+        _stop(first)
+        again = _spawn(children, BUFFERS, str(tmp_path))  # kept across a stop and a start
+        assert _line(again) == ["ready", shown]
+        _stop(again)
