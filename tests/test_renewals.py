@@ -8,8 +8,9 @@ tests use a client whose writer waits 60 s, so nothing is written behind their b
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import pytest
 from sqlalchemy import event, text
@@ -32,22 +33,43 @@ def slow(slow: MemoryClient) -> MemoryClient:
     return slow
 
 
-def _row(mem: MemoryClient, mid: uuid.UUID) -> Any:
+Table = Literal["memory_fragment", "memory_fact"]
+T = TypeVar("T")
+
+
+def _row(mem: MemoryClient, mid: uuid.UUID, table: Table = "memory_fragment") -> Any:
     with mem.database.transaction() as conn:
         return conn.execute(
-            text("SELECT expires_at, last_used_at, renew_days FROM memory_fragment WHERE id = :i"),
+            text(f"SELECT expires_at, last_used_at, renew_days FROM {table} WHERE id = :i"),
             {"i": mid},
         ).one_or_none()
 
 
-def _expire_in(mem: MemoryClient, mid: uuid.UUID, delta: timedelta) -> datetime:
+def _expire_in(
+    mem: MemoryClient, mid: uuid.UUID, delta: timedelta, table: Table = "memory_fragment"
+) -> datetime:
     expires = datetime.now(UTC) + delta
     with mem.database.transaction() as conn:
         conn.execute(
-            text("UPDATE memory_fragment SET expires_at = :e WHERE id = :i"),
+            text(f"UPDATE {table} SET expires_at = :e WHERE id = :i"),
             {"e": expires, "i": mid},
         )
     return expires
+
+
+def _writes_during(mem: MemoryClient, call: Callable[[], T]) -> tuple[T, list[str]]:
+    """``call()``'s result and the INSERT and UPDATE statements it ran."""
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(mem.database.engine, "before_cursor_execute", record)
+    try:
+        result = call()
+    finally:
+        event.remove(mem.database.engine, "before_cursor_execute", record)
+    return result, [s for s in statements if s.lstrip().split()[0].upper() in {"UPDATE", "INSERT"}]
 
 
 def _renewals(mem: MemoryClient) -> Renewals:
@@ -59,19 +81,10 @@ def test_a_search_writes_nothing_and_its_use_lands_with_the_time_of_use(
 ) -> None:
     mid = slow.write(USER, PURIFIER, lifecycle_policy=IMPLICIT)
     old = _expire_in(slow, mid, timedelta(days=3))
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(slow.database.engine, "before_cursor_execute", record)
     before = datetime.now(UTC)
-    try:
-        assert slow.search(USER, "空气净化器 静音", limit=3)[0].memory_id == mid
-    finally:
-        event.remove(slow.database.engine, "before_cursor_execute", record)
+    hits, writes = _writes_during(slow, lambda: slow.search(USER, "空气净化器 静音", limit=3))
     after = datetime.now(UTC)
-    writes = [s for s in statements if s.lstrip().split()[0].upper() in {"UPDATE", "INSERT"}]
+    assert hits[0].memory_id == mid
     assert writes == []
     row = _row(slow, mid)
     assert row.expires_at == old
@@ -180,63 +193,35 @@ def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient
             assert row == before[i]
 
 
-def _fact_row(mem: MemoryClient, fact_id: uuid.UUID) -> Any:
-    with mem.database.transaction() as conn:
-        return conn.execute(
-            text("SELECT expires_at, last_used_at, renew_days FROM memory_fact WHERE id = :i"),
-            {"i": fact_id},
-        ).one_or_none()
-
-
-def _fact_expires_in(mem: MemoryClient, fact_id: uuid.UUID, delta: timedelta) -> datetime:
-    expires = datetime.now(UTC) + delta
-    with mem.database.transaction() as conn:
-        conn.execute(
-            text("UPDATE memory_fact SET expires_at = :e WHERE id = :i"),
-            {"e": expires, "i": fact_id},
-        )
-    return expires
-
-
 def test_reading_a_fact_writes_nothing_and_its_use_lands_with_the_time_of_use(
     slow: MemoryClient,
 ) -> None:
     put = slow.facts.put(USER, "收货偏好", "工作日送货", lifecycle_policy=IMPLICIT)
-    old = _fact_expires_in(slow, put.id, timedelta(days=3))
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(slow.database.engine, "before_cursor_execute", record)
+    old = _expire_in(slow, put.id, timedelta(days=3), "memory_fact")
     before = datetime.now(UTC)
-    try:
-        read = slow.facts.get(USER, "收货偏好")
-    finally:
-        event.remove(slow.database.engine, "before_cursor_execute", record)
+    read, writes = _writes_during(slow, lambda: slow.facts.get(USER, "收货偏好"))
     after = datetime.now(UTC)
-    writes = [s for s in statements if s.lstrip().split()[0].upper() in {"UPDATE", "INSERT"}]
     assert writes == []
-    assert _fact_row(slow, put.id).expires_at == old
+    assert _row(slow, put.id, "memory_fact").expires_at == old
     assert _renewals(slow).pending == 1
     # the caller sees the fact as the renewal leaves it
     assert read is not None
     assert before <= read.last_used_at <= after
-    renew_days = _fact_row(slow, put.id).renew_days
+    renew_days = _row(slow, put.id, "memory_fact").renew_days
     assert read.expires_at == read.last_used_at + timedelta(days=renew_days)
 
     assert _renewals(slow).flush() == 1
-    row = _fact_row(slow, put.id)
+    row = _row(slow, put.id, "memory_fact")
     assert row.last_used_at == read.last_used_at
     assert row.expires_at == read.expires_at
 
 
 def test_a_fact_close_to_its_expiry_is_renewed_at_once(slow: MemoryClient) -> None:
     put = slow.facts.put(USER, "收货偏好", "工作日送货", lifecycle_policy=IMPLICIT)
-    _fact_expires_in(slow, put.id, timedelta(hours=20))
+    _expire_in(slow, put.id, timedelta(hours=20), "memory_fact")
     read = slow.facts.get(USER, "收货偏好")
     assert read is not None
-    row = _fact_row(slow, put.id)
+    row = _row(slow, put.id, "memory_fact")
     assert row.expires_at > datetime.now(UTC) + timedelta(days=6)
     assert (row.expires_at, row.last_used_at) == (read.expires_at, read.last_used_at)
     assert _renewals(slow).pending == 0
@@ -248,11 +233,13 @@ def test_a_pending_fact_use_lands_before_a_sweep_and_never_revives_a_deleted_fac
     kept = slow.facts.put(USER, "收货偏好", "工作日送货", lifecycle_policy=IMPLICIT)
     gone = slow.facts.put(USER, "发票抬头", "个人", lifecycle_policy=IMPLICIT)
     for fact in (kept, gone):
-        _fact_expires_in(slow, fact.id, timedelta(days=2))
+        _expire_in(slow, fact.id, timedelta(days=2), "memory_fact")
         assert slow.facts.get(USER, fact.key) is not None
     assert _renewals(slow).pending == 2
     assert slow.facts.delete(USER, "发票抬头")
     slow.sweep(now=datetime.now(UTC) + timedelta(days=3), vacuum=False)
-    assert _fact_row(slow, kept.id) is not None  # used two days before expiry: outlives it
-    assert _fact_row(slow, gone.id) is None
+    assert (
+        _row(slow, kept.id, "memory_fact") is not None
+    )  # used two days before expiry: outlives it
+    assert _row(slow, gone.id, "memory_fact") is None
     assert _renewals(slow).pending == 0
