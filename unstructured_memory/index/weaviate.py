@@ -85,11 +85,11 @@ ABSENT = "-"
 """Stored for an absent session, sandbox or agent id (null-state indexes cost files)."""
 
 NEVER = datetime(2200, 1, 1, tzinfo=UTC)
+"""Stored as ``expires_at`` of a memory that never expires (Weaviate dates end in 2262)."""
 
 TENANT_HANDLES = 1_024
 """Tenant handles kept per index (the most recently used): building one costs more than a
 search, as each makes the client's batch wrapper and its thread pool."""
-"""Stored as ``expires_at`` of a memory that never expires (Weaviate dates end in 2262)."""
 
 
 def _properties(f: IndexedFragment, keyword_property: str) -> dict[str, Any]:
@@ -546,9 +546,10 @@ class WeaviateIndex:
         """Every fragment id the user's tenant holds (for drills and audits)."""
 
         def ids(collection: Any) -> set[uuid.UUID]:
-            if not self._tenant_exists(collection, self.tenant(user_id)):
+            tenant = self.tenant(user_id)
+            if not self._tenant_exists(collection, tenant):
                 return set()
-            scoped = self._scoped(collection, self.tenant(user_id))
+            scoped = self._scoped(collection, tenant)
             return {
                 uuid.UUID(o.properties["fragment_id"])
                 for o in scoped.iterator(return_properties=["fragment_id"])
