@@ -322,8 +322,13 @@ def _size_buffers(server: PostgresServer, socket_dir: str, pgdata: Path) -> None
             exc_info=True,
         )
         auto = pgdata / "postgresql.auto.conf"  # written directly: the server may be down
-        kept = [ln for ln in auto.read_text().splitlines() if not ln.startswith("shared_buffers")]
-        auto.write_text("\n".join(kept) + "\n")
+        try:
+            kept = [
+                ln for ln in auto.read_text().splitlines() if not ln.startswith("shared_buffers")
+            ]
+            auto.write_text("\n".join(kept) + "\n")
+        except OSError as exc:
+            raise _cannot_start(pgdata) from exc
     server._postmaster_info = _running_postmaster(server, pgdata)
 
 
