@@ -9,12 +9,13 @@ import pytest
 
 from benchmarks.scenarios.model import (
     Scenario,
+    alternatives,
     clear_pii_values,
     in_holdout,
     load_scenarios,
 )
 from benchmarks.scenarios.run import Suite, run_suite
-from benchmarks.scenarios.score import business_facts, leaks, score_context
+from benchmarks.scenarios.score import business_facts, leaks, score_context, score_profile
 from sdk import MemoryClient, Settings
 from sdk.context import ContextItem, MemoryContext, Section
 
@@ -115,3 +116,43 @@ def test_the_scorer_fails_what_it_should() -> None:
     assert any(x.startswith("pii-unmasked") for x in leaks("备用 13800138000", [], []))
     alternatives = score_context(ctx, [["S10 Pro", "88231"]], [], [], state)
     assert alternatives.complete, "one of a must item's alternatives is enough"
+
+
+def test_stale_items_and_profile_expectations_are_scored() -> None:
+    ctx = _context(
+        (Section.PROFILE, "语言 zh-CN；时区 Asia/Shanghai；通知渠道 phone", None),
+        (Section.RECORD, "[2026-11-29] 用户查询订单 5530271 的物流进度", None),
+    )
+    score = score_context(ctx, ["5530271"], [], [], lambda t, i: None, stale=["5530217"])
+    assert score.complete
+    assert score.accurate, "the corrected number is not asserted"
+    wrong = _context((Section.RECORD, "[2026-11-29] 用户查询订单 5530217、5530271", None))
+    score = score_context(wrong, ["5530271"], [], [], lambda t, i: None, stale=["5530217"])
+    assert score.complete
+    assert not score.accurate
+    assert score.stale == ["5530217"]
+
+    values = ["phone", '"大件都走德邦"']
+    assert score_profile(values, [["德邦", "deppon"]], ["email"]).correct
+    missing = score_profile(values, ["丰巢"], [])
+    assert missing.missing == ["丰巢"]
+    assert not missing.correct
+    wrong_profile = score_profile([*values, "email"], [], ["email"])
+    assert wrong_profile.wrong == ["email"]
+    assert not wrong_profile.correct
+
+
+def test_stale_items_may_be_the_users_words_but_never_inside_a_must_item(
+    scenarios: list[Scenario],
+) -> None:
+    raw = scenarios[0].model_dump()
+    said = raw["sessions"][0]["turns"][0]["text"][:6]
+    raw["query"]["stale"] = [said]
+    assert Scenario.model_validate(raw).query.stale == [said]
+    raw["query"]["stale"] = [alternatives(raw["query"]["must"][0])[0]]
+    with pytest.raises(ValueError, match="stale"):
+        Scenario.model_validate(raw)
+    raw = scenarios[0].model_dump()
+    raw["query"]["profile"] = {"holds": [], "lacks": []}
+    with pytest.raises(ValueError, match="holds or lacks"):
+        Scenario.model_validate(raw)

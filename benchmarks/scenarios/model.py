@@ -24,6 +24,8 @@ the ``sessions`` replayed in order and the later session's ``query``::
         text: 退款到账了吗
         must: [RF20260629001, 已到账, 88231]
         must_not: []
+        stale: []
+        profile: {holds: [], lacks: []}
 
 A session ``end``s through ``end_session`` (the default) or keeps its turns with
 ``append_turns`` (``end: false``); ``writes`` are what the agent's tools stored
@@ -34,6 +36,15 @@ reach ``end_session``. ``sor_before`` changes the system of record before a sess
 (a state, ``state: null`` for an entity it no longer knows, ``outage`` for a whole
 entity type that stops answering). A must item is a string, or a list of strings any
 one of which will do; matching ignores case and white space.
+
+``must_not`` items are leaks: another user's, another agent's private or forgotten
+(forked) content, never in the served user's kept words. ``stale`` items are the
+opposite case: words the user did say, but then corrected, retracted or negated, or
+that stopped being true (a wrong order number, a rejected option, a channel they said
+not to use); a context holding one asserts something false. ``profile`` states what
+the user's profile must hold afterwards (``holds``: must items matched against its
+stable values and explicit facts) and what it must not (``lacks``: a retracted,
+negated or temporary value).
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ from policies.pii import find_pii
 __all__ = [
     "DATA",
     "MustItem",
+    "ProfileSpec",
     "QuerySpec",
     "Scenario",
     "SessionSpec",
@@ -175,6 +187,19 @@ class SessionSpec(_Model):
         return self.sandbox or self.fork_after is not None
 
 
+class ProfileSpec(_Model):
+    """What the profile (its stable values and explicit facts) holds after the sessions."""
+
+    holds: list[MustItem] = []
+    lacks: list[str] = []
+
+    @model_validator(mode="after")
+    def _some(self) -> ProfileSpec:
+        if not self.holds and not self.lacks:
+            raise ValueError("a profile expectation holds or lacks something")
+        return self
+
+
 class QuerySpec(_Model):
     """The later session: its turns so far (kept in its sandbox), the query its agent
     builds the context for, and what that context must and must not contain."""
@@ -188,6 +213,8 @@ class QuerySpec(_Model):
     sor_before: list[SorChange] = []
     must: list[MustItem] = Field(min_length=1)
     must_not: list[str] = []
+    stale: list[str] = []
+    profile: ProfileSpec | None = None
 
     @property
     def sandboxed(self) -> bool:
@@ -216,9 +243,16 @@ class Scenario(_Model):
         for item in self.query.must_not:
             if normalise(item) in own:
                 raise ValueError(f"{self.id}: must_not item {item!r} is in the user's own text")
-        for alt in (a for item in self.query.must for a in alternatives(item)):
+        q = self.query
+        wanted = [*q.must, *(q.profile.holds if q.profile else [])]
+        for alt in (a for item in wanted for a in alternatives(item)):
             if find_pii(alt):
                 raise ValueError(f"{self.id}: a must item holds clear PII (use its masked form)")
+        for item in q.stale:
+            if not item.strip():
+                raise ValueError(f"{self.id}: an empty stale item")
+            if any(normalise(item) in normalise(a) for w in q.must for a in alternatives(w)):
+                raise ValueError(f"{self.id}: stale item {item!r} is inside a must item")
         if self.query.fork_after is not None and self.query.fork_after > len(self.query.turns):
             raise ValueError(f"{self.id}: the query's fork_after is past its last turn")
         return self

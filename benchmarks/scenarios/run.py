@@ -11,7 +11,12 @@ which is scored (:mod:`benchmarks.scenarios.score`); a miss is explained by prob
 stores (a larger budget, more records, the ledger, the profile). Every context built,
 earlier ones included, is checked for clear PII and its business items for accuracy.
 
-Usage: ``python -m benchmarks.scenarios [--split all|dev|holdout] [--only ID ...] [--show]``.
+The profile (its stable values and explicit facts) is then checked against the
+scenario's ``profile`` expectation, when it has one.
+
+Usage: ``python -m benchmarks.scenarios [--split all|dev|holdout] [--only ID ...] [--show]
+[--show-holdout]``. The misses of holdout scenarios are counted but not listed unless
+``--show-holdout`` asks: rules are tuned on the dev split only.
 """
 
 from __future__ import annotations
@@ -46,10 +51,12 @@ from benchmarks.scenarios.model import (
 from benchmarks.scenarios.score import (
     BusinessFact,
     ContextScore,
+    ProfileScore,
     business_facts,
     holds,
     leaks,
     score_context,
+    score_profile,
 )
 from benchmarks.scenarios.system_of_record import VERIFIED_TYPES, SystemOfRecord
 from policies.lifecycle import LifecyclePolicy
@@ -65,6 +72,7 @@ __all__ = [
     "ScenarioResult",
     "Suite",
     "main",
+    "profile_values",
     "replay",
     "run_suite",
     "user_id",
@@ -108,6 +116,8 @@ class ScenarioResult:
     context_text: str = ""
     misses: list[Miss] = field(default_factory=list)
     seconds: float = 0.0
+    profile: ProfileScore | None = None
+    """How the profile matched the scenario's expectation (``None``: it has none)."""
 
     @property
     def holdout(self) -> bool:
@@ -118,6 +128,34 @@ class ScenarioResult:
     def leaked(self) -> bool:
         """Whether any context of the scenario leaked."""
         return bool(self.score.leaked or self.pii_leaks)
+
+    @property
+    def accurate(self) -> bool:
+        """The later context asserts nothing stale, and no context of the scenario showed
+        a business item the system of record contradicts."""
+        return not self.score.stale and all(f.accurate for f in self.facts)
+
+
+def profile_values(agent: MemoryClient, uid: str) -> list[str]:
+    """What the user's profile holds as values, one string each: the enabled notification
+    channels, the stable values sessions taught, simple attributes, and the active
+    explicit facts (key and value)."""
+    profile = agent.profiles.get(uid)
+    values = [channel for channel, on in profile.notification_preference.items() if on]
+    for key, value in profile.attributes.items():
+        if key != "learned":
+            values.append(json.dumps(value, ensure_ascii=False))
+    learned = profile.attributes.get("learned")
+    for part in ("facts", "preferences"):
+        entries = learned.get(part) if isinstance(learned, dict) else None
+        for entry in (entries or {}).values():
+            values.append(json.dumps(entry.get("value"), ensure_ascii=False))
+    values += [
+        json.dumps(f.value, ensure_ascii=False)
+        for f in agent.facts.list(uid)
+        if f.policy == LifecyclePolicy.EXPLICIT.value and f.status == "active"
+    ]
+    return values
 
 
 def user_id(scenario: Scenario, alias: str) -> str:
@@ -265,7 +303,7 @@ class _Run:
             else nullcontext()
         ):
             ctx = self.context(agent, uid, q.text)
-            score = score_context(ctx, q.must, q.must_not, self.pii, self.sor.state)
+            score = score_context(ctx, q.must, q.must_not, self.pii, self.sor.state, stale=q.stale)
             probe = self.probe(agent, uid, q.text, ctx) if score.missing else None
         held = in_holdout(self.scenario.id)
         misses = [
@@ -276,7 +314,21 @@ class _Run:
         misses += [
             Miss(self.scenario.id, held, leak, self.leak_cause(leak)) for leak in score.leaked
         ]
+        misses += [Miss(self.scenario.id, held, item, "stale asserted") for item in score.stale]
         return ctx, score, misses
+
+    def profile(self, q: QuerySpec) -> tuple[ProfileScore | None, list[Miss]]:
+        """The profile scored against the scenario's expectation, and its misses."""
+        if q.profile is None:
+            return None, []
+        values = profile_values(self.mem.for_agent(q.agent), self.uids[q.user])
+        score = score_profile(values, q.profile.holds, q.profile.lacks)
+        held = in_holdout(self.scenario.id)
+        misses = [
+            Miss(self.scenario.id, held, _label(i), "profile lacks it") for i in score.missing
+        ]
+        misses += [Miss(self.scenario.id, held, i, "profile holds it") for i in score.wrong]
+        return score, misses
 
     def probe(self, agent: MemoryClient, uid: str, query: str, ctx: MemoryContext) -> _Probe:
         """Look for what the context lacks (in the same sandbox view as the context)."""
@@ -355,6 +407,7 @@ def replay(
     for s in scenario.sessions:
         run.session(s)
     ctx, score, misses = run.later(scenario.query)
+    profile, profile_misses = run.profile(scenario.query)
     result = ScenarioResult(
         scenario=scenario,
         score=score,
@@ -363,7 +416,8 @@ def replay(
         facts=run.facts,
         pii_leaks=run.pii_leaks,
         context_text=ctx.text,
-        misses=misses,
+        misses=misses + profile_misses,
+        profile=profile,
     )
     result.misses += [
         Miss(scenario.id, result.holdout, leak, "PII in clear (earlier context)")
@@ -406,12 +460,21 @@ class Suite:
         """Continuity, completion, accuracy and leakage over ``results`` (default: all)."""
         rs = self.results if results is None else list(results)
         facts = [f for r in rs for f in r.facts]
+        profiled = [r.profile for r in rs if r.profile is not None]
         n = len(rs)
         return {
             "scenarios": n,
             "continuity": sum(r.score.continuity for r in rs) / n if n else float("nan"),
             "completion": sum(r.score.complete for r in rs) / n if n else float("nan"),
-            "accuracy": sum(f.accurate for f in facts) / len(facts) if facts else float("nan"),
+            "accuracy": sum(r.accurate for r in rs) / n if n else float("nan"),
+            "stale_contexts": sum(bool(r.score.stale) for r in rs),
+            "profile_correct": (
+                sum(p.correct for p in profiled) / len(profiled) if profiled else float("nan")
+            ),
+            "profiles_scored": len(profiled),
+            "business_accuracy": (
+                sum(f.accurate for f in facts) / len(facts) if facts else float("nan")
+            ),
             "business_facts": len(facts),
             "facts_by_verdict": dict(Counter(f.verdict for f in facts)),
             "must_not_leaks": sum(
@@ -426,12 +489,18 @@ class Suite:
         }
 
     def splits(self) -> dict[str, list[ScenarioResult]]:
-        """The results of the whole suite, of the tuned quarters and of the holdout."""
-        return {
-            "all": self.results,
-            "dev": [r for r in self.results if not r.holdout],
-            "holdout": [r for r in self.results if r.holdout],
-        }
+        """The results of the whole suite, of the tuned quarters and of the holdout, each
+        also per language (``holdout-en``)."""
+        out: dict[str, list[ScenarioResult]] = {}
+        for split, chosen in (
+            ("all", self.results),
+            ("dev", [r for r in self.results if not r.holdout]),
+            ("holdout", [r for r in self.results if r.holdout]),
+        ):
+            out[split] = chosen
+            for lang in ("zh", "en"):
+                out[f"{split}-{lang}"] = [r for r in chosen if r.scenario.language == lang]
+        return out
 
     def by_tag(self) -> dict[str, dict[str, Any]]:
         """Continuity and completion per tag."""
@@ -447,19 +516,31 @@ def _pct(value: float) -> str:
     return "-" if math.isnan(value) else f"{100 * value:.1f} %"
 
 
-def report(suite: Suite, *, name: str, elapsed_s: float) -> None:
-    """Print the tables and write ``benchmarks/results/<name>.json``."""
+def report(suite: Suite, *, name: str, elapsed_s: float, show_holdout: bool = False) -> None:
+    """Print the tables and write ``benchmarks/results/<name>.json``; holdout misses are
+    listed only with ``show_holdout`` (the file has them all)."""
     splits = {k: suite.metrics(v) for k, v in suite.splits().items() if v}
     print_table(
         f"Scenario suite ({BUDGET}-token contexts, {RECORDS} records)",
-        ["split", "scenarios", "continuity", "completion", "accuracy (facts)", "leaking"],
+        [
+            "split",
+            "scenarios",
+            "continuity",
+            "completion",
+            "accuracy",
+            "profile correct",
+            "business (items)",
+            "leaking",
+        ],
         [
             [
                 split,
                 m["scenarios"],
                 _pct(m["continuity"]),
                 _pct(m["completion"]),
-                f"{_pct(m['accuracy'])} ({m['business_facts']})",
+                _pct(m["accuracy"]),
+                f"{_pct(m['profile_correct'])} ({m['profiles_scored']})",
+                f"{_pct(m['business_accuracy'])} ({m['business_facts']})",
                 m["leaking_scenarios"],
             ]
             for split, m in splits.items()
@@ -471,6 +552,8 @@ def report(suite: Suite, *, name: str, elapsed_s: float) -> None:
                 _pct(DESIGN["continuity"]),
                 _pct(DESIGN["completion"]),
                 _pct(DESIGN["accuracy"]),
+                "-",
+                "-",
                 "0",
             ]
         ],
@@ -491,13 +574,14 @@ def report(suite: Suite, *, name: str, elapsed_s: float) -> None:
         ["cause", "all", "holdout"],
         [[c, n, held.get(c, 0)] for c, n in causes.most_common()] or [["none", 0, 0]],
     )
-    if misses:
+    listed = [m for m in misses if show_holdout or not m.holdout]
+    if listed:
         print_table(
-            "Misses",
+            "Misses" + ("" if show_holdout else " (dev; holdout misses counted above only)"),
             ["scenario", "split", "item", "cause"],
             [
                 [m.scenario, "holdout" if m.holdout else "dev", escape(m.item), m.cause]
-                for m in misses
+                for m in listed
             ],
         )
     write_result(
@@ -521,6 +605,9 @@ def report(suite: Suite, *, name: str, elapsed_s: float) -> None:
                     "complete": r.score.complete,
                     "missing": [_label(i) for i in r.score.missing],
                     "leaked": r.score.leaked + r.pii_leaks,
+                    "accurate": r.accurate,
+                    "stale": r.score.stale,
+                    "profile_correct": None if r.profile is None else r.profile.correct,
                     "tokens": r.tokens,
                     "omitted": r.omitted,
                     "seconds": round(r.seconds, 2),
@@ -540,6 +627,9 @@ def main(argv: Sequence[str] | None = None) -> Suite:
     parser.add_argument("--split", choices=["all", "dev", "holdout"], default="all")
     parser.add_argument("--only", nargs="*", default=None, help="scenario ids to run")
     parser.add_argument("--show", action="store_true", help="print each later context")
+    parser.add_argument(
+        "--show-holdout", action="store_true", help="list holdout misses too (not for tuning)"
+    )
     args = parser.parse_args(argv)
     scenarios = load_scenarios()
     name = "scenarios"
@@ -554,7 +644,11 @@ def main(argv: Sequence[str] | None = None) -> Suite:
         suite = run_suite(mem, scenarios)
     if args.show:
         for r in suite.results:
+            if r.holdout and not args.show_holdout:
+                continue
             console.rule(r.scenario.id)
             console.print(r.context_text, markup=False)
-    report(suite, name=name, elapsed_s=time.perf_counter() - started)
+    report(
+        suite, name=name, elapsed_s=time.perf_counter() - started, show_holdout=args.show_holdout
+    )
     return suite

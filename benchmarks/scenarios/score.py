@@ -2,10 +2,14 @@
 
 - **continuity**: the context holds at least one must item (the user is recognised);
 - **completion**: it holds every must item (nothing to ask the user again);
-- **accuracy**: each business item shown (a line of the business section) matches the
+- **accuracy**: the context asserts nothing false: it holds none of the scenario's
+  ``stale`` items (what the user corrected, retracted or negated, or what stopped being
+  true), and each business item shown (a line of the business section) matches the
   system of record at that moment: a state shown as verified must be the true state;
   a state flagged as not verified now ("此刻无法核实", "状态未核实") is accurate, being
   presented as a lead; "业务系统中查不到" is accurate when the system does not know it;
+- **profile correct**: the profile's stable values and explicit facts hold every
+  ``profile.holds`` item and none of the ``profile.lacks`` ones;
 - **leakage**: a must-not item (another user's ids or texts, forgotten or another
   agent's private content), or any clear PII value of the suite, or any PII the
   masker would still find, in the text.
@@ -24,10 +28,12 @@ from sdk.context import MemoryContext, Section
 __all__ = [
     "BusinessFact",
     "ContextScore",
+    "ProfileScore",
     "business_facts",
     "holds",
     "leaks",
     "score_context",
+    "score_profile",
 ]
 
 _VERIFIED = ("（已核实", "（verified")
@@ -57,6 +63,8 @@ class ContextScore:
     missing: list[MustItem]
     leaked: list[str]
     facts: list[BusinessFact]
+    stale: list[str]
+    """The stale items the context holds."""
 
     @property
     def continuity(self) -> bool:
@@ -67,6 +75,35 @@ class ContextScore:
     def complete(self) -> bool:
         """Every must item is in the context."""
         return not self.missing
+
+    @property
+    def accurate(self) -> bool:
+        """The context asserts nothing stale and every business item it shows is right."""
+        return not self.stale and all(f.accurate for f in self.facts)
+
+
+@dataclass(frozen=True)
+class ProfileScore:
+    """How the profile matched its expectation."""
+
+    missing: list[MustItem]
+    wrong: list[str]
+    """``lacks`` items the profile holds."""
+
+    @property
+    def correct(self) -> bool:
+        """Every expected value is held and no forbidden one."""
+        return not self.missing and not self.wrong
+
+
+def score_profile(
+    values: Sequence[str], holds_items: Sequence[MustItem], lacks: Sequence[str]
+) -> ProfileScore:
+    """Score the profile's values (each stable value and explicit fact, one string each)."""
+    return ProfileScore(
+        missing=[i for i in holds_items if not any(holds(v, i) for v in values)],
+        wrong=[i for i in lacks if any(holds(v, i) for v in values)],
+    )
 
 
 def holds(text: str, item: MustItem) -> bool:
@@ -123,6 +160,8 @@ def score_context(
     must_not: Sequence[str],
     pii_values: Sequence[str],
     truth: Callable[[str, str], str | None],
+    *,
+    stale: Sequence[str] = (),
 ) -> ContextScore:
     """Score one later-session context."""
     found = [item for item in must if holds(ctx.text, item)]
@@ -132,4 +171,5 @@ def score_context(
         missing=missing,
         leaked=leaks(ctx.text, must_not, pii_values),
         facts=business_facts(ctx, truth),
+        stale=[item for item in stale if holds(ctx.text, item)],
     )
