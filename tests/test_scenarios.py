@@ -15,7 +15,13 @@ from benchmarks.scenarios.model import (
     load_scenarios,
 )
 from benchmarks.scenarios.run import Suite, run_suite
-from benchmarks.scenarios.score import business_facts, leaks, score_context, score_profile
+from benchmarks.scenarios.score import (
+    asserts,
+    business_facts,
+    leaks,
+    score_context,
+    score_profile,
+)
 from sdk import MemoryClient, Settings
 from sdk.context import ContextItem, MemoryContext, Section
 
@@ -45,10 +51,14 @@ def suite(mem: MemoryClient, settings: Settings, scenarios: list[Scenario]) -> I
 
 
 def test_the_data_is_a_suite(scenarios: list[Scenario]) -> None:
-    assert len(scenarios) >= 80
-    assert sum(s.language == "en" for s in scenarios) >= 8
-    held = sum(in_holdout(s.id) for s in scenarios)
-    assert 0.15 < held / len(scenarios) < 0.35, "about a quarter, by a hash of the id"
+    assert len(scenarios) >= 300
+    assert sum(s.language == "en" for s in scenarios) >= 80
+    held = [s for s in scenarios if in_holdout(s.id)]
+    assert 0.15 < len(held) / len(scenarios) < 0.35, "about a quarter, by a hash of the id"
+    assert len(held) >= 75
+    assert sum(s.language == "en" for s in held) >= 20
+    assert sum(s.query.profile is not None for s in scenarios) >= 100
+    assert sum(bool(s.query.stale) for s in scenarios) >= 80
     assert in_holdout("zh-pii-phone-saved-by-agent") == in_holdout("zh-pii-phone-saved-by-agent")
     assert "13912345678" in clear_pii_values(scenarios)
 
@@ -132,8 +142,13 @@ def test_stale_items_and_profile_expectations_are_scored() -> None:
     assert not score.accurate
     assert score.stale == ["5530217"]
 
-    values = ["phone", '"大件都走德邦"']
-    assert score_profile(values, [["德邦", "deppon"]], ["email"]).correct
+    negated = _context((Section.RECORD, "[2026-11-29] 用户要求别再发邮件，撤回了投诉", None))
+    score = score_context(negated, ["撤回"], [], [], lambda t, i: None, stale=["邮件", "投诉"])
+    assert score.accurate, "a negated or withdrawn word asserts nothing"
+    assert asserts("别再发邮件了，邮件太多", "邮件"), "a second, plain occurrence does"
+
+    values = ["phone", '"大件都走德邦"', '"别用中通"']
+    assert score_profile(values, [["德邦", "deppon"]], ["email", "中通"]).correct
     missing = score_profile(values, ["丰巢"], [])
     assert missing.missing == ["丰巢"]
     assert not missing.correct

@@ -2,14 +2,17 @@
 
 - **continuity**: the context holds at least one must item (the user is recognised);
 - **completion**: it holds every must item (nothing to ask the user again);
-- **accuracy**: the context asserts nothing false: it holds none of the scenario's
+- **accuracy**: the context asserts nothing false: it asserts none of the scenario's
   ``stale`` items (what the user corrected, retracted or negated, or what stopped being
-  true), and each business item shown (a line of the business section) matches the
-  system of record at that moment: a state shown as verified must be the true state;
-  a state flagged as not verified now ("此刻无法核实", "状态未核实") is accurate, being
-  presented as a lead; "业务系统中查不到" is accurate when the system does not know it;
+  true; an occurrence right after a negation or a withdrawal, "别再发邮件", "撤回了投诉",
+  "no calls", asserts nothing), and each business item shown (a line of the business
+  section) matches the system of record at that moment: a state shown as verified must
+  be the true state; a state flagged as not verified now ("此刻无法核实", "状态未核实")
+  is accurate, being presented as a lead; "业务系统中查不到" is accurate when the system
+  does not know it;
 - **profile correct**: the profile's stable values and explicit facts hold every
-  ``profile.holds`` item and none of the ``profile.lacks`` ones;
+  ``profile.holds`` item and assert none of the ``profile.lacks`` ones (a value kept in
+  the user's own negating words, "别用中通", does not assert 中通);
 - **leakage**: a must-not item (another user's ids or texts, forgotten or another
   agent's private content), or any clear PII value of the suite, or any PII the
   masker would still find, in the text.
@@ -29,6 +32,7 @@ __all__ = [
     "BusinessFact",
     "ContextScore",
     "ProfileScore",
+    "asserts",
     "business_facts",
     "holds",
     "leaks",
@@ -102,7 +106,7 @@ def score_profile(
     """Score the profile's values (each stable value and explicit fact, one string each)."""
     return ProfileScore(
         missing=[i for i in holds_items if not any(holds(v, i) for v in values)],
-        wrong=[i for i in lacks if any(holds(v, i) for v in values)],
+        wrong=[i for i in lacks if any(asserts(v, i) for v in values)],
     )
 
 
@@ -111,6 +115,28 @@ def holds(text: str, item: MustItem) -> bool:
     white space."""
     flat = normalise(text)
     return any(normalise(alt) in flat for alt in alternatives(item))
+
+
+_DENIED = re.compile(
+    r"(?:不要|不用|不需要|别|不再|不是|没有?|无需|勿|而非|取消了?|撤回了?|撤销了?|拒绝|免|"
+    r"not|no|don'?t|dont|never|insteadof|ratherthan|without|cancel(?:l?ed)?|withdrew|"
+    r"withdrawn|stop(?:ped)?|refused?)"
+    r"(?:再|了|的|发|打|用|走|寄|放|给|要|收|a|an|the|any|more|to|being|by|via|with|sending|"
+    r"calling|using|getting|receiving){0,3}$"
+)
+"""A negation or withdrawal right before an occurrence, in normalised text."""
+
+
+def asserts(text: str, item: str) -> bool:
+    """Whether ``text`` states ``item`` (case and white space ignored): it holds it
+    somewhere not right after a negation or a withdrawal (see :data:`_DENIED`)."""
+    flat, needle = normalise(text), normalise(item)
+    at = flat.find(needle)
+    while at >= 0:
+        if _DENIED.search(flat[max(0, at - 24) : at]) is None:
+            return True
+        at = flat.find(needle, at + 1)
+    return False
 
 
 def _squash(text: str) -> str:
@@ -171,5 +197,5 @@ def score_context(
         missing=missing,
         leaked=leaks(ctx.text, must_not, pii_values),
         facts=business_facts(ctx, truth),
-        stale=[item for item in stale if holds(ctx.text, item)],
+        stale=[item for item in stale if asserts(ctx.text, item)],
     )
