@@ -56,6 +56,7 @@ from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions
 from structured_memory.database import Database
 from structured_memory.repositories.business_link import BusinessLinkRepository
+from structured_memory.repositories.facts import FactRepository
 from structured_memory.repositories.fragments import NewFragment
 from structured_memory.repositories.learned_profile import LearnedProfileRepository
 from structured_memory.repositories.session import (
@@ -118,6 +119,7 @@ class SessionPath:
         sessions: SessionRepository,
         learned: LearnedProfileRepository,
         links: BusinessLinkRepository,
+        facts: FactRepository,
         extractor: ProfileExtractor,
         config: SessionConfig,
     ) -> None:
@@ -126,6 +128,7 @@ class SessionPath:
         self._sessions = sessions
         self._learned = learned
         self._links = links
+        self._facts = facts
         self._extractor = extractor
         self._config = config
 
@@ -295,6 +298,15 @@ class SessionPath:
         def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
             advance(conn, fragments[0].id)
             self._learned.merge(conn, scope, observations, confirmations=self._config.confirmations)
+            for instruction in extraction.instructions:
+                self._facts.put_within(
+                    conn,
+                    scope,
+                    instruction.key,
+                    instruction.text,
+                    lifecycle_policy=LifecyclePolicy.EXPLICIT,
+                    source="session",
+                )
             self._links.add_missing(conn, scope, sorted(keys))
             return fragments
 

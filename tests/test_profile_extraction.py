@@ -268,9 +268,14 @@ def test_candidates_per_slot_are_bounded() -> None:
 
 
 def _extract(*texts: str) -> list[tuple[str, str, str]]:
+    """What the rules observe, a value marked ``!`` when said as an instruction (explicit)
+    and ``-`` when refused (negated)."""
     turns = [Turn("user", t, T0) for t in texts]
     found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
-    return [(o.kind.value, o.slot, o.value) for o in found]
+    return [
+        (o.kind.value, o.slot, ("-" if o.negated else "!" if o.explicit else "") + o.value)
+        for o in found
+    ]
 
 
 @pytest.mark.parametrize(
@@ -280,11 +285,39 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
             "我是金卡会员，以后微信通知我就行",
             [
                 ("fact", "member_level", "金卡会员"),
+                ("preference", "notification_channel", "!wechat"),
+            ],
+        ),
+        (
+            "我是金卡会员，微信通知我就行",
+            [
+                ("fact", "member_level", "金卡会员"),
                 ("preference", "notification_channel", "wechat"),
             ],
         ),
-        ("发图文说明就好，不要视频", [("preference", "content_format", "image_text")]),
-        ("不要视频", [("preference", "content_format", "text")]),
+        (
+            "发图文说明就好，不要视频",
+            [
+                ("preference", "content_format", "!image_text"),
+                ("preference", "content_format", "-video"),
+            ],
+        ),
+        ("不要视频", [("preference", "content_format", "-video")]),
+        (
+            "别再发邮件了，有事打电话",
+            [
+                ("preference", "notification_channel", "-email"),
+                ("preference", "notification_channel", "!phone"),
+            ],
+        ),
+        (
+            "不用打电话，发短信就行",
+            [
+                ("preference", "notification_channel", "-phone"),
+                ("preference", "notification_channel", "!sms"),
+            ],
+        ),
+        ("这次用短信通知我", []),
         (
             "预算：自用 2000-3000 元；为父母选购 500 元档",
             [
@@ -548,7 +581,7 @@ def _candidates(mem: MemoryClient) -> list[tuple[str, str, int]]:
 
 def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     mem.profiles.ensure(USER)
-    _session(mem, "s1", "我是银卡会员，以后微信通知我就行", f"寄到{ADDRESS}")
+    _session(mem, "s1", "我是银卡会员，微信通知我就行", f"寄到{ADDRESS}")
     version = mem.profiles.get(USER).version
     learned = _learned(mem)
     assert learned["facts"]["member_level"]["value"] == "银卡会员"
@@ -557,7 +590,7 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     (ref,) = address["pii"]
     assert mem.pii.reveal(USER, ref["vault_id"]) == ADDRESS
     assert "preferences" not in learned or "notification_channel" not in learned["preferences"]
-    assert _candidates(mem) == [("notification_channel", "wechat", 1)]
+    assert _candidates(mem) == [("notification_channel", "wechat", 1)], "said in passing"
 
     _session(mem, "s2", "我升级成金卡会员了，微信通知我", minute=60)
     assert _learned(mem)["facts"]["member_level"]["value"] == "金卡会员", "newest fact wins"
@@ -568,6 +601,7 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert profile.notification_preference == {
         "app_push": False,
         "email": False,
+        "phone": False,
         "sms": False,
         "wechat": True,
     }
@@ -575,22 +609,28 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert profile.version > version, "each merge bumps the optimistic version"
 
     _session(mem, "s4", "这次用短信通知我", minute=180)
+    assert _candidates(mem) == [], "for this request only: nothing lasting"
+    _session(mem, "s5", "短信通知我就行", minute=240)
     assert _learned(mem)["preferences"]["notification_channel"]["value"] == "wechat"
     assert _candidates(mem) == [("notification_channel", "sms", 1)], "one mention: a candidate"
+
+    _session(mem, "s6", "以后都用短信通知我，别再发微信了", minute=300)
+    profile = mem.profiles.get(USER)
+    assert profile.attributes["learned"]["preferences"]["notification_channel"]["value"] == "sms"
+    assert profile.notification_preference["sms"] is True, "an instruction is live at once"
+    assert profile.notification_preference["wechat"] is False
+    assert _candidates(mem) == []
 
     subject = subject_of(mem.database, UserScope(USER))
     entries = recent(mem.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
     merges = [e for e in entries if e.details.get("source") == "session"]
-    assert len(merges) == 4
-    assert merges[-1].details == {"candidate": 1, "fact_set": 2, "source": "session", "version": 2}
+    assert len(merges) == 5, "the one-off session changed nothing"
     logged = json.dumps([e.details for e in entries], ensure_ascii=False)
     for secret in ("建国路", "银卡", "金卡", "wechat"):
         assert secret not in logged
+    _session(mem, "s7", "短信通知我就行", minute=360)
     exported = mem.export_user(USER)
-    candidates = exported["profile"]["candidates"]
-    assert [(c["slot"], c["value"], c["sessions"]) for c in candidates] == [
-        ("notification_channel", "sms", ["s4"])
-    ]
+    assert exported["profile"]["candidates"] == [], "a reaffirmed stable value has no rival"
 
 
 def test_scenario_budgets_coexist_and_temporary_intents_stay_implicit_notes(

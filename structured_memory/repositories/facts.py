@@ -119,13 +119,71 @@ class FactRepository:
         entry of the user.
         """
         policy = require_policy(lifecycle_policy)
+        _check_value(policy, value)  # bad input fails before any transaction
+
+        def unit() -> Any:
+            with self._db.transaction(owner=scope.user_id) as conn:
+                return self._put(
+                    conn,
+                    scope,
+                    key,
+                    value,
+                    lifecycle_policy=policy,
+                    confidence=confidence,
+                    source=source,
+                    now=now,
+                )
+
+        row = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
+        return Fact.model_validate(row._mapping)
+
+    def put_within(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        key: str,
+        value: Any,
+        *,
+        lifecycle_policy: LifecyclePolicy,
+        source: str = "",
+        now: datetime | None = None,
+    ) -> Fact:
+        """:meth:`put` inside the caller's transaction (a session's end writes the user's
+        instructions with its record); raises as :meth:`put` does."""
+        row = self._put(
+            conn,
+            scope,
+            key,
+            value,
+            lifecycle_policy=lifecycle_policy,
+            confidence=1.0,
+            source=source,
+            now=now,
+        )
+        return Fact.model_validate(row._mapping)
+
+    def _put(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        key: str,
+        value: Any,
+        *,
+        lifecycle_policy: LifecyclePolicy,
+        confidence: float,
+        source: str,
+        now: datetime | None,
+    ) -> Any:
+        policy = require_policy(lifecycle_policy)
         key = check_key(check_field_length("key", key, 128), "key")
         if not key.strip():
             raise InvalidField("fact key is empty", field="key")
         confidence = check_number(confidence, "confidence", low=0.0, high=1.0)
         plan = _check_value(policy, value)
         now = now or datetime.now(UTC)
-        values: dict[str, Any] = {
+        frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(conn, scope, now, self._ttl)
+        life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
+        fields: dict[str, Any] = {
             "policy": policy.value,
             "confidence": confidence,
             "status": (
@@ -137,37 +195,22 @@ class FactRepository:
             "updated_at": now,
             "source": check_field_length("source", source, 64),
             "agent_id": scope.agent_id,
+            "expires_at": life.expires_at(now),
+            "renew_days": life.renew_days,
         }
-
-        def unit() -> Any:
-            with self._db.transaction(owner=scope.user_id) as conn:
-                frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(
-                    conn, scope, now, self._ttl
-                )
-                life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
-                fields = {
-                    **values,
-                    "expires_at": life.expires_at(now),
-                    "renew_days": life.renew_days,
-                }
-                hold_references(conn, scope, references_in(value))
-                fields["value"] = plan.seal(
-                    lambda m: self._store(conn, scope, m.kind.value, m.value)
-                )
-                row, replaced = self._upsert(conn, scope, key, fields)
-                if replaced is not None:
-                    release_vault_entries(conn, scope, references_in(replaced))
-                record(
-                    conn,
-                    scope,
-                    AuditAction.WRITE,
-                    memory_id=row.id,
-                    details={"kind": "fact", "policy": policy, "replaced": replaced is not None},
-                )
-            return row
-
-        row = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
-        return Fact.model_validate(row._mapping)
+        hold_references(conn, scope, references_in(value))
+        fields["value"] = plan.seal(lambda m: self._store(conn, scope, m.kind.value, m.value))
+        row, replaced = self._upsert(conn, scope, key, fields)
+        if replaced is not None:
+            release_vault_entries(conn, scope, references_in(replaced))
+        record(
+            conn,
+            scope,
+            AuditAction.WRITE,
+            memory_id=row.id,
+            details={"kind": "fact", "policy": policy, "replaced": replaced is not None},
+        )
+        return row
 
     def _store(self, conn: Connection, scope: UserScope, kind: str, value: str) -> Ref:
         ref = self._vault.store(scope, kind, value, join=conn)

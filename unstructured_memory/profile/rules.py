@@ -23,26 +23,54 @@ Every pattern runs under RE2 in linear time (:class:`policies.linear_re.LinearPa
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import Observation, ObservationKind
-from unstructured_memory.profile.base import Extraction
+from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser.entities import Entity, extract_entities
+from unstructured_memory.summariser import cues
+from unstructured_memory.summariser.acts import Act, ActKind, negated
+from unstructured_memory.summariser.amended import lasting
+from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.summary import SessionSummary
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    FORMAT,
+    FORMAT_CODES,
+    mentions,
+)
 from unstructured_memory.summariser.transcript import Turn
 
-__all__ = ["RuleExtractor", "observe_turns"]
+__all__ = [
+    "MAX_INSTRUCTION_CHARS",
+    "MAX_TEMPORARY_CHARS",
+    "MAX_VALUE_CHARS",
+    "NOTE_PREFIX",
+    "RuleExtractor",
+    "observe_session",
+    "observe_turns",
+]
 
 MAX_VALUE_CHARS: Final = 64
 """Longest fact or preference value kept (longer ones are cut)."""
 
 MAX_TEMPORARY_CHARS: Final = 200
 """Longest temporary intent kept."""
+
+MAX_INSTRUCTION_CHARS: Final = 200
+"""Longest instruction kept as an explicit fact."""
+
+NOTE_PREFIX: Final = "note:"
+"""The key of an instruction no topic names: ``note:`` and a digest of its words."""
+
+_CODED: Final = frozenset({"notification_channel", "content_format"})
+"""Topics whose values are codes (read by :meth:`_Observer._preferences`)."""
 
 _SENTENCE = LinearPattern(r"[^。！？!?；;\n]+")
 _CLAUSE = LinearPattern(r"[^，,。！？!?；;\n]+")
@@ -52,58 +80,6 @@ _TEMPORARY = LinearPattern(
     r"过段时间|出差期间|临时|(?i:for now|temporarily|this week|next week|these days|for a while)"
 )
 _QUESTION = LinearPattern(r"吗|呢|[?？]|什么时候|多久|怎么|能不能|可不可以")
-
-_CHANNELS: Final = {
-    "微信": "wechat",
-    "短信": "sms",
-    "邮件": "email",
-    "邮箱": "email",
-    "电话": "phone",
-    "站内信": "app_push",
-    "app": "app_push",
-    "wechat": "wechat",
-    "sms": "sms",
-    "text": "sms",
-    "text message": "sms",
-    "text messages": "sms",
-    "email": "email",
-    "e-mail": "email",
-    "phone": "phone",
-    "phone call": "phone",
-    "phone calls": "phone",
-    "the app": "app_push",
-}
-_CHANNEL_WORD = r"(微信|短信|邮件|邮箱|电话|站内信|(?i:app))"
-_CHANNEL = LinearPattern(
-    r"(?:用|通过|走|发|打)?" + _CHANNEL_WORD + r"(?:通知|联系|告诉|提醒|发给|给)我"
-    r"|(?:通知|联系|提醒)我(?:的话)?(?:请|麻烦)?(?:就)?(?:用|通过|走|发|打)"
-    + _CHANNEL_WORD
-    + r"|(?:以后|今后|之后)(?:都|请|麻烦)?(?:用|通过|走)"
-    + _CHANNEL_WORD
-    + r"|(?i:(?:notify|contact|text|message|reach|update)\s+me\s+(?:by|via|on|through|over)\s+"
-    r"(e-mail|email|sms|text messages|text message|text|wechat|phone|the app|app))"
-    r"|(?i:prefer\s+(e-mail|email|sms|text messages|wechat|phone calls|phone))"
-)
-
-_FORMATS: Final = {
-    "图文": "image_text",
-    "文字": "text",
-    "视频": "video",
-    "text": "text",
-    "written": "text",
-    "pictures": "image_text",
-    "step-by-step pictures": "image_text",
-    "video": "video",
-    "videos": "video",
-}
-_FORMAT = LinearPattern(
-    r"(图文|文字|视频)(?:版|说明|教程|讲解|形式)?(?:就行|就好|就可以|比较好|更好|吧)"
-    r"|(?:喜欢|习惯|偏好|想要|更想要|发我|给我发|给我)(图文|文字|视频)"
-    r"|(不要|别发|不看|不想看|别给我发)视频"
-    r"|(?i:(?:prefer|rather have|send me)\s+(?:the\s+|a\s+)?"
-    r"(step-by-step pictures|pictures|written|text|videos|video))"
-    r"|(?i:(no)\s+videos?)"
-)
 
 _AMOUNT = LinearPattern(
     r"(\d+(?:\.\d+)?)\s*(?:-|~|～|到|至)\s*(\d+(?:\.\d+)?)\s*(?:元|块)"
@@ -161,24 +137,83 @@ def _scenario(text: str) -> str | None:
     return None
 
 
-def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
-    """The observations of rules + NER in the user's turns (see the module docstring)."""
-    out: list[Observation] = []
-    for turn in turns:
+def _blanked(text: str, acts: Sequence[Act]) -> str:
+    """``text`` with the clauses that stopped counting blanked (same length)."""
+    chars = list(text)
+    for act in acts:
+        if not act.live:
+            chars[act.start : act.end] = " " * (act.end - act.start)
+    return "".join(chars)
+
+
+def observe_session(
+    turns: Sequence[Turn], summary: SessionSummary
+) -> tuple[list[Observation], list[Instruction]]:
+    """The observations and instructions of rules + NER in the user's turns, as the
+    session's acts leave them (see the module docstring)."""
+    dialogue = summary.dialogue
+    index = summary.turn_index or tuple(range(len(turns)))
+    wrong = frozenset(turns[index[t]].text[a:b].casefold() for t, a, b in dialogue.wrong_spans())
+    lang = summary.language
+    observations: list[Observation] = []
+    instructions: dict[str, list[str]] = {}
+    for k, i in enumerate(index):
+        turn = turns[i]
         if turn.role != "user" or not turn.text.strip():
             continue
         at = turn.time or summary.occurred_at
         at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-        out += _Observer(summary.session_id, at).turn(turn.text)
-    return out
+        acts = [a for a in dialogue.acts if a.turn == k] if dialogue.acts else []
+        observer = _Observer(summary.session_id, at, lang, wrong)
+        observations += observer.turn(turn.text, acts)
+        for key, text in observer.instructions:
+            said = instructions.setdefault(key, [])
+            if text not in said:
+                said.append(text)
+    return observations, [
+        Instruction(key, "；".join(texts)[:MAX_INSTRUCTION_CHARS])
+        for key, texts in instructions.items()
+    ]
+
+
+def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
+    """The observations of :func:`observe_session`."""
+    return observe_session(turns, summary)[0]
+
+
+_MEMBER_OF = LinearPattern(
+    r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|"
+    r"(?i:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
+    r"baby|grandma|grandpa|grandmother|grandfather))"
+)
+_MEMBER_NAMES: Final = {
+    "爸": "爸爸",
+    "妈": "妈妈",
+    "老爸": "爸爸",
+    "老妈": "妈妈",
+    "媳妇": "老婆",
+    "爱人": "老婆",
+    "闺女": "女儿",
+    "爸妈": "父母",
+    "mum": "mom",
+    "mother": "mom",
+    "father": "dad",
+    "kid": "kids",
+    "children": "kids",
+    "grandmother": "grandma",
+    "grandfather": "grandpa",
+}
 
 
 class _Observer:
-    """Observations of one user turn, stamped with its session and time."""
+    """Observations and instructions of one user turn, stamped with its session and time."""
 
-    def __init__(self, session: str, at: datetime) -> None:
+    def __init__(self, session: str, at: datetime, lang: Lang, wrong: frozenset[str]) -> None:
         self.session = session
         self.at = at
+        self.lang = lang
+        self.wrong = wrong
+        self.instructions: list[tuple[str, str]] = []
 
     def _make(
         self,
@@ -187,28 +222,46 @@ class _Observer:
         value: str,
         scenario: str | None = None,
         clear: str | None = None,
+        **flags: Any,
     ) -> Observation:
         limit = MAX_TEMPORARY_CHARS if kind is ObservationKind.TEMPORARY else MAX_VALUE_CHARS
         return Observation(
-            kind, key, value[:limit], self.session, self.at, scenario=scenario, clear=clear
+            kind,
+            key,
+            value[:limit],
+            self.session,
+            self.at,
+            scenario=scenario,
+            clear=clear,
+            **flags,
         )
 
-    def turn(self, text: str) -> list[Observation]:
+    def turn(self, said: str, acts: Sequence[Act]) -> list[Observation]:
+        text = _blanked(said, acts)
         out = [
             self._make(ObservationKind.FACT, "address", mask_value(m.kind, m.value), clear=m.value)
             for m in find_pii(text)
-            if m.kind is PiiKind.ADDRESS
+            if m.kind is PiiKind.ADDRESS and m.value.casefold() not in self.wrong
         ]
-        entities = extract_entities(text)
+        entities = [
+            e
+            for e in extract_entities(said)
+            if text[e.start : e.end].strip() and said[e.start : e.end].casefold() not in self.wrong
+        ]
         for a, b in _SENTENCE.spans(text):
             sentence = text[a:b]
+            if not sentence.strip():
+                continue
+            mine = [x for x in acts if a <= x.start < b and x.live]
             out += self._device(sentence, [e for e in entities if a <= e.start and e.end <= b])
             out += self._member(sentence)
-            if _TEMPORARY.search(sentence) is None:
-                out += self._preferences(sentence)
-            elif _QUESTION.search(sentence) is None:
-                masked = mask_pii(sentence.strip())[0]
-                out.append(self._make(ObservationKind.TEMPORARY, "intent", masked))
+            if _TEMPORARY.search(sentence) is not None:
+                if _QUESTION.search(sentence) is None:
+                    masked = mask_pii(" ".join(sentence.split()))[0]
+                    out.append(self._make(ObservationKind.TEMPORARY, "intent", masked))
+                continue
+            out += self._preferences(text, sentence, mine)
+            out += self._topics(text, mine)
         return out
 
     def _device(self, sentence: str, entities: list[Entity]) -> list[Observation]:
@@ -237,23 +290,38 @@ class _Observer:
             value = f"{level.lower()} member"
         return [self._make(ObservationKind.FACT, "member_level", value)]
 
-    def _preferences(self, sentence: str) -> list[Observation]:
+    def _preferences(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
+        """Channel, format and budget: explicit when the sentence instructs, negated when a
+        negation governs the value; nothing lasting from what is said for this request
+        only."""
+        instructs = cues.INSTRUCTION.search(sentence) is not None or any(
+            a.kind is ActKind.INSTRUCTION for a in acts
+        )
         out = []
-        m = _CHANNEL.search(sentence)
-        if m is not None:
-            channel = _CHANNELS.get(_first_group(m, 5).lower())
-            if channel is not None:
-                out.append(self._make(ObservationKind.PREFERENCE, "notification_channel", channel))
-        m = _FORMAT.search(sentence)
-        if m is not None:
-            said = _first_group(m, 5)
-            fmt = (
-                "text"
-                if said in ("不要", "别发", "不看", "不想看", "别给我发") or said.lower() == "no"
-                else _FORMATS.get(said.lower())
-            )
-            if fmt is not None:
-                out.append(self._make(ObservationKind.PREFERENCE, "content_format", fmt))
+        for key, pattern, codes in (
+            ("notification_channel", CHANNEL, CHANNEL_CODES),
+            ("content_format", FORMAT, FORMAT_CODES),
+        ):
+            said: list[tuple[str, bool]] = []
+            for act in acts:
+                if act.one_off or (act.kind is ActKind.QUESTION and not instructs):
+                    continue
+                refusing = act.kind is ActKind.RETRACTION  # "短信提醒就不用了"
+                piece = text[act.start : act.end]
+                for m in mentions(piece, pattern, codes):
+                    said.append((m.code, refusing or negated(piece, m.start, self.lang)))
+            # refusing one value and naming another is an instruction to use the other
+            explicit = instructs or any(refused for _, refused in said)
+            out += [
+                self._make(
+                    ObservationKind.PREFERENCE,
+                    key,
+                    code,
+                    explicit=explicit or refused,
+                    negated=refused,
+                )
+                for code, refused in said
+            ]
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
             amount = _AMOUNT.search(clause)
@@ -264,9 +332,46 @@ class _Observer:
                 continue
             out.append(
                 self._make(
-                    ObservationKind.PREFERENCE, "budget", _budget_value(amount), scenario=scenario
+                    ObservationKind.PREFERENCE,
+                    "budget",
+                    _budget_value(amount),
+                    scenario=scenario,
+                    explicit=instructs,
                 )
             )
+        return out
+
+    def _topics(self, text: str, acts: Sequence[Act]) -> list[Observation]:
+        """Lasting statements with a topic: facts about the user become observations,
+        instructions explicit facts (:attr:`instructions`); an instruction of no topic is
+        kept as a note in the user's words."""
+        out = []
+        for act in acts:
+            piece = text[act.start : act.end]
+            words = mask_pii(" ".join(piece.split()))[0]
+            found = [t for t in lasting(act, piece) if t.key not in _CODED]
+            for topic in found:
+                if topic.fact:
+                    scenario = None
+                    if topic.key == "family":
+                        m = _MEMBER_OF.search(piece)
+                        who = (m.group(1) or "") if m is not None else ""
+                        scenario = _MEMBER_NAMES.get(who.lower(), who.lower()) or None
+                    out.append(
+                        self._make(ObservationKind.FACT, topic.key, words, scenario=scenario)
+                    )
+                else:
+                    self.instructions.append((topic.key, words))
+            coded = mentions(piece, CHANNEL, CHANNEL_CODES) or mentions(piece, FORMAT, FORMAT_CODES)
+            if (
+                act.kind is ActKind.INSTRUCTION
+                and not found
+                and not coded
+                and not act.one_off
+                and _AMOUNT.search(piece) is None
+            ):
+                digest = hashlib.sha256(words.casefold().encode()).hexdigest()[:8]
+                self.instructions.append((f"{NOTE_PREFIX}{digest}", words))
         return out
 
 
@@ -283,15 +388,16 @@ class RuleExtractor:
 
     def extract(self, turns: Sequence[Turn], summary: SessionSummary) -> Extraction:
         """The rules' observations; never a record sentence (the summary's stands)."""
+        observations, instructions = observe_session(turns, summary)
         kept: list[Observation] = []
         temporary = 0
-        for o in observe_turns(turns, summary):
+        for o in observations:
             if o.kind is ObservationKind.TEMPORARY:
                 temporary += 1
                 if temporary > self.config.max_temporary:
                     continue
             kept.append(o)
-        return Extraction(tuple(kept), source=self.name)
+        return Extraction(tuple(kept), source=self.name, instructions=tuple(instructions))
 
     def close(self) -> None:
         """Nothing to release."""

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final
 
@@ -50,6 +50,8 @@ from policies.validation import (
     check_text,
     check_user_id,
 )
+from unstructured_memory.summariser.acts import Dialogue, Utterance, read_dialogue
+from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
 from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
@@ -80,6 +82,10 @@ class SessionSummary:
     pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
     outcomes: tuple[Outcome, ...] = ()
     """What the agent did, in order of first mention (codes stored with the record)."""
+    dialogue: Dialogue = field(default_factory=lambda: Dialogue(()), repr=False)
+    """The session's acts after amendment (offsets only), turn ``i`` of it being
+    ``turns[turn_index[i]]`` of the turns summarised."""
+    turn_index: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +126,12 @@ class _Span:
     role: str
     start: int
     end: int
+    index: int
+    """Position of the turn in the turns given."""
 
 
-def _keep_within_budget(turns: list[Turn]) -> list[Turn]:
-    sizes = [len(t.text.encode("utf-8")) + 1 for t in turns]
+def _keep_within_budget(turns: list[tuple[int, Turn]]) -> list[tuple[int, Turn]]:
+    sizes = [len(t.text.encode("utf-8")) + 1 for _, t in turns]
     if sum(sizes) <= MAX_TRANSCRIPT_BYTES:
         return turns
     head: list[int] = []
@@ -145,22 +153,22 @@ def _keep_within_budget(turns: list[Turn]) -> list[Turn]:
 def _prepare(turns: Sequence[Turn]) -> tuple[str, list[_Span]]:
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise InvalidText("turns must be a sequence of Turn", field="turns")
-    kept: list[Turn] = []
+    kept: list[tuple[int, Turn]] = []
     for i, turn in enumerate(turns):
         if not isinstance(turn, Turn):
             raise InvalidText(f"turns[{i}] is not a Turn", field="turns")
         text = check_text(turn.text, field=f"turns[{i}].text", allow_empty=True)
         if text.strip():
-            kept.append(turn)
-    if not any(t.role == "user" for t in kept):
+            kept.append((i, turn))
+    if not any(t.role == "user" for _, t in kept):
         raise InvalidText("transcript has no non-empty user turn", field="turns")
     kept = _keep_within_budget(kept)
     spans: list[_Span] = []
     pos = 0
-    for turn in kept:
-        spans.append(_Span(turn.role, pos, pos + len(turn.text)))
+    for i, turn in kept:
+        spans.append(_Span(turn.role, pos, pos + len(turn.text), i))
         pos += len(turn.text) + 1
-    return "\n".join(t.text for t in kept), spans
+    return "\n".join(t.text for _, t in kept), spans
 
 
 def _role_at(spans: list[_Span], offset: int) -> str:
@@ -252,6 +260,8 @@ def _clause(
     entities: list[Entity],
     cue: re.Pattern[str] | LinearPattern,
     lang: Lang,
+    *,
+    fix: Callable[[str], str],
 ) -> str:
     """The first user clause holding ``cue``, trimmed to what follows its last product entity."""
     clause_re = _CLAUSE_ZH if lang == "zh" else _CLAUSE_EN
@@ -267,7 +277,7 @@ def _clause(
             start = clause_start
             if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
                 start = after(clause_start, clause_start + hit.start())
-            piece = _tidy(text[start:clause_end], lang)
+            piece = _tidy(fix(text[start:clause_end]), lang)
             if piece:
                 return piece
     return ""
@@ -276,6 +286,7 @@ def _clause(
 def _tidy(piece: str, lang: Lang) -> str:
     """A piece of the user's text as the record quotes it: lead words and particles off,
     in the third person (English), masked, cut to the clause length."""
+    piece = " ".join(piece.split())
     if lang == "zh":
         piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
     else:
@@ -293,7 +304,9 @@ _SENTENCE_EN = LinearPattern(r"(?:[^.!?;\n]|\.\d)+")
 _TOPICAL: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT", "ORDER_ID"})
 
 
-def _topic(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> str:
+def _topic(
+    text: str, spans: list[_Span], entities: list[Entity], lang: Lang, fix: Callable[[str], str]
+) -> str:
     """What the user talked about, for a record with no question or problem clause: their
     first sentence naming a product, brand, model, amount or order, else their first
     sentence (tidied as :func:`_tidy` does)."""
@@ -305,7 +318,7 @@ def _topic(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
             continue
         for a, b in sentence_re.spans(text[span.start : span.end]):
             start, end = span.start + a, span.start + b
-            piece = _tidy(text[start:end], lang)
+            piece = _tidy(fix(text[start:end]), lang)
             if not piece:
                 continue
             at = bisect.bisect_left(named, start)
@@ -329,6 +342,10 @@ class _Slots:
     question: str = ""
     topic: str = ""
     """The user's sentence naming what they talked about (see :func:`_topic`)."""
+    kept: tuple[str, ...] = ()
+    """Labels of the lasting statements the profile keeps (not quoted here)."""
+    withdrawn: tuple[str, ...] = ()
+    """Request families the user took back with nothing in their place."""
 
 
 _ID_ORDER: Final = (
@@ -381,8 +398,13 @@ def _product(entities: list[Entity], spans: list[_Span]) -> str:
     return " ".join(parts)
 
 
-def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> _Slots:
-    etas = [e for e in entities if e.type == "DATE" and _role_at(spans, e.start) == "assistant"]
+def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
+    text, entities, fix = view.view, view.entities, view.fix
+    etas = [
+        e
+        for e in entities
+        if e.type == "DATE" and _role_at(spans, e.start) == "assistant" and text[e.start] != " "
+    ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
     return _Slots(
@@ -393,11 +415,15 @@ def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
-        reason=_clause(text, spans, entities, _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN, lang),
-        question=_clause(
-            text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang
+        reason=_clause(
+            text, spans, entities, _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN, lang, fix=fix
         ),
-        topic=_topic(text, spans, entities, lang),
+        question=_clause(
+            text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix
+        ),
+        topic=_topic(text, spans, entities, lang, fix),
+        kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
+        withdrawn=view.withdrawn,
     )
 
 
@@ -442,6 +468,28 @@ def _space_before(m: LinearMatch) -> str:
     return other + han if other.isdigit() and han in "年月日号" else f"{other} {han}"
 
 
+_WITHDRAWN: Final = {
+    "refund": ("退款申请", "the refund request"),
+    "return": ("退货申请", "the return request"),
+    "exchange": ("换货申请", "the exchange request"),
+    "complaint": ("投诉", "the complaint"),
+    "cancel": ("取消订单的请求", "the cancellation"),
+    "address": ("改地址申请", "the address change"),
+    "urge": ("催单", "the request to hurry the delivery"),
+    "invoice": ("开票申请", "the invoice request"),
+    "repair": ("维修申请", "the repair request"),
+    "schedule": ("预约", "the appointment"),
+    "price": ("保价申请", "the price-protection claim"),
+    "delivery": ("送货安排", "the delivery arrangement"),
+}
+"""How the record names a request the user took back."""
+
+
+def _withdrawn(s: _Slots, lang: Lang) -> str:
+    names = [_WITHDRAWN[f][0 if lang == "zh" else 1] for f in s.withdrawn if f in _WITHDRAWN]
+    return ("、" if lang == "zh" else " and ").join(names)
+
+
 def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     order = "、".join(s.orders)
     if order and s.product:
@@ -468,6 +516,15 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
+    kept = f"更新了画像：{'、'.join(s.kept)}" if s.kept else ""
+    if s.withdrawn:
+        head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (
+            f"：{detail or s.topic}" if detail or s.topic else ""
+        )
+    elif kept and intent is Intent.OTHER and not (subject or detail or s.topic):
+        head, kept = kept, ""
+    if kept:
+        head += f"，并{kept}"
     verb = s.eta_verb or {
         Intent.TRACKING_INQUIRY: "送达",
         Intent.RETURN_REQUEST: "到账" if heads[intent] == "申请退款" else "处理",
@@ -512,7 +569,15 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         + (f" about {subject}" if subject else "")
         + (f": {detail or s.topic}" if detail or s.topic else ""),
     }
-    tail = "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
+    head = heads[intent].rstrip(" ?.")
+    kept = f"updated their profile: {', '.join(s.kept)}" if s.kept else ""
+    if s.withdrawn:
+        head = f"withdrew {_withdrawn(s, 'en')}" + (f" for {subject}" if subject else "")
+        head += f": {detail or s.topic}" if detail or s.topic else ""
+    elif kept and intent is Intent.OTHER and not (subject or detail or s.topic):
+        head, kept = kept, ""
+    tail = f"; they also {kept}" if kept else ""
+    tail += "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     if s.eta:
@@ -522,7 +587,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
             else ("" if _RELATIVE_EN.match(s.eta) else "by ")
         )
         tail += f"; expected {prep}{s.eta}"
-    return "The user " + heads[intent].rstrip(" ?.") + tail + "."
+    return "The user " + head.rstrip(" ?.") + tail + "."
 
 
 # --------------------------------------------------------------------------- summarise
@@ -544,15 +609,24 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     user_text = "\n".join(text[s.start : s.end] for s in user_spans)
     language = detect_language(user_text)
     entities = extract_entities(text)
-    intent = classify_turns([text[s.start : s.end] for s in user_spans])
+    dialogue = read_dialogue([_utterance(text, s, entities) for s in spans], language)
+    view = amend(text, [s.start for s in spans], entities, dialogue, language)
+    live = [view.view[s.start : s.end] for s in user_spans]
+    live = [t for t in live if words_in(t)]
+    intent = classify_turns(live) if live else classify_turns([user_text])
+    if not live:
+        intent = replace(intent, label=Intent.OTHER)
     pii = [
         PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
         for s in user_spans
         for m in find_pii(text[s.start : s.end])
+        if text[s.start + m.start : s.start + m.end].casefold() not in view.wrong
     ]
-    slots = _slots(text, spans, entities, language)
-    sentence = (_sentence_zh if language == "zh" else _sentence_en)(intent.label, slots, user_text)
-    unique = {(e.type, e.text): e for e in reversed(entities)}.values()  # first occurrence wins
+    slots = _slots(view, spans, language)
+    sentence = (_sentence_zh if language == "zh" else _sentence_en)(
+        intent.label, slots, "\n".join(live)
+    )
+    unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
     return SessionSummary(
         user_id=user_id,
         session_id=session_id,
@@ -564,4 +638,19 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         language=language,
         pii=pii,
         outcomes=slots.outcomes,
+        dialogue=dialogue,
+        turn_index=tuple(s.index for s in spans),
+    )
+
+
+def _utterance(text: str, span: _Span, entities: Sequence[Entity]) -> Utterance:
+    """The turn at ``span`` with its entities, offsets into the turn."""
+    return Utterance(
+        span.role,
+        text[span.start : span.end],
+        tuple(
+            replace(e, start=e.start - span.start, end=e.end - span.start)
+            for e in entities
+            if span.start <= e.start and e.end <= span.end
+        ),
     )

@@ -1,0 +1,130 @@
+"""A transcript as its amendments leave it: what the record may quote and name.
+
+:func:`amend` reads a session's :class:`~unstructured_memory.summariser.acts.Dialogue`
+against its transcript and gives the record builder an :class:`Amended` view:
+
+* ``view``: the transcript with every clause that stopped counting blanked out
+  (same length, so entity offsets still hold): retracted requests and the
+  agent's steps on them, the clause that only said a corrected-away value, and
+  the user's lasting statements that the profile keeps (an instruction, a
+  preference, a fact about them: the profile is their authority, and a record
+  repeating one would turn stale when the user changes it);
+* ``entities``: the entities without the corrected-away values (wherever said);
+* :meth:`Amended.fix`: a quoted piece with each wrong value replaced by the
+  right one;
+* ``kept_topics``: the topics of the lasting statements blanked, for the record
+  to say that they were updated;
+* ``withdrawn``: the families of requests the user took back, when no other
+  request is left (``那个投诉撤回吧``), for the record to say so; when the user
+  asked for something else instead, the record names only that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from policies.linear_re import LinearPattern
+from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
+from unstructured_memory.summariser.entities import Entity, Lang
+from unstructured_memory.summariser.topics import Topic, topics_of
+
+__all__ = ["Amended", "amend"]
+
+_LASTING: Final = frozenset(
+    {ActKind.INSTRUCTION, ActKind.PREFERENCE, ActKind.FACT, ActKind.STATEMENT, ActKind.REQUEST}
+)
+"""Acts whose topic, unless said for this request only, the profile keeps."""
+
+_WORDISH: Final = LinearPattern(r"[0-9A-Za-z]")
+
+
+@dataclass(frozen=True)
+class Amended:
+    """The transcript as the record may read it (see the module docstring)."""
+
+    view: str
+    entities: list[Entity]
+    wrong: frozenset[str] = field(repr=False)
+    """Corrected-away values, case-folded (clear: never shown)."""
+    substitutions: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    kept_topics: tuple[Topic, ...] = ()
+    withdrawn: tuple[str, ...] = ()
+
+    def fix(self, piece: str) -> str:
+        """``piece`` with each corrected-away value replaced by the right one."""
+        for wrong, right in self.substitutions:
+            if wrong in piece:
+                piece = piece.replace(wrong, right)
+        return piece
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    for i in range(start, end):
+        if chars[i] != "\n":
+            chars[i] = " "
+
+
+def lasting(act: Act, piece: str) -> tuple[Topic, ...]:
+    """The topics of a user's clause that the profile keeps: a lasting statement with a
+    topic, not a question, not for this request only."""
+    if act.role != "user" or act.kind not in _LASTING or act.one_off:
+        return ()
+    return tuple(t for t in topics_of(piece) if not t.context)
+
+
+def amend(
+    text: str,
+    starts: Sequence[int],
+    entities: Sequence[Entity],
+    dialogue: Dialogue,
+    lang: Lang,
+) -> Amended:
+    """The amended view of ``text`` (turns joined by newlines, turn ``i`` starting at
+    ``starts[i]``) with its ``entities`` and the session's ``dialogue``."""
+    del lang  # the same rules hold in both languages
+    chars = list(text)
+    kept: list[Topic] = []
+    for act in dialogue.acts:
+        at = starts[act.turn]
+        piece = text[at + act.start : at + act.end]
+        if not act.live:
+            _blank(chars, at + act.start, at + act.end)
+            continue
+        found = lasting(act, piece)
+        if found:
+            _blank(chars, at + act.start, at + act.end)
+            kept += [t for t in found if t not in kept]
+    wrong_spans = [(starts[t] + a, starts[t] + b) for t, a, b in dialogue.wrong_spans()]
+    wrong = frozenset(text[a:b].casefold() for a, b in wrong_spans)
+    substitutions = []
+    for c in dialogue.corrections:
+        if c.wrong is None:
+            continue
+        t, a, b = c.wrong
+        w = text[starts[t] + a : starts[t] + b]
+        r = text[starts[c.turn] + c.right[0] : starts[c.turn] + c.right[1]]
+        if w and r and w != r:
+            substitutions.append((w, r))
+    kept_entities = [
+        e
+        for e in entities
+        if not any(a < e.end and e.start < b for a, b in wrong_spans)
+        and text[e.start : e.end].casefold() not in wrong
+    ]
+    asks = any(a.kind is ActKind.REQUEST for a in dialogue.live("user"))
+    withdrawn = () if asks else dialogue.retracted
+    return Amended(
+        view="".join(chars),
+        entities=kept_entities,
+        wrong=wrong,
+        substitutions=tuple(substitutions),
+        kept_topics=tuple(kept),
+        withdrawn=withdrawn,
+    )
+
+
+def words_in(piece: str) -> bool:
+    """Whether a piece of the view still holds anything but blanks and punctuation."""
+    return any(ch.isalpha() for ch in piece) or _WORDISH.search(piece) is not None

@@ -1,0 +1,197 @@
+"""The cue words of dialogue acts, in Chinese and English: patterns only, no logic.
+
+:mod:`~unstructured_memory.summariser.acts` reads a clause's act from these
+cues; each is a :class:`~policies.linear_re.LinearPattern` (RE2, linear time).
+They are written from customer-service practice in general (how people
+instruct, correct, take back and negate), never from the evaluation sets.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from policies.linear_re import LinearPattern
+
+
+def _words(zh: str, en: str) -> LinearPattern:
+    """Chinese cues anywhere, or English words standing alone (not inside a word); the
+    cue itself is the group ``cue``."""
+    return LinearPattern(
+        rf"(?P<cue>{zh})|(?:^|[^A-Za-z'])(?P<cue_en>(?i:{en}))(?:$|[^A-Za-z])"
+        if zh
+        else rf"(?:^|[^A-Za-z'])(?P<cue_en>(?i:{en}))(?:$|[^A-Za-z])"
+    )
+
+
+__all__ = [
+    "CHOICE",
+    "CLAUSE_EN",
+    "CLAUSE_ZH",
+    "CORRECTION",
+    "CORRECTION_MARK",
+    "FACT",
+    "INSTRUCTION",
+    "NEGATION",
+    "ONE_OFF",
+    "PREFERENCE",
+    "QUESTION",
+    "REQUEST_FAMILIES",
+    "RETRACTION",
+    "SMALL_TALK",
+    "TEMPORARY",
+]
+
+CLAUSE_ZH: Final = LinearPattern(r"[^，,。！？!?；;\n～~]+")
+"""A clause of Chinese text: up to a comma, a full stop, a question or exclamation mark."""
+
+CLAUSE_EN: Final = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")
+"""A clause of English text (a decimal point or a thousands comma does not end it)."""
+
+_NEG_ZH = (  # the last branch: 不 before a verb of contact or delivery
+    r"别再|不要再|不用再|不再|再也别|再也不要|再也不|千万别|千万不要|不要|不用|不想|不需要|不必|无需|"
+    r"用不着|勿|别|禁止|拒绝|不许|不准|免|不(?:[发打用走寄送放给联系通知推开])"
+)
+_NEG_EN = (
+    r"don'?t|do not|doesn'?t|does not|never|no more|not|stop|no|without|rather than|"
+    r"instead of|avoid|[A-Za-z]+n't"
+)
+NEGATION: Final = _words(_NEG_ZH, _NEG_EN)
+"""A negation cue; :func:`~unstructured_memory.summariser.acts.negated` decides what it governs."""
+
+_FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
+    r"(?:^|[^\u4e00-\u9fff]|[我那请就你您])以后|今后|往后|之后都|日后|下次|下回|每次|每回|一律|统一|总是|"
+    r"一直都?|永远|始终|平时都?|"
+    r"记住|记得|记一下|备注一下|备注|都(?:用|走|发|放|寄|打|联系|送|给|开|要|是|别|不)|"
+    r"别再|不要再|不用再|不再|再也别|再也不要|千万别|"
+    r"有(?:事|什么事|情况|消息|进展|变化|问题|需要)(?:的话)?(?:就|请|麻烦)?(?:用|走|发|打|联系|找|通知)"
+)
+_FUTURE_EN = (
+    r"from now on|going forward|in (?:the )?future|next time|every time|each time|always|"
+    r"never|remember (?:that )?(?:i|my|to)|please note|make sure|for future|any time you|"
+    r"whenever you|from here on|in general|as a rule|don'?t ever|no more|stop (?:calling|"
+    r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)"
+)
+INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
+"""Words that make a statement about how to treat the user last beyond this request."""
+
+ONE_OFF: Final = _words(
+    r"这次|这回|这一次|本次|这单|这一单|这个订单|这笔|这件|今天|今晚",
+    r"this time|this order|this one|just this once|for now|today|tonight",
+)
+"""Words that limit what is said to the present request."""
+
+TEMPORARY: Final = LinearPattern(
+    r"暂时|先不|先别|这段时间|这阵子|最近在|近期|这几天|这周|本周|下周|下个?星期|下礼拜|下个月|过几天|"
+    r"过段时间|出差期间|临时|(?i:for now|temporarily|this week|next week|these days|for a while)"
+)
+"""Words of a time-bound intent ("下周出差，暂时不报销")."""
+
+QUESTION: Final = LinearPattern(
+    r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少"
+    r"|(?i:^\s*(?:how|what|when|where|which|why|can|could|would|will|is|are|does|do|did)\s)"
+    r"|(?i:any (?:news|update))"
+)
+"""A question (a clause asking, not telling)."""
+
+SMALL_TALK: Final = LinearPattern(
+    r"^\s*(?:您好|你好|在吗|在不在|亲|哈+|嗯+|哦+|噢|好的|好吧|好滴|好嘞|行|可以|ok|OK|谢谢|多谢|感谢|辛苦了?|"
+    r"麻烦了|拜拜|再见|没事了|没有了|就这样|明白|知道了|收到|了解|"
+    r"(?i:hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|sure|perfect|"
+    r"no worries|that'?s all|nothing else|alright))[\s啦呀啊哈吧的了呢!！.。~～]*$"
+)
+"""A clause that is only a greeting, thanks or acknowledgement."""
+
+PREFERENCE: Final = _words(
+    r"喜欢|偏好|习惯|比较想要|更想要|倾向|就行|就好|就可以|比较好|更好|最好",
+    r"prefer|i like|i'?d like|i love|rather|works? better|is fine|is best",
+)
+"""A liking, said in passing unless an instruction word makes it lasting."""
+
+FACT: Final = _words(
+    r"我(?:是|们是|家|们家|住|在|吃|不吃|对|有|养|平时|经常|每周|周末|一般|喜欢|爱|儿子|女儿|老婆|老公|"
+    r"媳妇|爸|妈|孩子|宝宝|父母)|(?:家里|家中)(?:有|是)",
+    r"i'?m|i am|i have|i've got|i live|i own|i use|i eat|i don'?t eat|"
+    r"my (?:son|daughter|wife|husband|kids?|mom|dad|mother|father|parents|"
+    r"partner|family|dog|cat|baby)|we have|we live",
+)
+"""A statement about the user (who they are, what they have, do or eat)."""
+
+CHOICE: Final = LinearPattern(
+    r"(?:还是|那就|那还是|最后|最终|决定|我选|就选|就要|就拿|就买|还是要|就这)"
+    r"(?:这个|那个|这款|那款|这台|那台)?(?P<what>[^，,。！？!?；;\n]{1,20})"
+    r"|(?i:i'?ll (?:take|go with|get|have|choose)|let'?s (?:go with|do)|"
+    r"make it|i (?:choose|pick)|go with)\s+(?P<what_en>[^.,!?;\n]{1,40})"
+)
+"""A final choice ("那还是要 B 吧", "I'll take the blue one"); ``what``/``what_en``: the option."""
+
+CORRECTION_MARK: Final = _words(
+    r"(?:说|写|打|输|填|记|搞|弄|看)错了?|不对|有误|更正|纠正|口误|笔误|打错字",
+    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually",
+)
+"""A word saying that something said before was wrong."""
+
+CORRECTION: Final = tuple(
+    LinearPattern(rx)
+    for rx in (
+        # 不是 X，(而)是 Y / 不是 X 是 Y
+        r"不是\s*(?P<wrong>[^，,。！？!?；;\s]{1,30})\s*[，,、]?\s*(?:而|应该|应当)?是\s*"
+        r"(?P<right>[^，,。！？!?；;\s]{1,30})",
+        # 是 Y(，)不是 X
+        r"是\s*(?P<right>[^，,。！？!?；;\s]{1,30}?)\s*[，,]?\s*(?:而)?不是\s*"
+        r"(?P<wrong>[^，,。！？!?；;\s]{1,30})",
+        # X 说错了/写错了，(应该)是 Y
+        r"(?P<wrong>[^，,。！？!?；;\s]{1,30}?)\s*(?:说|写|打|输|填|记|搞|弄)错了?\s*[，,]?\s*"
+        r"(?:应该|其实|正确的)?(?:是|为)\s*(?P<right>[^，,。！？!?；;\s]{1,30})",
+        # 说错了，(应该)是 Y / 更正一下：Y / 改成 Y
+        r"(?:说|写|打|输|填|记|搞|弄)错了?[^，,。！？!?；;]{0,6}[，,:：\s]*(?:应该|其实|正确的)?"
+        r"(?:是|为)\s*(?P<right>[^，,。！？!?；;\s]{1,30})",
+        r"(?:更正|纠正)(?:一下)?[，,:：\s]*(?:应该|正确的)?(?:是|为)?\s*"
+        r"(?P<right>[^，,。！？!?；;\s]{1,30})",
+        r"(?:应该|其实)是\s*(?P<right>[^，,。！？!?；;\s]{1,30})\s*才对",
+        r"(?P<right>[^，,。！？!?；;\s]{1,30}?)\s*才对",
+        # English
+        r"(?i:not\s+(?P<wrong>[^\s,.;!?]{1,30})\s*[,;]?\s*(?:but|it'?s|it is|i meant)\s+"
+        r"(?:actually\s+)?(?P<right>[^\s,.;!?]{1,30}))",
+        r"(?i:(?:i\s+meant|i\s+mean|sorry,?|typo[^,.;!?]{0,12}[,:]?|correction:?|my bad,?|"
+        r"my mistake,?|should\s+(?:be|have\s+been)|actually,?)\s+"
+        r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
+        r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
+        r"(?i:(?P<right>[^\s,.;!?]{1,30})\s*[,;]\s*not\s+(?P<wrong>[^\s,.;!?]{1,30}))",
+    )
+)
+"""Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
+
+RETRACTION: Final = _words(
+    r"(?:就|也|还是|那就|那)?算了|作罢|撤回|撤销|收回|不(?:退|换|投诉|催|修|改|寄|要求|申请)了|"
+    r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
+    r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约)",
+    r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
+    r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
+    r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
+    r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
+    r"not needed any ?more|drop the",
+)
+"""Taking back a request said before ("退货就算了", "never mind the refund")."""
+
+REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
+    (name, LinearPattern(rx))
+    for name, rx in (
+        ("refund", r"退款|退钱|仅退款|(?i:refund|money back)"),
+        ("return", r"退货|退掉|退回|寄回|退了|(?i:return|send (?:it|them|this) back)"),
+        (
+            "exchange",
+            r"换货|调换|换(?:一|个|成|大|小|新|码|尺码|颜色|号|台|件|双)"
+            r"|(?i:exchange|replacement|swap)",
+        ),
+        ("complaint", r"投诉|客诉|举报|(?i:complain|complaint)"),
+        ("cancel", r"取消订单|订单取消|不买了|(?i:cancel (?:the |my )?order)"),
+        ("address", r"改地址|修改地址|地址(?:改|修改|变更)|(?i:change (?:the |my )?address)"),
+        ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
+        ("invoice", r"发票|开票|(?i:invoice|receipt)"),
+        ("repair", r"维修|修理|上门|保修|(?i:repair|technician|fix)"),
+        ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
+        ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
+        ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
+    )
+)
+"""What a request is about, by family: a retraction naming one takes back that family."""
