@@ -4,7 +4,9 @@ An extractor turns a session into :class:`Observation` values of three kinds:
 
 - **facts** (address, device model, member level): objective; the newest
   observation wins (by ``observed_at``; a tie goes to the later one given), so
-  sessions merged out of order still end on the newest value;
+  sessions merged out of order still end on the newest value; a **negated**
+  fact (the user took the topic back: "之前说的饮食要求作废") clears every slot
+  of its key said before it;
 - **preferences** (notification channel, content format, budget per scenario):
   never overturned by one passing mention. A value that is not the stable one is a
   *candidate*; it counts the distinct sessions that mentioned it and becomes
@@ -139,6 +141,7 @@ class ChangeKind(StrEnum):
     """What a merge did to a slot."""
 
     FACT_SET = "fact_set"
+    FACT_CLEARED = "fact_cleared"
     PREFERENCE_SET = "preference_set"
     PREFERENCE_CLEARED = "preference_cleared"
     CANDIDATE = "candidate"
@@ -190,7 +193,21 @@ def _fact_slot(facts: Mapping[str, Stable], o: Observation) -> str:
     return o.slot
 
 
+def _clear_facts(facts: dict[str, Stable], o: Observation) -> Change | None:
+    """A withdrawn topic: every slot of its key said before ``o`` leaves the profile."""
+    gone = [
+        s
+        for s, v in facts.items()
+        if (s == o.key or s.startswith(f"{o.key}@")) and v.observed_at <= o.observed_at
+    ]
+    for s in gone:
+        del facts[s]
+    return Change(o.key, ChangeKind.FACT_CLEARED) if gone else None
+
+
 def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
+    if o.negated:
+        return _clear_facts(facts, o)
     slot = _fact_slot(facts, o)
     if slot != o.slot:
         o = replace(o, key=slot.partition("@")[0], scenario=slot.partition("@")[2] or None)
@@ -353,6 +370,8 @@ def _net(
         if change.kind is ChangeKind.FACT_SET:
             fact = state.facts.get(change.slot)
             return None if fact is None else (fact.value, fact.ref)
+        if change.kind is ChangeKind.FACT_CLEARED:
+            return sorted(s for s in state.facts if s.partition("@")[0] == change.slot)
         if change.kind in (ChangeKind.PREFERENCE_SET, ChangeKind.PREFERENCE_CLEARED):
             pref = state.preferences.get(change.slot)
             return None if pref is None else pref.value

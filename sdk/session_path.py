@@ -298,6 +298,8 @@ class SessionPath:
         def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
             advance(conn, fragments[0].id)
             self._learned.merge(conn, scope, observations, confirmations=self._config.confirmations)
+            for key in extraction.withdrawn:
+                self._facts.delete_within(conn, scope, key)
             for instruction in extraction.instructions:
                 self._facts.put_within(
                     conn,

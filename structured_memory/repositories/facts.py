@@ -318,16 +318,17 @@ class FactRepository:
 
         def unit() -> bool:
             with self._db.transaction() as conn:
-                gone = conn.execute(
-                    delete(_T)
-                    .where(owned(_T, scope), _T.c.key == key)
-                    .returning(_T.c.id, _T.c.value)
-                ).one_or_none()
-                if gone is not None:
-                    release_vault_entries(conn, scope, references_in(gone.value))
-                    record(
-                        conn, scope, AuditAction.DELETE, memory_id=gone.id, details={"kind": "fact"}
-                    )
-            return gone is not None
+                return self.delete_within(conn, scope, key)
 
         return self._db.retrying(unit)
+
+    def delete_within(self, conn: Connection, scope: UserScope, key: str) -> bool:
+        """:meth:`delete` inside the caller's transaction (a session's end takes back an
+        instruction the user withdrew); returns whether the fact existed."""
+        gone = conn.execute(
+            delete(_T).where(owned(_T, scope), _T.c.key == key).returning(_T.c.id, _T.c.value)
+        ).one_or_none()
+        if gone is not None:
+            release_vault_entries(conn, scope, references_in(gone.value))
+            record(conn, scope, AuditAction.DELETE, memory_id=gone.id, details={"kind": "fact"})
+        return gone is not None

@@ -30,7 +30,8 @@ class Extraction:
     """What one session (or one chunk of it) said about the user.
 
     ``observations`` go to :func:`policies.profile_merge.merge`; ``instructions``
-    become explicit facts in the same transaction; ``record_text``, when given,
+    become explicit facts in the same transaction, and the explicit facts named in
+    ``withdrawn`` (topics the user took back) are deleted; ``record_text``, when given,
     is the masked record sentence to store instead of the rule summary's;
     ``source`` names the extractor that produced the result and ``fallback``
     the reason code when an extractor fell back to the rules.
@@ -41,6 +42,7 @@ class Extraction:
     source: str = "rules"
     fallback: str | None = None
     instructions: tuple[Instruction, ...] = ()
+    withdrawn: tuple[str, ...] = ()
 
 
 class ProfileExtractor(Protocol):

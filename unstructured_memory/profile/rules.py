@@ -35,7 +35,6 @@ from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.summariser import cues
 from unstructured_memory.summariser.acts import Act, ActKind, negated
-from unstructured_memory.summariser.amended import lasting
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.summary import SessionSummary
 from unstructured_memory.summariser.topics import (
@@ -43,6 +42,9 @@ from unstructured_memory.summariser.topics import (
     CHANNEL_CODES,
     FORMAT,
     FORMAT_CODES,
+    NOTE,
+    TOPICS,
+    Topic,
     mentions,
 )
 from unstructured_memory.summariser.transcript import Turn
@@ -71,6 +73,8 @@ NOTE_PREFIX: Final = "note:"
 
 _CODED: Final = frozenset({"notification_channel", "content_format"})
 """Topics whose values are codes (read by :meth:`_Observer._preferences`)."""
+
+_TOPICS: Final = {t.key: t for t in TOPICS}
 
 _SENTENCE = LinearPattern(r"[^。！？!?；;\n]+")
 _CLAUSE = LinearPattern(r"[^，,。！？!?；;\n]+")
@@ -257,12 +261,19 @@ class _Observer:
             out += self._member(sentence)
             if _TEMPORARY.search(sentence) is not None:
                 if _QUESTION.search(sentence) is None:
-                    masked = mask_pii(" ".join(sentence.split()))[0]
-                    out.append(self._make(ObservationKind.TEMPORARY, "intent", masked))
+                    out += self._temporary(text, sentence, mine)
                 continue
             out += self._preferences(text, sentence, mine)
             out += self._topics(text, mine)
         return out
+
+    def _temporary(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
+        """A time-bound intent, masked as said: the clauses of the sentence that hold its
+        time words (the sentence when the acts are unknown)."""
+        timed = [text[x.start : x.end] for x in acts if x.kind is ActKind.TEMPORARY]
+        said = "，".join(timed) if timed else sentence
+        masked = mask_pii(" ".join(said.split()))[0]
+        return [self._make(ObservationKind.TEMPORARY, "intent", masked)]
 
     def _device(self, sentence: str, entities: list[Entity]) -> list[Observation]:
         models = [e for e in entities if e.type == "MODEL"]
@@ -342,37 +353,41 @@ class _Observer:
         return out
 
     def _topics(self, text: str, acts: Sequence[Act]) -> list[Observation]:
-        """Lasting statements with a topic: facts about the user become observations,
-        instructions explicit facts (:attr:`instructions`); an instruction of no topic is
-        kept as a note in the user's words."""
+        """Lasting statements with a topic (:attr:`Act.topics`) in one sentence: facts about
+        the user become observations (their clause's words), instructions explicit facts
+        (:attr:`instructions`) in the words of every lasting clause of the sentence ("For
+        anything I send abroad from now on, please use DHL, never EMS"); a sentence
+        instructing on no topic of its own is kept as a note."""
         out = []
-        for act in acts:
+        lasting = [a for a in acts if a.topics]
+        join = "，" if self.lang == "zh" else ", "
+        said = join.join(mask_pii(" ".join(text[a.start : a.end].split()))[0] for a in lasting)
+        keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
+        for act in lasting:
             piece = text[act.start : act.end]
-            words = mask_pii(" ".join(piece.split()))[0]
-            found = [t for t in lasting(act, piece) if t.key not in _CODED]
-            for topic in found:
-                if topic.fact:
-                    scenario = None
-                    if topic.key == "family":
-                        m = _MEMBER_OF.search(piece)
-                        who = (m.group(1) or "") if m is not None else ""
-                        scenario = _MEMBER_NAMES.get(who.lower(), who.lower()) or None
+            for key in act.topics:
+                topic = _TOPICS.get(key)
+                if topic is not None and topic.fact:
+                    words = mask_pii(" ".join(piece.split()))[0]
                     out.append(
-                        self._make(ObservationKind.FACT, topic.key, words, scenario=scenario)
+                        self._make(ObservationKind.FACT, key, words, scenario=_member(topic, piece))
                     )
-                else:
-                    self.instructions.append((topic.key, words))
-            coded = mentions(piece, CHANNEL, CHANNEL_CODES) or mentions(piece, FORMAT, FORMAT_CODES)
-            if (
-                act.kind is ActKind.INSTRUCTION
-                and not found
-                and not coded
-                and not act.one_off
-                and _AMOUNT.search(piece) is None
-            ):
-                digest = hashlib.sha256(words.casefold().encode()).hexdigest()[:8]
-                self.instructions.append((f"{NOTE_PREFIX}{digest}", words))
+        instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
+        for key in instructions:
+            self.instructions.append((key, said))
+        if NOTE.key in keys and not instructions:
+            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
         return out
+
+
+def _member(topic: Topic, piece: str) -> str | None:
+    """The family member a family fact is about (its slot's scenario)."""
+    if topic.key != "family":
+        return None
+    m = _MEMBER_OF.search(piece)
+    who = (m.group(1) or "").lower() if m is not None else ""
+    return _MEMBER_NAMES.get(who, who) or None
 
 
 class RuleExtractor:
@@ -397,7 +412,25 @@ class RuleExtractor:
                 if temporary > self.config.max_temporary:
                     continue
             kept.append(o)
-        return Extraction(tuple(kept), source=self.name, instructions=tuple(instructions))
+        withdrawn = summary.dialogue.withdrawn_topics
+        kept += [
+            Observation(
+                ObservationKind.FACT,
+                key,
+                "",
+                summary.session_id,
+                summary.occurred_at,
+                negated=True,
+            )
+            for key in withdrawn
+            if key in _TOPICS and _TOPICS[key].fact
+        ]
+        return Extraction(
+            tuple(kept),
+            source=self.name,
+            instructions=tuple(instructions),
+            withdrawn=tuple(k for k in withdrawn if k not in _TOPICS or not _TOPICS[k].fact),
+        )
 
     def close(self) -> None:
         """Nothing to release."""

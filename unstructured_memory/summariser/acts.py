@@ -5,19 +5,29 @@ becomes an :class:`Act`: a request, an instruction about how to treat the user
 from now on, a preference said in passing, a fact about the user, a correction,
 a retraction, a temporary intent, a question, small talk, or another statement
 (and, for the agent's turns, what it committed to). Cue words live in
-:mod:`~unstructured_memory.summariser.cues`.
+:mod:`~unstructured_memory.summariser.cues`, topics in
+:mod:`~unstructured_memory.summariser.topics`.
 
 Later acts amend earlier ones before anything is written (:func:`read_dialogue`):
 
-* a **correction** replaces the value it names: ``不是 5530217，是 5530271`` or
-  ``订单号说错了，是 5530271`` (the last value of the same kind said before is
-  the wrong one); the wrong value is dropped from the whole session, and the
-  clause that only said it stops counting;
+* a **correction** replaces the value it names: ``不是 5530217，是 5530271``,
+  ``订单号说错了，是 5530271`` or a value said right after a word of error
+  (``抄错了，是 SF…``): the last value of the same kind said before is the wrong
+  one. The wrong value is dropped from the whole session, and the clause that
+  only said it stops counting;
 * a **retraction** takes back the requests it names (``退货就算了`` takes back
   the return, ``never mind the refund`` the refund) or, naming none, the user's
-  last request; those requests, and the agent's steps on them said before the
-  retraction, stop counting. A retraction naming a request this session never
-  made speaks about an earlier session's (:attr:`Dialogue.unmatched`);
+  last request; those requests, the clauses that went on with them, and the
+  agent's steps on them said before stop counting. A retraction naming a request
+  this session never made speaks about an earlier session's
+  (:attr:`Dialogue.unmatched`). A **refusal** (``不是要退款``, ``I don't want to
+  cancel``) takes back the same way, but a refused request nobody made is no
+  withdrawal;
+* a **lasting statement** (an instruction, a preference, a fact about the user)
+  gets the topics it speaks of (:attr:`Act.topics`), read over its whole
+  sentence, and an answer to the agent's question inherits the question's
+  topic; an instruction of no topic is a ``note``. A withdrawal naming a topic
+  (``之前说的周末送货不用了``) takes the topic back (:attr:`Dialogue.withdrawn_topics`);
 * :func:`negated` tells whether a negation governs a word (``别再发邮件了``), for
   the profile rules, which never make a negated value the preferred one.
 
@@ -35,6 +45,16 @@ from typing import Final
 from policies.linear_re import LinearMatch, LinearPattern
 from unstructured_memory.summariser import cues
 from unstructured_memory.summariser.entities import ID_LABELS, Entity, Lang
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    FORMAT,
+    FORMAT_CODES,
+    NOTE,
+    TOPICS,
+    Topic,
+    mentions,
+)
 
 __all__ = [
     "Act",
@@ -46,6 +66,7 @@ __all__ = [
     "families",
     "negated",
     "read_dialogue",
+    "topic_named",
 ]
 
 
@@ -82,7 +103,10 @@ class Act:
 
     ``families`` are the kinds of request the clause names (``refund``, ``return``…,
     :data:`~unstructured_memory.summariser.cues.REQUEST_FAMILIES`); ``one_off`` that it
-    is limited to the present request (``这次``); ``live`` that no later act amended it.
+    is limited to the present request (``这次``); ``topics`` the keys of the lasting
+    topics it states (:data:`~unstructured_memory.summariser.topics.TOPICS`, ``note``);
+    ``refusal`` that it refuses a request (``不是要退款``); ``live`` that no later act
+    amended it.
     """
 
     kind: ActKind
@@ -92,6 +116,8 @@ class Act:
     end: int
     families: tuple[str, ...] = ()
     one_off: bool = False
+    topics: tuple[str, ...] = ()
+    refusal: bool = False
     live: bool = True
 
 
@@ -118,6 +144,8 @@ class Dialogue:
     """Request families the user took back, in order."""
     unmatched: tuple[str, ...] = ()
     """Retracted families no earlier request of this session names (an earlier one's)."""
+    withdrawn_topics: tuple[str, ...] = ()
+    """Keys of lasting topics the user took back ("之前说的周末送货不用了")."""
 
     def live(self, role: str | None = None) -> list[Act]:
         """The live acts, of ``role`` when given."""
@@ -129,6 +157,7 @@ class Dialogue:
 
 
 _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
+_SENTENCE: Final = LinearPattern(r"[^。！？!?；;\n]+")
 
 
 def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
@@ -179,6 +208,24 @@ def negated(text: str, at: int, lang: Lang) -> bool:
     return end >= 0 and len(window) - end <= reach
 
 
+_REFUSED: Final = LinearPattern(
+    r"(?:不是要|不是想|并不是要|不是|不要|不想|不用|不需要|没必要|别)(?:给我|帮我|要|想|去|申请|再|办)*\s*$"
+    r"|(?i:(?:^|[^a-z])(?:don'?t|do not|not|never|no|without)\s+(?:(?:want|need|asking|ask|"
+    r"looking|trying|planning|going|wanting|for|to|a|an|the|my|it|any)\s+){0,4}$)"
+)
+"""A refusal right before a request word: 不是要(退款), don't want to (cancel)."""
+
+
+def _refused(piece: str) -> tuple[str, ...]:
+    """The request families ``piece`` refuses (each named right after a refusal)."""
+    out = []
+    for name, rx in cues.REQUEST_FAMILIES:
+        m = rx.search(piece)
+        if m is not None and _REFUSED.search(piece[max(0, m.start() - 24) : m.start()]):
+            out.append(name)
+    return tuple(out)
+
+
 _BY_CUE: Final = (
     (cues.INSTRUCTION, ActKind.INSTRUCTION),
     (cues.FACT, ActKind.FACT),
@@ -201,6 +248,8 @@ def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
     return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
 
 
+# --------------------------------------------------------------------------- corrections
+
 _VALUE_WORD: Final = LinearPattern(
     r"\d|[红黑白蓝灰绿粉紫黄金银棕橙]色?|^(?:[SMLX]{1,3}L?|[SMLX]{1,3}码)$|周[一二三四五六日天]|星期|礼拜"
     r"|(?i:black|white|blue|red|green|grey|gray|pink|silver|gold|small|medium|large|"
@@ -208,6 +257,11 @@ _VALUE_WORD: Final = LinearPattern(
 )
 """What a correction may replace without an entity: a value with a digit, a colour, a size,
 a day."""
+
+_NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
+
+_CORRECTED_LABELS: Final = ID_LABELS | {"MODEL", "PRODUCT", "BRAND", "DATE"}
+"""Labels whose value a word of error replaces with the next one of the same label."""
 
 
 def _entity_at(u: Utterance, a: int, b: int) -> Entity | None:
@@ -223,33 +277,53 @@ def _value_span(u: Utterance, a: int, b: int) -> tuple[tuple[int, int], str | No
         return (found.start, found.end), found.type
     piece = u.text[a:b].strip()
     if piece and len(piece) <= 16 and _VALUE_WORD.search(piece) is not None:
-        return (a, a + len(u.text[a:b].rstrip())), None
+        start = a + len(u.text[a:b]) - len(u.text[a:b].lstrip())
+        return (start, start + len(piece)), None
     return None
-
-
-_DIGITS: Final = LinearPattern(r"\d")
 
 
 def _last_of(
     utterances: Sequence[Utterance], turn: int, before: int, label: str | None, right: str
 ) -> tuple[int, int, int] | None:
     """The value a correction that names only the right one replaces: the last value
-    labelled ``label`` said before ``utterances[turn].text[before]`` (for a right value
-    that is no entity, the last identifier when it holds digits)."""
-    if label is None and _DIGITS.search(right) is None:
-        return None
-    wanted = {label} if label is not None else ID_LABELS
+    labelled ``label`` said before ``utterances[turn].text[before]``, other than the right
+    one; for a number that is no entity, the last number of as many digits said by the
+    user."""
     for i in range(turn, -1, -1):
-        limit = before if i == turn else len(utterances[i].text)
-        found = [e for e in utterances[i].entities if e.type in wanted and e.end <= limit]
-        if found:
-            return i, found[-1].start, found[-1].end
+        u = utterances[i]
+        limit = before if i == turn else len(u.text)
+        if label is not None or _NUMBER.fullmatch(right) is None:
+            wanted = {label} if label is not None else ID_LABELS
+            found = [
+                e
+                for e in u.entities
+                if e.type in wanted and e.end <= limit and u.text[e.start : e.end] != right
+            ]
+            if found:
+                return i, found[-1].start, found[-1].end
+        elif u.role == "user":
+            size = len(right.split(".", maxsplit=1)[0])
+            numbers = [
+                (a, b)
+                for a, b in _NUMBER.spans(u.text[:limit])
+                if len(u.text[a:b].split(".")[0]) == size and u.text[a:b] != right
+            ]
+            if numbers:
+                return i, *numbers[-1]
     return None
+
+
+def _same_value(
+    utterances: Sequence[Utterance], wrong: tuple[int, int, int], turn: int, right: tuple[int, int]
+) -> bool:
+    i, a, b = wrong
+    said = utterances[turn].text[right[0] : right[1]]
+    return utterances[i].text[a:b].casefold() == said.casefold()
 
 
 def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]:
     u = utterances[turn]
-    marked = cues.CORRECTION_MARK.search(u.text) is not None
+    mark = cues.CORRECTION_MARK.search(u.text)
     out: list[Correction] = []
     taken: list[tuple[int, int]] = []
     for rx in cues.CORRECTION:
@@ -267,7 +341,8 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
                 if w is None:
                     continue
                 wrong = (turn, *w[0])
-            elif marked or label in ID_LABELS:
+                label = label or w[1]
+            elif mark is not None or label in ID_LABELS:
                 wrong = _last_of(utterances, turn, m.start(), label, u.text[ra:rb])
                 if wrong is not None and _same_value(utterances, wrong, turn, (ra, rb)):
                     wrong = None
@@ -275,52 +350,61 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
                 continue
             taken.append(span)
             out.append(Correction(turn, (ra, rb), wrong, label))
+    if mark is not None and not out:
+        out += _marked(utterances, turn, mark.end())
     return out
 
 
-def _same_value(
-    utterances: Sequence[Utterance], wrong: tuple[int, int, int], turn: int, right: tuple[int, int]
-) -> bool:
-    i, a, b = wrong
-    return (
-        utterances[i].text[a:b].casefold() == utterances[turn].text[right[0] : right[1]].casefold()
-    )
-
-
-def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
-    out = []
-    for a, b in clauses(u.text, lang):
-        piece = u.text[a:b]
-        fams = families(piece)
-        kind = _kind(piece, u.role, fams)
-        if u.role == "user" and cues.RETRACTION.search(piece) is not None:
-            kind = ActKind.RETRACTION
-        one_off = cues.ONE_OFF.search(piece) is not None
-        out.append(Act(kind, u.role, turn, a, b, fams, one_off))
-    return out
+def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
+    """A value said after a word of error ("抄错了，最后两位反了，是 SF…", "说错了，我穿 43.5
+    的") replaces the last value of its kind said before."""
+    u = utterances[turn]
+    for e in u.entities:
+        if e.start >= after and e.type in _CORRECTED_LABELS:
+            wrong = _last_of(utterances, turn, e.start, e.type, u.text[e.start : e.end])
+            if wrong is not None and not _same_value(utterances, wrong, turn, (e.start, e.end)):
+                return [Correction(turn, (e.start, e.end), wrong, e.type)]
+    for x, y in _NUMBER.spans(u.text[after:]):
+        a, b = x + after, y + after
+        if any(e.start <= a < e.end for e in u.entities):
+            continue
+        wrong = _last_of(utterances, turn, a, None, u.text[a:b])
+        if wrong is not None:
+            return [Correction(turn, (a, b), wrong, None)]
+    return []
 
 
 def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> None:
-    """The clause holding a corrected-away value and nothing else of the correction stops
-    counting; the clauses stating the right value become corrections."""
+    """The clause of a correction's turn holding the corrected-away value and nothing else
+    of the correction stops counting; the clauses stating the right value become
+    corrections. (A wrong value said in an earlier turn leaves its clause counting: the
+    summary drops the value and quotes the right one in its place.)"""
     for c in corrections:
         for k, act in enumerate(acts):
-            if act.turn == c.turn and act.start <= c.right[0] < act.end:
+            right_here = act.turn == c.turn and act.start <= c.right[0] < act.end
+            if right_here:
                 acts[k] = replace(act, kind=ActKind.CORRECTION)
             elif (
                 c.wrong is not None
-                and act.turn == c.wrong[0]
+                and act.turn == c.wrong[0] == c.turn
                 and act.start <= c.wrong[1] < act.end
-                and not (act.turn == c.turn and act.start <= c.right[0] < act.end)
             ):
                 acts[k] = replace(act, live=False)
 
+
+# --------------------------------------------------------------------------- retractions
 
 _OFFER: Final = LinearPattern(
     r"还有.{0,6}(?:吗|呢|需要)|其他.{0,4}(?:问题|需要)|别的|(?i:anything else|something else|"
     r"else i can|anything more)"
 )
 """The agent offering more help: a bare "不用了" after it closes the talk, retracts nothing."""
+
+_UNDONE: Final = LinearPattern(
+    r"已(?:为您)?(?:取消|撤销|撤回|删除|作废)|(?:取消|撤销|撤回)了|不再(?:为您)?(?:安排|处理)"
+    r"|(?i:cancel+ed|withdrawn|removed|dropped|called off|no longer)"
+)
+"""The agent confirming that something was undone: it states no step of its own."""
 
 _TAKEN_BACK: Final = frozenset(
     {
@@ -333,6 +417,8 @@ _TAKEN_BACK: Final = frozenset(
         ActKind.QUESTION,
     }
 )
+_GOES_ON: Final = frozenset({ActKind.STATEMENT, ActKind.REQUEST, ActKind.TEMPORARY})
+"""Clauses that may go on with the request before them ("帮我改个地址，寄到…")."""
 
 
 def _object_of(
@@ -359,6 +445,16 @@ def _object_of(
     return None
 
 
+def _take_back(acts: list[Act], j: int) -> None:
+    """``acts[j]`` stops counting, and so do the clauses of its turn that go on with it."""
+    acts[j] = replace(acts[j], live=False)
+    for n in range(j + 1, len(acts)):
+        nxt = acts[n]
+        if nxt.turn != acts[j].turn or nxt.families or nxt.kind not in _GOES_ON:
+            break
+        acts[n] = replace(nxt, live=False)
+
+
 def _retract(
     acts: list[Act], k: int, offered: Callable[[Act], bool] | None = None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -373,10 +469,156 @@ def _retract(
         prev = acts[j]
         hit = set(prev.families) & set(fams)
         if hit and prev.live and prev.kind in _TAKEN_BACK:
-            acts[j] = replace(prev, live=False)
+            _take_back(acts, j)
             if prev.role == "user":
                 found |= hit
+    if acts[k].refusal:  # refusing what nobody asked for withdraws nothing
+        return tuple(f for f in fams if f in found), ()
     return fams, tuple(f for f in fams if f not in found)
+
+
+# --------------------------------------------------------------------------- topics
+
+_LASTING: Final = frozenset(
+    {ActKind.INSTRUCTION, ActKind.PREFERENCE, ActKind.FACT, ActKind.STATEMENT, ActKind.REQUEST}
+)
+"""Acts whose topic, unless said for this request only, the profile keeps."""
+
+_CODED: Final = {"notification_channel": CHANNEL_CODES, "content_format": FORMAT_CODES}
+_CODED_PATTERNS: Final = {"notification_channel": CHANNEL, "content_format": FORMAT}
+
+_FILLER: Final = LinearPattern(
+    r"以后|今后|从今天起|从现在起|统一|一律|都|请|麻烦|用|通过|走|通知|联系|告诉|提醒|找|我|一声|就行|就好|"
+    r"就可以|吧|了|的|有事|有什么事|有情况|的话|别再|不要再|不要|别|不用|再|给|发|打|个|就|只|"
+    r"(?i:please|always|from now on|only|just|me|by|via|on|through|notify|contact|reach|"
+    r"use|don'?t|do not|never|no|more|send|any|updates?|in future|going forward)"
+)
+"""Words that only frame a channel or a format: what is left beside them is a procedure."""
+
+
+def _procedure(piece: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether a clause naming a channel or a format says more than that ("以后发货前先打电话跟
+    我确认一下"): a few words are left once the values and the framing words are taken out."""
+    chars = list(piece)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    rest = _FILLER.sub(" ", "".join(chars))
+    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in rest)
+    return cjk >= 3 or len([w for w in rest.split() if w.isalpha()]) >= 2
+
+
+def topic_named(text: str) -> tuple[Topic, ...]:
+    """The topics ``text`` names by a word of the topic itself or states a value of."""
+    return tuple(
+        t
+        for t in TOPICS
+        if t.pattern.search(text) is not None or (t.names and t.names.search(text) is not None)
+    )
+
+
+def _topics_of_clause(
+    act: Act, text: str, sentence: tuple[int, int], lang: Lang, inherited: Topic | None
+) -> tuple[str, ...]:
+    """The keys of the lasting topics the clause ``act`` states (see the module docstring)."""
+    if act.role != "user" or not act.live or act.kind not in _LASTING or act.one_off:
+        return ()
+    a, b = sentence
+    span = text[a:b]
+    instructed = act.kind is ActKind.INSTRUCTION or cues.INSTRUCTION.search(span) is not None
+    piece = text[act.start : act.end]
+    found: list[str] = []
+    values: list[tuple[int, int]] = []
+    for topic in TOPICS:
+        if topic.context:
+            continue
+        if topic.key in _CODED:
+            said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
+            if not said or not (instructed or any(negated(piece, m.start, lang) for m in said)):
+                continue
+            values += [(m.start, m.end) for m in said]
+            found.append(topic.key)
+            continue
+        for m in topic.pattern.finditer(span):
+            if m.start() + a < act.end and act.start < m.end() + a:  # the match overlaps it
+                found.append(topic.key)
+                values.append((0, len(piece)))
+                break
+    if not found and inherited is not None:
+        found.append(inherited.key)
+    procedure = not found or _procedure(piece, values)
+    if act.kind is ActKind.INSTRUCTION and procedure and all(k in _CODED for k in found):
+        found.append(NOTE.key)
+    return tuple(found)
+
+
+def _question_topic(utterances: Sequence[Utterance], turn: int) -> Topic | None:
+    """The topic the agent's question right before user turn ``turn`` names ("那您方便的时间
+    是？"), when it asks one."""
+    if turn == 0 or utterances[turn - 1].role == "user":
+        return None
+    asked = utterances[turn - 1].text
+    if cues.QUESTION.search(asked) is None:
+        return None
+    named = [t for t in TOPICS if not t.context and t.names and t.names.search(asked)]
+    return named[0] if len(named) == 1 else None
+
+
+def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang) -> tuple[str, ...]:
+    """Give each lasting clause its topics; the keys of the topics the user withdrew."""
+    withdrawn: list[str] = []
+    for turn, u in enumerate(utterances):
+        if u.role != "user":
+            continue
+        asked = _question_topic(utterances, turn)
+        for a, b in _SENTENCE.spans(u.text):
+            for k, act in enumerate(acts):
+                if act.turn != turn or not a <= act.start < b:
+                    continue
+                piece = u.text[act.start : act.end]
+                if act.kind is ActKind.RETRACTION or (
+                    cues.NEGATION.search(piece) is not None and not _states_value(piece)
+                ):
+                    gone = [t.key for t in topic_named(piece) if not t.context]
+                    if act.kind is ActKind.RETRACTION or gone:
+                        withdrawn += [key for key in gone if key not in withdrawn]
+                        if gone:
+                            continue
+                inherited = asked if act.start == 0 and _VALUE_WORD.search(piece) else None
+                keys = _topics_of_clause(act, u.text, (a, b), lang, inherited)
+                if keys:
+                    acts[k] = replace(act, topics=keys)
+                    withdrawn = [w for w in withdrawn if w not in keys]
+    return tuple(withdrawn)
+
+
+def _states_value(piece: str) -> bool:
+    """Whether a negated clause still states a value of a topic ("别放门口，放丰巢")."""
+    return any(
+        t.pattern.search(piece) is not None for t in TOPICS if t.key not in _CODED and not t.context
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
+    out = []
+    for a, b in clauses(u.text, lang):
+        piece = u.text[a:b]
+        fams = families(piece)
+        kind = _kind(piece, u.role, fams)
+        refusal = False
+        if u.role == "user" and cues.RETRACTION.search(piece) is not None:
+            kind = ActKind.RETRACTION
+        elif u.role == "user" and fams and kind is not ActKind.QUESTION:
+            refused = _refused(piece)
+            if refused:
+                kind, fams, refusal = ActKind.RETRACTION, refused, True
+        elif u.role != "user" and _UNDONE.search(piece) is not None:
+            kind = ActKind.RETRACTION
+        one_off = cues.ONE_OFF.search(piece) is not None
+        out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
+    return out
 
 
 def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
@@ -397,8 +639,13 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         return _OFFER.search(text) is not None
 
     for k in range(len(acts)):
-        if acts[k].kind is ActKind.RETRACTION:
-            taken, missing = _retract(acts, k, offered)
-            retracted += [f for f in taken if f not in retracted]
-            unmatched += [f for f in missing if f not in unmatched]
-    return Dialogue(tuple(acts), tuple(corrections), tuple(retracted), tuple(unmatched))
+        if acts[k].kind is not ActKind.RETRACTION:
+            continue
+        if acts[k].role != "user":  # the agent confirming an undoing: no step of its own
+            acts[k] = replace(acts[k], live=False)
+            continue
+        taken, missing = _retract(acts, k, offered)
+        retracted += [f for f in taken if f not in retracted]
+        unmatched += [f for f in missing if f not in unmatched]
+    withdrawn = _assign_topics(utterances, acts, lang)
+    return Dialogue(tuple(acts), tuple(corrections), tuple(retracted), tuple(unmatched), withdrawn)

@@ -5,10 +5,11 @@ against its transcript and gives the record builder an :class:`Amended` view:
 
 * ``view``: the transcript with every clause that stopped counting blanked out
   (same length, so entity offsets still hold): retracted requests and the
-  agent's steps on them, the clause that only said a corrected-away value, and
-  the user's lasting statements that the profile keeps (an instruction, a
-  preference, a fact about them: the profile is their authority, and a record
-  repeating one would turn stale when the user changes it);
+  agent's steps on them, the retractions themselves (the record says what was
+  taken back in its own words), the clause that only said a corrected-away
+  value, and the user's lasting statements that the profile keeps (an
+  instruction, a preference, a fact about them: the profile is their authority,
+  and a record repeating one would turn stale when the user changes it);
 * ``entities``: the entities without the corrected-away values (wherever said);
 * :meth:`Amended.fix`: a quoted piece with each wrong value replaced by the
   right one;
@@ -22,20 +23,18 @@ against its transcript and gives the record builder an :class:`Amended` view:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from policies.linear_re import LinearPattern
-from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
+from unstructured_memory.summariser.acts import ActKind, Dialogue
 from unstructured_memory.summariser.entities import Entity, Lang
-from unstructured_memory.summariser.topics import Topic, topics_of
+from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 
-__all__ = ["Amended", "amend"]
+__all__ = ["Amended", "amend", "words_in"]
 
-_LASTING: Final = frozenset(
-    {ActKind.INSTRUCTION, ActKind.PREFERENCE, ActKind.FACT, ActKind.STATEMENT, ActKind.REQUEST}
-)
-"""Acts whose topic, unless said for this request only, the profile keeps."""
+_LABELS: Final = {t.key: t for t in (*TOPICS, NOTE)}
+"""Every topic by its key."""
 
 _WORDISH: Final = LinearPattern(r"[0-9A-Za-z]")
 
@@ -51,6 +50,15 @@ class Amended:
     substitutions: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     kept_topics: tuple[Topic, ...] = ()
     withdrawn: tuple[str, ...] = ()
+    asked: frozenset[str] = frozenset()
+    """The request families of the user's live acts (what they finally asked for)."""
+
+    def without(self, spans: Sequence[tuple[int, int]]) -> Amended:
+        """The view with ``spans`` blanked too (the user's words on a rejected option)."""
+        chars = list(self.view)
+        for a, b in spans:
+            _blank(chars, a, b)
+        return replace(self, view="".join(chars))
 
     def fix(self, piece: str) -> str:
         """``piece`` with each corrected-away value replaced by the right one."""
@@ -66,14 +74,6 @@ def _blank(chars: list[str], start: int, end: int) -> None:
             chars[i] = " "
 
 
-def lasting(act: Act, piece: str) -> tuple[Topic, ...]:
-    """The topics of a user's clause that the profile keeps: a lasting statement with a
-    topic, not a question, not for this request only."""
-    if act.role != "user" or act.kind not in _LASTING or act.one_off:
-        return ()
-    return tuple(t for t in topics_of(piece) if not t.context)
-
-
 def amend(
     text: str,
     starts: Sequence[int],
@@ -83,19 +83,15 @@ def amend(
 ) -> Amended:
     """The amended view of ``text`` (turns joined by newlines, turn ``i`` starting at
     ``starts[i]``) with its ``entities`` and the session's ``dialogue``."""
-    del lang  # the same rules hold in both languages
+    del lang  # the acts already read the language
     chars = list(text)
     kept: list[Topic] = []
     for act in dialogue.acts:
         at = starts[act.turn]
-        piece = text[at + act.start : at + act.end]
-        if not act.live:
+        said = [_LABELS[k] for k in act.topics if k in _LABELS]
+        if not act.live or act.kind is ActKind.RETRACTION or said:
             _blank(chars, at + act.start, at + act.end)
-            continue
-        found = lasting(act, piece)
-        if found:
-            _blank(chars, at + act.start, at + act.end)
-            kept += [t for t in found if t not in kept]
+        kept += [t for t in said if t not in kept]
     wrong_spans = [(starts[t] + a, starts[t] + b) for t, a, b in dialogue.wrong_spans()]
     wrong = frozenset(text[a:b].casefold() for a, b in wrong_spans)
     substitutions = []
@@ -113,7 +109,8 @@ def amend(
         if not any(a < e.end and e.start < b for a, b in wrong_spans)
         and text[e.start : e.end].casefold() not in wrong
     ]
-    asks = any(a.kind is ActKind.REQUEST for a in dialogue.live("user"))
+    live = dialogue.live("user")
+    asks = any(a.kind is ActKind.REQUEST for a in live)
     withdrawn = () if asks else dialogue.retracted
     return Amended(
         view="".join(chars),
@@ -122,6 +119,7 @@ def amend(
         substitutions=tuple(substitutions),
         kept_topics=tuple(kept),
         withdrawn=withdrawn,
+        asked=frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families),
     )
 
 

@@ -59,9 +59,9 @@ NEGATION: Final = _words(_NEG_ZH, _NEG_EN)
 """A negation cue; :func:`~unstructured_memory.summariser.acts.negated` decides what it governs."""
 
 _FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
-    r"(?:^|[^\u4e00-\u9fff]|[我那请就你您])以后|今后|往后|之后都|日后|下次|下回|每次|每回|一律|统一|总是|"
-    r"一直都?|永远|始终|平时都?|"
-    r"记住|记得|记一下|备注一下|备注|都(?:用|走|发|放|寄|打|联系|送|给|开|要|是|别|不)|"
+    r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|之后都|日后|下次|下回|每次|每回|一律|统一|统统|"
+    r"总是|一直都?|永远|始终|平时都?|从今天起|从现在起|从今往后|从此|以后都|"
+    r"记住|记得|记一下|备注一下|备注|都(?:直接|用|走|发|放|寄|打|联系|送|给|开|要|是|别|不|只)|全部都|"
     r"别再|不要再|不用再|不再|再也别|再也不要|千万别|"
     r"有(?:事|什么事|情况|消息|进展|变化|问题|需要)(?:的话)?(?:就|请|麻烦)?(?:用|走|发|打|联系|找|通知)"
 )
@@ -69,14 +69,16 @@ _FUTURE_EN = (
     r"from now on|going forward|in (?:the )?future|next time|every time|each time|always|"
     r"never|remember (?:that )?(?:i|my|to)|please note|make sure|for future|any time you|"
     r"whenever you|from here on|in general|as a rule|don'?t ever|no more|stop (?:calling|"
-    r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)"
+    r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)|from today|"
+    r"for all (?:my |future )?orders|on all (?:my |future )?orders|by default|"
+    r"please (?:always|only|never)|only ever|please note that i"
 )
 INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
 """Words that make a statement about how to treat the user last beyond this request."""
 
 ONE_OFF: Final = _words(
-    r"这次|这回|这一次|本次|这单|这一单|这个订单|这笔|这件|今天|今晚",
-    r"this time|this order|this one|just this once|for now|today|tonight",
+    r"这次|这回|这一次|本次|这单|这一单|这个订单|这笔|这件|单独这",
+    r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)",
 )
 """Words that limit what is said to the present request."""
 
@@ -162,6 +164,7 @@ CORRECTION: Final = tuple(
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
 
 RETRACTION: Final = _words(
+    r"本来想|原本想|本想|原来想|还是留着|留着吧|决定留着|先留着|"
     r"(?:就|也|还是|那就|那)?算了|作罢|撤回|撤销|收回|不(?:退|换|投诉|催|修|改|寄|要求|申请)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约)",
@@ -169,7 +172,8 @@ RETRACTION: Final = _words(
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
-    r"not needed any ?more|drop the",
+    r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
+    r"i'?ll keep (?:it|them|the)|keeping (?:it|them)",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 
@@ -192,6 +196,12 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
+        (
+            "purchase",
+            r"买(?:$|[^的了过回来到])|下单|购买|补(?:个|一个|买|一块|一台|一件|一双|一套)"
+            r"|来(?:一|个|两|几)(?:个|台|件|支|块|份|套|盒)"
+            r"|(?i:buy|purchase|add (?:it|one|a|an|the)[^,.;!?]{0,30} to (?:my )?(?:order|cart))",
+        ),
     )
 )
 """What a request is about, by family: a retraction naming one takes back that family."""

@@ -52,6 +52,7 @@ from policies.validation import (
 )
 from unstructured_memory.summariser.acts import Dialogue, Utterance, read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
+from unstructured_memory.summariser.choice import Choice, final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
 from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
@@ -343,9 +344,12 @@ class _Slots:
     topic: str = ""
     """The user's sentence naming what they talked about (see :func:`_topic`)."""
     kept: tuple[str, ...] = ()
-    """Labels of the lasting statements the profile keeps (not quoted here)."""
+    """Labels of the lasting statements the profile keeps (not quoted: named only when the
+    session said nothing else)."""
     withdrawn: tuple[str, ...] = ()
     """Request families the user took back with nothing in their place."""
+    purchase: bool = False
+    """The user finally asked to buy something."""
 
 
 _ID_ORDER: Final = (
@@ -398,7 +402,19 @@ def _product(entities: list[Entity], spans: list[_Span]) -> str:
     return " ".join(parts)
 
 
-def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
+_LINK_WORD = LinearPattern(r"\s*[是为]\s*")
+
+
+def _chosen_product(choice: Choice, entities: list[Entity], spans: list[_Span], lang: Lang) -> str:
+    """The product slot for a final choice: the product said, then the chosen option."""
+    label = _LINK_WORD.sub(" ", choice.option.label).strip()
+    if lang == "en" and not label.lower().startswith(("the ", "a ")):
+        label = f"the {label}"
+    base = _product(entities, spans)
+    return f"{base} {label}" if base and base.lower() not in label.lower() else label
+
+
+def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None) -> _Slots:
     text, entities, fix = view.view, view.entities, view.fix
     etas = [
         e
@@ -410,8 +426,16 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
     return _Slots(
         orders=_all(entities, "ORDER_ID"),
         ids=tuple((label, v) for label in _ID_ORDER if (v := _all(entities, label))),
-        product=_product(entities, spans),
-        amount=_first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans),
+        product=(
+            _chosen_product(choice, entities, spans, lang)
+            if choice is not None
+            else _product(entities, spans)
+        ),
+        amount=(
+            choice.option.price
+            if choice is not None
+            else _first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans)
+        ),
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
@@ -424,6 +448,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
         topic=_topic(text, spans, entities, lang, fix),
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
+        purchase="purchase" in view.asked,
     )
 
 
@@ -516,15 +541,14 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
-    kept = f"更新了画像：{'、'.join(s.kept)}" if s.kept else ""
-    if s.withdrawn:
+    if s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
+        head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
+    elif s.withdrawn:
         head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (
             f"：{detail or s.topic}" if detail or s.topic else ""
         )
-    elif kept and intent is Intent.OTHER and not (subject or detail or s.topic):
-        head, kept = kept, ""
-    if kept:
-        head += f"，并{kept}"
+    elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
+        head = f"更新了画像：{'、'.join(s.kept)}"
     verb = s.eta_verb or {
         Intent.TRACKING_INQUIRY: "送达",
         Intent.RETURN_REQUEST: "到账" if heads[intent] == "申请退款" else "处理",
@@ -570,14 +594,14 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         + (f": {detail or s.topic}" if detail or s.topic else ""),
     }
     head = heads[intent].rstrip(" ?.")
-    kept = f"updated their profile: {', '.join(s.kept)}" if s.kept else ""
-    if s.withdrawn:
+    if s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
+        head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
+    elif s.withdrawn:
         head = f"withdrew {_withdrawn(s, 'en')}" + (f" for {subject}" if subject else "")
         head += f": {detail or s.topic}" if detail or s.topic else ""
-    elif kept and intent is Intent.OTHER and not (subject or detail or s.topic):
-        head, kept = kept, ""
-    tail = f"; they also {kept}" if kept else ""
-    tail += "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
+    elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
+        head = f"updated their profile: {', '.join(s.kept)}"
+    tail = "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     if s.eta:
@@ -611,6 +635,12 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     entities = extract_entities(text)
     dialogue = read_dialogue([_utterance(text, s, entities) for s in spans], language)
     view = amend(text, [s.start for s in spans], entities, dialogue, language)
+    offered = options(text, [(s.start, s.end) for s in spans], language)
+    choice = final_choice(
+        view.view, [(s.start, s.end) for s in user_spans], offered, view.entities, language
+    )
+    if choice is not None:
+        view = view.without(choice.rejected)
     live = [view.view[s.start : s.end] for s in user_spans]
     live = [t for t in live if words_in(t)]
     intent = classify_turns(live) if live else classify_turns([user_text])
@@ -622,7 +652,7 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         for m in find_pii(text[s.start : s.end])
         if text[s.start + m.start : s.start + m.end].casefold() not in view.wrong
     ]
-    slots = _slots(view, spans, language)
+    slots = _slots(view, spans, language, choice)
     sentence = (_sentence_zh if language == "zh" else _sentence_en)(
         intent.label, slots, "\n".join(live)
     )

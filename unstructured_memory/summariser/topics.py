@@ -23,6 +23,7 @@ __all__ = [
     "CHANNEL_CODES",
     "FORMAT",
     "FORMAT_CODES",
+    "NOTE",
     "TOPICS",
     "Mention",
     "Topic",
@@ -44,6 +45,9 @@ class Topic:
     pattern: LinearPattern
     fact: bool = False
     context: bool = False
+    names: LinearPattern | None = None
+    """Words naming the topic itself ("联系时间", "the old time"): a withdrawal naming them
+    takes the topic back, a question naming them makes the answer a value of it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +112,10 @@ def _numbered(*branches: str) -> LinearPattern:
 
 CHANNEL: Final = _numbered(
     r"(?:(?:打|来|致|回)(?:个)?|用|走|通过|发|回|给我发|给我打|发个|打个)" + _CH_ZH,
-    _CH_ZH + r"(?:里|上)?(?:通知|联系|告诉|提醒|发给|给我|找我|回复|沟通|推送|说一声|告知|催)",
+    r"(?:发|寄|送|推)(?:到|给)?(?:我|我的)(?:的)?" + _CH_ZH,
+    _CH_ZH
+    + r"(?:里|上)?(?:通知|联系|告诉|提醒|发给|给我|找我|回复|沟通|推送|说一声|告知|催|说|讲|留言|"
+    r"发消息)",
     _CH_ZH + r"(?:就行|就好|就可以|吧|最好|比较好|方便)",
     r"(?:通知|联系|告诉|提醒|找)我[^，,。！？]{0,6}" + _CH_ZH,
     r"(?i:(?:notify|contact|reach|update|message|ping|tell|inform|alert|let)\s+(?:me\s+)?"
@@ -117,6 +124,9 @@ CHANNEL: Final = _numbered(
     r"(?:an?\s+)?" + _CH_EN + ")",
     r"(?i:(?P<en{n}>call|text|email|e-mail|wechat|ring|phone)(?:\s+me|\s+us|ing\s+me))",
     r"(?i:(?:no|stop|without|not by|not|never)\s+(?:more\s+)?" + _CH_EN + ")",
+    r"(?i:" + _CH_EN + r"\s+(?:is|are|would be|works)\s+(?:fine|ok|okay|best|better|good|great|"
+    r"enough|preferred))",
+    r"(?i:" + _CH_EN + r"\s+(?:only|please))",
 )
 """A channel named as the way to reach the user ("有事打电话", "微信通知我", "text me")."""
 
@@ -183,8 +193,22 @@ _TIME_EN = (
 )
 
 TOPICS: Final[tuple[Topic, ...]] = (
-    Topic("notification_channel", "通知渠道", "notification channel", CHANNEL),
-    Topic("content_format", "内容形式", "content format", FORMAT),
+    Topic(
+        "notification_channel",
+        "通知渠道",
+        "notification channel",
+        CHANNEL,
+        names=LinearPattern(
+            r"通知方式|联系方式|通知渠道|(?i:notifications?|contact method|how to reach)"
+        ),
+    ),
+    Topic(
+        "content_format",
+        "内容形式",
+        "content format",
+        FORMAT,
+        names=LinearPattern(r"教程形式|说明形式|(?i:format)"),
+    ),
     Topic(
         "carrier",
         "快递",
@@ -194,9 +218,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"|{_CARRIER_ZH}(?:快递|物流)?(?:就行|就好|吧|最好|比较好|靠谱|快|发货|到付|配送)"
             rf"|(?i:(?:ship|send|use|deliver|post)[a-z]*\s+(?:it\s+|them\s+|everything\s+|"
             rf"orders?\s+|parcels?\s+|big items\s+)?(?:with|via|by|through)\s+{_CARRIER_EN}"
+            rf"|(?:use|choose|pick|prefer|want|go with)\s+{_CARRIER_EN}"
             rf"|{_CARRIER_EN}\s+(?:only|please|is better|works best)"
             rf"|(?:no|not|never|don'?t use|avoid)\s+{_CARRIER_EN})"
         ),
+        names=LinearPattern(r"快递公司|物流公司|快递|(?i:carrier|courier|shipping company)"),
     ),
     Topic(
         "dropoff",
@@ -212,6 +238,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
             r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point)"
         ),
+        names=LinearPattern(
+            r"放哪|放在哪|收货方式|收货地点|代收|放门口|丰巢|驿站|快递柜|(?i:drop-?off|locker|"
+            r"concierge|front desk|where to leave|leave it)"
+        ),
     ),
     Topic(
         "contact_time",
@@ -226,6 +256,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"|(?:don'?t|never|no)\s+(?:call|calls|contact)[^,.;!?]{{0,12}}(?:before|after|"
             rf"during|at)\s+{_TIME_EN})"
         ),
+        names=LinearPattern(
+            r"联系时间|时间段|打电话的时间|联系您的时间|方便的时间|什么时候方便|几点方便|"
+            r"(?i:the old time|call(?:ing)? times?|contact hours|when to call|good time to call|"
+            r"times? to call)"
+        ),
     ),
     Topic(
         "delivery_time",
@@ -235,6 +270,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"{_TIME_ZH}[^，,。！？]{{0,4}}(?:送|配送|派送|上门|收货|到货)"
             rf"|送货[^，,。！？]{{0,6}}{_TIME_ZH}"
             rf"|(?i:deliver[a-z]*\s+(?:only\s+)?(?:on|at|in|during|after|before)\s+{_TIME_EN})"
+        ),
+        names=LinearPattern(
+            r"送货时间|配送时间|周末送|送货的时间|"
+            r"(?i:delivery (?:time|day|slot|window)s?|weekend deliver)"
         ),
     ),
     Topic(
@@ -249,6 +288,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish))"
         ),
         fact=True,
+        names=LinearPattern(r"饮食|忌口|吃的方面|(?i:diet|dietary)"),
     ),
     Topic(
         "invoice",
@@ -262,6 +302,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"invoice (?:to|under|in the name|title|header|for the company|addressed)|"
             r"(?:no|don'?t (?:need|want|send)) (?:a )?(?:paper |printed )?(?:invoice|receipt))"
         ),
+        names=LinearPattern(r"发票|开票|抬头|(?i:invoice|receipt)"),
     ),
     Topic(
         "packaging",
@@ -275,6 +316,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"no (?:price tags?|receipts?|invoices?) in|discreet|"
             r"(?:don'?t|no|without) (?:plastic|packaging|price tags?)|eco packaging)"
         ),
+        names=LinearPattern(r"包装|礼盒|(?i:packaging|gift wrap)"),
     ),
     Topic(
         "service_language",
@@ -287,6 +329,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:english|chinese|mandarin|cantonese|spanish|french|german|japanese|korean)|"
             r"(?:english|mandarin|cantonese)[- ]speaking)"
         ),
+        names=LinearPattern(r"语言|(?i:language)"),
     ),
     Topic(
         "accessibility",
@@ -307,6 +350,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"货到付款|到付|花呗|分期付|信用卡(?:支付|付)|(?i:cash on delivery|pay on delivery|"
             r"in installments|installment plan|pay by (?:card|paypal))"
         ),
+        names=LinearPattern(r"付款方式|支付方式|(?i:payment method)"),
     ),
     Topic(
         "home",
@@ -365,6 +409,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
     ),
 )
 """Every topic, in the order the record lists them."""
+
+
+NOTE: Final = Topic("note", "嘱咐", "instructions", LinearPattern(r"^$"))
+"""An instruction no topic names, kept in the user's words (its pattern matches nothing)."""
 
 
 def topics_of(text: str) -> tuple[Topic, ...]:
