@@ -14,14 +14,18 @@ Processing the turns after the session's watermark is one transaction: the
 record (rules + NER summary, or the chat extractor's sentence; IMPLICIT, kept
 90 days; PII vaulted and masked), the temporary intents as IMPLICIT notes of
 the session (7 days), the profile merge (``policies.profile_merge``: facts
-newest first, preferences after repeated confirmation, audited as
-``profile_update``), the business links of the ids named (orders, refunds,
-returns, exchanges, tickets, work orders; ``BUSINESS``, for their verifiers),
-and the watermark. Either all of it is stored or none: a crash or an error
-leaves the watermark where it was, and the next trigger processes the same
-turns again. Extraction (which may call a chat model) runs before the
-transaction, and a watermark that moved meanwhile makes the work start over
-from the new one (bounded), so two triggers never both record the same turns.
+newest first, preferences after repeated confirmation, direct instructions at
+once, audited as ``profile_update``), the user's instructions that no profile
+field holds as explicit facts (and those they withdrew deleted), the business
+links of the ids named (orders, refunds, returns, exchanges, tickets, work
+orders; ``BUSINESS``, for their verifiers), the amendments a correction makes
+to what earlier sessions stored (a wrong id's link ended, the records naming
+it rewritten with the right one), and the watermark. Either all of it is
+stored or none: a crash or an error leaves the watermark where it was, and the
+next trigger processes the same turns again. Extraction (which may call a chat
+model) runs before the transaction, and a watermark that moved meanwhile makes
+the work start over from the new one (bounded), so two triggers never both
+record the same turns.
 
 The transcript given to ``end_session`` is either the whole session (its first
 turns those the session already knows: recognised by a digest of their masked
@@ -288,6 +292,7 @@ class SessionPath:
         if extraction.record_text:
             summary = replace(summary, summary_text=extraction.record_text)
         observations = [*extraction.observations, *_stored_addresses(stored, session_id)]
+        corrected = summary.dialogue.pairs([turns[i].text for i in summary.turn_index])
         notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
         keys = {
             (ENTITY_LINK_TYPES[e.type], e.text)
@@ -310,6 +315,9 @@ class SessionPath:
                     source="session",
                 )
             self._links.add_missing(conn, scope, sorted(keys))
+            if corrected:  # values said wrong in earlier sessions too
+                self._links.end_named(conn, scope, {wrong for wrong, _ in corrected})
+                self._writes.amend(conn, scope, corrected)
             return fragments
 
         memory_id = self._writes.write_record(

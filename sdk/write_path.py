@@ -52,7 +52,7 @@ from policies.audit import AuditAction
 from policies.errors import InvalidField, InvalidInput
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
-from policies.pii import PiiMatch
+from policies.pii import PiiMatch, find_pii
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import check_field_length, check_json, check_text, check_timestamp
@@ -77,6 +77,7 @@ from unstructured_memory.contextual import (
     indexed_terms,
 )
 from unstructured_memory.embedders.base import Embedder
+from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import Entity
 from unstructured_memory.summariser.summary import SessionSummary, analyse_text
 from unstructured_memory.tokenize import keyword_terms
@@ -576,6 +577,36 @@ class WritePath:
             )
         self.index_feed_ids(conn, scope, [n.id for n in neighbours])
         return len(neighbours)
+
+    def amend(self, conn: Connection, scope: UserScope, pairs: Sequence[tuple[str, str]]) -> int:
+        """Rewrite the user's interaction records and notes that name a value the user
+        corrected since (``(wrong, right)`` pairs): the wrong value replaced by the right
+        one in text, entities, keyword terms and vector, and the derived index told.
+        Values holding PII are never searched for. Returns how many records changed."""
+        pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
+        kinds = [MemoryKind.INTERACTION_RECORD.value, MemoryKind.NOTE.value]
+        rows = self._ledger.naming(conn, scope, [w for w, _ in pairs], kinds)
+        if not rows:
+            return 0
+        texts = [substitute(text, pairs) for _, text, _ in rows]
+        vectors = self._embedder.embed_documents(texts)
+        for (fragment_id, _, entities), text, vector in zip(rows, texts, vectors, strict=True):
+            self._ledger.rewrite(
+                conn,
+                scope,
+                fragment_id,
+                text=text,
+                entities=[
+                    {**e, "text": substitute(str(e.get("text", "")), pairs)}
+                    if isinstance(e, dict)
+                    else e
+                    for e in entities
+                ],
+                index_text=" ".join(keyword_terms(text)),
+                embedding=vector,
+            )
+        self.index_feed_ids(conn, scope, [r[0] for r in rows])
+        return len(rows)
 
     def index_feed_ids(self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID]) -> None:
         """Queue upserts of changed fragments for a derived index."""

@@ -155,6 +155,19 @@ class Dialogue:
         """``(turn, start, end)`` of every value corrected away."""
         return [c.wrong for c in self.corrections if c.wrong is not None]
 
+    def pairs(self, texts: Sequence[str]) -> list[tuple[str, str]]:
+        """``(wrong, right)`` of every correction, as said in ``texts`` (the turns read,
+        by their index here)."""
+        out = []
+        for c in self.corrections:
+            if c.wrong is None:
+                continue
+            t, a, b = c.wrong
+            wrong, right = texts[t][a:b].strip(), texts[c.turn][c.right[0] : c.right[1]].strip()
+            if wrong and right and wrong.casefold() != right.casefold():
+                out.append((wrong, right))
+        return out
+
 
 _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
 _SENTENCE: Final = LinearPattern(r"[^。！？!?；;\n]+")
@@ -461,8 +474,7 @@ def _retract(
     """Apply the retraction ``acts[k]``; the families it took back and those it found no
     earlier request for."""
     fams = _object_of(acts, k, offered)
-    if fams is None:
-        acts[k] = replace(acts[k], kind=ActKind.SMALL_TALK)
+    if fams is None:  # "不用了，谢谢", or a topic withdrawn ("饮食要求作废"): no request
         return (), ()
     found: set[str] = set()
     for j in range(k):

@@ -31,12 +31,13 @@ from unstructured_memory.summariser.acts import ActKind, Dialogue
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 
-__all__ = ["Amended", "amend", "words_in"]
+__all__ = ["Amended", "amend", "substitute", "words_in"]
 
 _LABELS: Final = {t.key: t for t in (*TOPICS, NOTE)}
 """Every topic by its key."""
 
 _WORDISH: Final = LinearPattern(r"[0-9A-Za-z]")
+_TOKEN: Final = LinearPattern(r"[0-9A-Za-z][0-9A-Za-z._\-]*")
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,28 @@ class Amended:
         return replace(self, view="".join(chars))
 
     def fix(self, piece: str) -> str:
-        """``piece`` with each corrected-away value replaced by the right one."""
-        for wrong, right in self.substitutions:
-            if wrong in piece:
-                piece = piece.replace(wrong, right)
-        return piece
+        """``piece`` with each corrected-away value replaced by the right one
+        (:func:`substitute`)."""
+        return substitute(piece, self.substitutions)
+
+
+def substitute(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each ``(wrong, right)`` value replaced; a wrong value said as part of a
+    longer code ("L2370" of "HL-L2370DW") replaces the code when the right one is as long
+    as it, else only its own part."""
+    for wrong, right in pairs:
+        out: list[str] = []
+        at = 0
+        for a, b in _TOKEN.spans(text):
+            token = text[a:b]
+            if wrong not in token:
+                continue
+            out.append(text[at:a])
+            whole = token == wrong or len(right) >= len(token) - 1
+            out.append(right if whole else token.replace(wrong, right))
+            at = b
+        text = "".join(out) + text[at:] if out else text.replace(wrong, right)
+    return text
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
@@ -107,7 +125,7 @@ def amend(
         e
         for e in entities
         if not any(a < e.end and e.start < b for a, b in wrong_spans)
-        and text[e.start : e.end].casefold() not in wrong
+        and not _holds_wrong(text[e.start : e.end].casefold(), wrong)
     ]
     live = dialogue.live("user")
     asks = any(a.kind is ActKind.REQUEST for a in live)
@@ -120,6 +138,14 @@ def amend(
         kept_topics=tuple(kept),
         withdrawn=withdrawn,
         asked=frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families),
+    )
+
+
+def _holds_wrong(value: str, wrong: frozenset[str]) -> bool:
+    """Whether an entity's text is a corrected-away value, or a code holding one ("HL-L2370DW"
+    holding "l2370")."""
+    return value in wrong or any(
+        len(w) >= 4 and w in value and any(ch.isdigit() for ch in w) for w in wrong
     )
 
 

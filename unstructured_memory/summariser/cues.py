@@ -127,8 +127,10 @@ CHOICE: Final = LinearPattern(
 """A final choice ("那还是要 B 吧", "I'll take the blue one"); ``what``/``what_en``: the option."""
 
 CORRECTION_MARK: Final = _words(
-    r"(?:说|写|打|输|填|记|搞|弄|看)错了?|不对|有误|更正|纠正|口误|笔误|打错字",
-    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually",
+    r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"
+    r"纠正|口误|笔误|打错字|反了",
+    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually|"
+    r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that",
 )
 """A word saying that something said before was wrong."""
 
@@ -136,11 +138,13 @@ CORRECTION: Final = tuple(
     LinearPattern(rx)
     for rx in (
         # 不是 X，(而)是 Y / 不是 X 是 Y
-        r"不是\s*(?P<wrong>[^，,。！？!?；;\s]{1,30})\s*[，,、]?\s*(?:而|应该|应当)?是\s*"
+        r"不是\s*(?P<wrong>[^，,。！？!?；;\s][^，,。！？!?；;]{0,29}?)\s*[，,、]?\s*(?:而|应该|应当)?是\s*"
         r"(?P<right>[^，,。！？!?；;\s]{1,30})",
         # 是 Y(，)不是 X
-        r"是\s*(?P<right>[^，,。！？!?；;\s]{1,30}?)\s*[，,]?\s*(?:而)?不是\s*"
+        r"是\s*(?P<right>[^，,。！？!?；;\s][^，,。！？!?；;]{0,29}?)\s*[，,]?\s*(?:而)?不是\s*"
         r"(?P<wrong>[^，,。！？!?；;\s]{1,30})",
+        # Y 不是 X ("周三不是周二")
+        r"(?P<right>[^，,。！？!?；;\s]{1,12}?)\s*[，,]?\s*(?:而)?不是\s*(?P<wrong>[^，,。！？!?；;\s]{1,12})",
         # X 说错了/写错了，(应该)是 Y
         r"(?P<wrong>[^，,。！？!?；;\s]{1,30}?)\s*(?:说|写|打|输|填|记|搞|弄)错了?\s*[，,]?\s*"
         r"(?:应该|其实|正确的)?(?:是|为)\s*(?P<right>[^，,。！？!?；;\s]{1,30})",
@@ -152,20 +156,23 @@ CORRECTION: Final = tuple(
         r"(?:应该|其实)是\s*(?P<right>[^，,。！？!?；;\s]{1,30})\s*才对",
         r"(?P<right>[^，,。！？!?；;\s]{1,30}?)\s*才对",
         # English
-        r"(?i:not\s+(?P<wrong>[^\s,.;!?]{1,30})\s*[,;]?\s*(?:but|it'?s|it is|i meant)\s+"
-        r"(?:actually\s+)?(?P<right>[^\s,.;!?]{1,30}))",
+        r"(?i:not\s+(?:the\s+|a\s+|an\s+)?(?P<wrong>[^\s,.;!?]{1,30})\s*[,;]?\s*"
+        r"(?:but|it'?s|it is|i meant)\s+(?:actually\s+)?(?:the\s+|a\s+|an\s+)?"
+        r"(?P<right>[^\s,.;!?]{1,30}))",
         r"(?i:(?:i\s+meant|i\s+mean|sorry,?|typo[^,.;!?]{0,12}[,:]?|correction:?|my bad,?|"
         r"my mistake,?|should\s+(?:be|have\s+been)|actually,?)\s+"
         r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
         r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
-        r"(?i:(?P<right>[^\s,.;!?]{1,30})\s*[,;]\s*not\s+(?P<wrong>[^\s,.;!?]{1,30}))",
+        r"(?i:(?P<right>[^\s,.;!?]{1,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
+        r"(?P<wrong>[^\s,.;!?]{1,30}))",
     )
 )
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
 
 RETRACTION: Final = _words(
     r"本来想|原本想|本想|原来想|还是留着|留着吧|决定留着|先留着|"
-    r"(?:就|也|还是|那就|那)?算了|作罢|撤回|撤销|收回|不(?:退|换|投诉|催|修|改|寄|要求|申请)了|"
+    r"(?:就|也|还是|那就|那)?算了|作罢|作废|撤回|撤销|收回|"
+    r"不(?:退|换|投诉|催|修|改|寄|要求|申请|合并|拦截|加急|保价|包装|开票|改地址|转寄)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约)",
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
@@ -173,7 +180,8 @@ RETRACTION: Final = _words(
     r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
-    r"i'?ll keep (?:it|them|the)|keeping (?:it|them)",
+    r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
+    r"forget what i said|undo|call off|disregard",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 
@@ -189,13 +197,19 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ),
         ("complaint", r"投诉|客诉|举报|(?i:complain|complaint)"),
         ("cancel", r"取消订单|订单取消|不买了|(?i:cancel (?:the |my )?order)"),
-        ("address", r"改地址|修改地址|地址(?:改|修改|变更)|(?i:change (?:the |my )?address)"),
+        (
+            "address",
+            r"改地址|修改地址|地址(?:改|修改|变更)|改寄|转寄|改送|(?i:change (?:the |my )?address|"
+            r"address change|reroute|redirect)",
+        ),
         ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
         ("invoice", r"发票|开票|(?i:invoice|receipt)"),
         ("repair", r"维修|修理|上门|保修|(?i:repair|technician|fix)"),
         ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
+        ("merge", r"合并|一起发|一块发|(?i:combine|ship together|merge)"),
+        ("packaging", r"礼品包装|礼盒|贺卡|包装|(?i:gift[- ]?wrap|gift note|gift box|packaging)"),
         (
             "purchase",
             r"买(?:$|[^的了过回来到])|下单|购买|补(?:个|一个|买|一块|一台|一件|一双|一套)"
