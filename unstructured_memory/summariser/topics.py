@@ -237,8 +237,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:at|with|by|in|on|behind|outside)\s+[^,.;!?]{2,30}|(?:parcel|package) locker|"
             r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
             r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point|"
-            r"(?:bring|deliver|take|carry)\s+(?:it|them|everything|parcels?|packages?|the [a-z]+)\s+"
-            r"(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor))"
+            r"(?:bring|deliver|take|carry)\s+(?:it|them|everything|parcels?|packages?|"
+            r"the [a-z]+)\s+(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor))"
         ),
         names=LinearPattern(
             r"放哪|放在哪|收货方式|收货地点|代收|放门口|丰巢|驿站|快递柜|(?i:drop-?off|locker|"
