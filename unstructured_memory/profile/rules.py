@@ -321,8 +321,11 @@ class _Observer:
                 piece = text[act.start : act.end]
                 for m in mentions(piece, pattern, codes):
                     said.append((m.code, refusing or negated(piece, m.start, self.lang)))
-            # refusing one value and naming another is an instruction to use the other
-            explicit = instructs or any(refused for _, refused in said)
+            # refusing one value and naming another is an instruction to use the other; a
+            # value refused in the sentence is not wanted by a later mention of it there
+            refusals = {code for code, refused in said if refused}
+            said = [(c, r) for c, r in said if r or c not in refusals]
+            explicit = instructs or bool(refusals)
             out += [
                 self._make(
                     ObservationKind.PREFERENCE,

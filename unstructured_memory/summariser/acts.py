@@ -534,10 +534,12 @@ def _topics_of_clause(
     """The keys of the lasting topics the clause ``act`` states (see the module docstring)."""
     if act.role != "user" or not act.live or act.kind not in _LASTING or act.one_off:
         return ()
+    piece = text[act.start : act.end]
+    if act.kind is not ActKind.INSTRUCTION and cues.PAST.search(piece) is not None:
+        return ()  # what happened, not how to treat the user
     a, b = sentence
     span = text[a:b]
     instructed = act.kind is ActKind.INSTRUCTION or cues.INSTRUCTION.search(span) is not None
-    piece = text[act.start : act.end]
     found: list[str] = []
     values: list[tuple[int, int]] = []
     for topic in TOPICS:

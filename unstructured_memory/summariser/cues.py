@@ -33,6 +33,7 @@ __all__ = [
     "INSTRUCTION",
     "NEGATION",
     "ONE_OFF",
+    "PAST",
     "PREFERENCE",
     "QUESTION",
     "REQUEST_FAMILIES",
@@ -87,6 +88,12 @@ TEMPORARY: Final = LinearPattern(
     r"过段时间|出差期间|临时|(?i:for now|temporarily|this week|next week|these days|for a while)"
 )
 """Words of a time-bound intent ("下周出差，暂时不报销")."""
+
+PAST: Final = _words(
+    r"上周|上次|上回|昨天|前天|那次|之前|刚才|被|又[^，,。！？；]{0,8}了",
+    r"last (?:week|time|month)|yesterday|was|were|got stolen|went missing|earlier today",
+)
+"""A narrative of what happened ("上周你们放门口那件被人顺走了"): no instruction for later."""
 
 QUESTION: Final = LinearPattern(
     r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少"

@@ -94,13 +94,21 @@ CHANNEL_CODES: Final = {
     "push notification": "app_push",
     "the app": "app_push",
     "in-app messages": "app_push",
+    "in-app notifications": "app_push",
+    "in-app notification": "app_push",
+    "in-app alerts": "app_push",
+    "app notifications": "app_push",
+    "app notification": "app_push",
+    "app alerts": "app_push",
+    "app push": "app_push",
 }
 """Words naming a notification channel, by the code the profile stores."""
 
 _CH_ZH = r"(?P<zh{n}>微信|短信|邮件|邮箱|电邮|电话|站内信|(?i:app)(?:推送|消息|通知)?|推送)"
 _CH_EN = (
     r"(?P<en{n}>wechat|weixin|sms|text messages?|texts?|texting|e-?mails?|emailing|mail|"
-    r"phone calls?|phone|calls?|calling|ring|push notifications?|in-app messages|the app)"
+    r"phone calls?|phone|calls?|calling|ring|push notifications?|in-app (?:messages|"
+    r"notifications?|alerts?)|app (?:notifications?|alerts?|push)|the app)"
 )
 
 
@@ -147,8 +155,8 @@ FORMAT_CODES: Final = {
 _FMT_ZH = r"(?P<zh{n}>图文|文字|视频)"
 _FMT_EN = r"(?P<en{n}>step-by-step pictures|pictures|photos|written|text|videos?)"
 FORMAT: Final = _numbered(
-    _FMT_ZH + r"(?:版|说明|教程|讲解|形式|指导|解说)?(?:就行|就好|就可以|比较好|更好|吧)",
-    r"(?:喜欢|习惯|偏好|想要|更想要|发我|给我发|给我|发|看|要)" + _FMT_ZH,
+    _FMT_ZH + r"(?:版|说明|教程|讲解|形式|指导|解说)?(?:的)?(?:就行|就好|就可以|比较好|更好|吧)",
+    r"(?:喜欢|习惯|偏好|想要|更想要|发我|给我发|给我|发|要)" + _FMT_ZH,
     r"(?:不要|别发|不看|不想看|别给我发|别)" + _FMT_ZH,
     r"(?i:(?:prefer|rather have|send me|give me|just)\s+(?:the\s+|a\s+)?" + _FMT_EN + ")",
     r"(?i:(?:no|not|don'?t send)\s+(?:more\s+)?(?P<en{n}>videos?))",
@@ -229,8 +237,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "收货方式",
         "drop-off",
         LinearPattern(
-            r"放(?:在|到)?(?:丰巢|快递柜|柜子|智能柜|驿站|菜鸟驿站|代收点|门口|家门口|门外|前台|门卫|物业|保安室|"
-            r"楼下|邻居|传达室|收发室)|(?:丰巢|快递柜|驿站|代收点|门卫|前台|物业)(?:就行|就好|吧|代收|签收)"
+            r"放(?:在|到)?[^，,。！？；]{0,8}?(?:丰巢|快递柜|柜子|智能柜|驿站|菜鸟驿站|代收点|门口|家门口|门外|前台|"
+            r"门卫|物业|保安室|楼下|邻居|传达室|收发室)|(?:丰巢|快递柜|驿站|代收点|门卫|前台|物业)(?:就行|就好|吧|代收|签收)"
             r"|(?:别|不要|不用)放(?:门口|[^，,。！？]{1,6})|送(?:到|去)(?:公司|单位|前台|门卫)"
             r"|送货上门|(?:别|不要)放驿站"
             r"|(?i:leave (?:it|them|the (?:parcel|package|box)s?|parcels|packages|deliveries)\s+"
