@@ -323,6 +323,7 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
             [
                 ("preference", "budget@self", "2000-3000元"),
                 ("preference", "budget@parents", "500元"),
+                ("fact", "family@父母", "为父母选购 500 元档"),
             ],
         ),
         ("我的手机是华为 Mate 60", [("fact", "device_model@手机", "华为 Mate 60")]),
@@ -340,6 +341,7 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
                 ("fact", "member_level", "gold member"),
                 ("preference", "notification_channel", "email"),
                 ("preference", "budget@parents", "$300"),
+                ("fact", "family@parents", "Budget under $300 for my parents"),
             ],
         ),
     ],

@@ -497,6 +497,7 @@ _LASTING: Final = frozenset(
 """Acts whose topic, unless said for this request only, the profile keeps."""
 
 _CODED: Final = {"notification_channel": CHANNEL_CODES, "content_format": FORMAT_CODES}
+_BY_KEY: Final = {t.key: t for t in TOPICS}
 _CODED_PATTERNS: Final = {"notification_channel": CHANNEL, "content_format": FORMAT}
 
 _FILLER: Final = LinearPattern(
@@ -532,9 +533,11 @@ def _topics_of_clause(
     act: Act, text: str, sentence: tuple[int, int], lang: Lang, inherited: Topic | None
 ) -> tuple[str, ...]:
     """The keys of the lasting topics the clause ``act`` states (see the module docstring)."""
-    if act.role != "user" or not act.live or act.kind not in _LASTING or act.one_off:
+    if act.role != "user" or not act.live or act.one_off:
         return ()
     piece = text[act.start : act.end]
+    if act.kind not in _LASTING:  # a question still tells who the user buys for
+        return tuple(t.key for t in TOPICS if t.context and t.pattern.search(piece))
     if act.kind is not ActKind.INSTRUCTION and cues.PAST.search(piece) is not None:
         return ()  # what happened, not how to treat the user
     a, b = sentence
@@ -543,8 +546,6 @@ def _topics_of_clause(
     found: list[str] = []
     values: list[tuple[int, int]] = []
     for topic in TOPICS:
-        if topic.context:
-            continue
         if topic.key in _CODED:
             said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
             if not said or not (instructed or any(negated(piece, m.start, lang) for m in said)):
@@ -560,7 +561,8 @@ def _topics_of_clause(
     if not found and inherited is not None:
         found.append(inherited.key)
     procedure = not found or _procedure(piece, values)
-    if act.kind is ActKind.INSTRUCTION and procedure and all(k in _CODED for k in found):
+    stated = [k for k in found if not _BY_KEY[k].context]
+    if act.kind is ActKind.INSTRUCTION and procedure and all(k in _CODED for k in stated):
         found.append(NOTE.key)
     return tuple(found)
 

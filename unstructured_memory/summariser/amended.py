@@ -106,7 +106,7 @@ def amend(
     kept: list[Topic] = []
     for act in dialogue.acts:
         at = starts[act.turn]
-        said = [_LABELS[k] for k in act.topics if k in _LABELS]
+        said = [_LABELS[k] for k in act.topics if k in _LABELS and not _LABELS[k].context]
         if not act.live or act.kind is ActKind.RETRACTION or said:
             _blank(chars, at + act.start, at + act.end)
         kept += [t for t in said if t not in kept]

@@ -411,8 +411,23 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "pets",
         LinearPattern(
             r"(?:我家|家里|我)(?:养了?|有)(?:[一两三]只)?(?:猫|狗|猫咪|狗狗|仓鼠|兔子|鹦鹉|宠物)"
+            r"|(?:[一两三四五]|\d)只(?:猫|狗|猫咪|狗狗|主子)|(?:我家|家里)的?(?:猫|狗|猫咪|狗狗|主子)"
             r"|(?i:i have (?:a |two |three )?(?:cats?|dogs?|puppy|kitten|pets?)|"
-            r"my (?:cat|dog|puppy|kitten)s?\s)"
+            r"my (?:cat|dog|puppy|kitten)s?\s|(?:two|three|\d) (?:cats|dogs))"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
+        "occupation",
+        "职业",
+        "occupation",
+        LinearPattern(
+            r"我是(?:一名|一个|个)?[^，,。！？；]{0,8}?(?:教练|老师|教师|医生|护士|程序员|设计师|"
+            r"工程师|学生|律师|司机|厨师|会计|宝妈|主播|博主|摄影师|店主|老板|销售|模特|运动员|跑者|"
+            r"健身爱好者)"
+            r"|(?i:i'?m an? (?:[a-z]+ ){0,3}(?:teacher|nurse|doctor|engineer|developer|student|chef|"
+            r"driver|designer|trainer|coach|photographer|lawyer|accountant|nanny|runner|musician))"
         ),
         fact=True,
         context=True,
