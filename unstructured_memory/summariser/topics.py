@@ -426,8 +426,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"我是(?:一名|一个|个)?[^，,。！？；]{0,8}?(?:教练|老师|教师|医生|护士|程序员|设计师|"
             r"工程师|学生|律师|司机|厨师|会计|宝妈|主播|博主|摄影师|店主|老板|销售|模特|运动员|跑者|"
             r"健身爱好者)"
-            r"|(?i:i'?m an? (?:[a-z]+ ){0,3}(?:teacher|nurse|doctor|engineer|developer|student|chef|"
-            r"driver|designer|trainer|coach|photographer|lawyer|accountant|nanny|runner|musician))"
+            r"|(?i:i'?m an? (?:[a-z]+ ){0,3}(?:teacher|nurse|doctor|engineer|developer|student|"
+            r"chef|driver|designer|trainer|coach|photographer|lawyer|accountant|nanny|runner|"
+            r"musician))"
         ),
         fact=True,
         context=True,
