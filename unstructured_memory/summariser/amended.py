@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Final
 
 from policies.linear_re import LinearPattern
-from unstructured_memory.summariser.acts import ActKind, Dialogue
+from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 
@@ -53,6 +53,8 @@ class Amended:
     withdrawn: tuple[str, ...] = ()
     asked: frozenset[str] = frozenset()
     """The request families of the user's live acts (what they finally asked for)."""
+    requested: frozenset[str] = frozenset()
+    """The families of the user's live requests (asked for, not asked about)."""
 
     def without(self, spans: Sequence[tuple[int, int]]) -> Amended:
         """The view with ``spans`` blanked too (the user's words on a rejected option)."""
@@ -107,7 +109,7 @@ def amend(
     for act in dialogue.acts:
         at = starts[act.turn]
         said = [_LABELS[k] for k in act.topics if k in _LABELS and not _LABELS[k].context]
-        if not act.live or act.kind is ActKind.RETRACTION or said:
+        if not act.live or act.kind is ActKind.RETRACTION or _stated(act):
             _blank(chars, at + act.start, at + act.end)
         kept += [t for t in said if t not in kept]
     wrong_spans = [(starts[t] + a, starts[t] + b) for t, a, b in dialogue.wrong_spans()]
@@ -127,7 +129,7 @@ def amend(
         if not any(a < e.end and e.start < b for a, b in wrong_spans)
         and not _holds_wrong(text[e.start : e.end].casefold(), wrong)
     ]
-    live = dialogue.live("user")
+    live = [a for a in dialogue.live("user") if not _stated(a)]
     asks = any(a.kind is ActKind.REQUEST for a in live)
     withdrawn = () if asks else dialogue.retracted
     return Amended(
@@ -138,7 +140,13 @@ def amend(
         kept_topics=tuple(kept),
         withdrawn=withdrawn,
         asked=frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families),
+        requested=frozenset(f for a in live if a.kind is ActKind.REQUEST for f in a.families),
     )
+
+
+def _stated(act: Act) -> bool:
+    """Whether an act states something the profile keeps (so it is no request here)."""
+    return any(k in _LABELS and not _LABELS[k].context for k in act.topics)
 
 
 def _holds_wrong(value: str, wrong: frozenset[str]) -> bool:

@@ -493,6 +493,14 @@ def _space_before(m: LinearMatch) -> str:
     return other + han if other.isdigit() and han in "年月日号" else f"{other} {han}"
 
 
+_ASKED_BACK: Final = frozenset({"refund", "return", "exchange", "cancel"})
+"""Request families that make a session a return request, whatever else it asked."""
+_SUBSUMED: Final = frozenset(
+    {Intent.REFUND_STATUS, Intent.TRACKING_INQUIRY, Intent.OTHER, Intent.PRODUCT_CONSULT}
+)
+"""Intents a request made in the same session outranks (its status, the delivery asked
+before it)."""
+
 _WITHDRAWN: Final = {
     "refund": ("退款申请", "the refund request"),
     "return": ("退货申请", "the return request"),
@@ -646,6 +654,8 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     intent = classify_turns(live) if live else classify_turns([user_text])
     if not live:
         intent = replace(intent, label=Intent.OTHER)
+    elif intent.label in _SUBSUMED and _ASKED_BACK & view.requested:
+        intent = replace(intent, label=Intent.RETURN_REQUEST)  # "要退款…退款多久到账"
     pii = [
         PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
         for s in user_spans
