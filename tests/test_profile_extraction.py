@@ -503,6 +503,48 @@ def test_the_chat_extractor_reads_profile_and_record_lines(chat: ChatServer) -> 
     assert chat.requests[0]["messages"][0]["content"] == openai_chat.PROMPT
 
 
+AMENDED = [
+    Turn("user", "订单 5530217 的空气炸锅到哪了", T0),
+    Turn("assistant", "没有查到订单 5530217，麻烦核对一下。", T0),
+    Turn("user", "订单号说错了，不是 5530217，是 5530271。别再发邮件了，有事打电话", T0),
+    Turn("user", "以后大件都走德邦", T0),
+]
+CARELESS = "\n".join(
+    [
+        "[画像] 偏好|通知渠道|通用|邮件",  # the channel the user refused
+        "[画像] 拒绝|通知渠道|邮件",
+        "[画像] 指令|通知渠道|通用|电话",
+        "[画像] 嘱咐|快递|以后大件都走德邦",
+        "[记录] 用户查询订单 5530217 的物流进度",  # the number the user corrected
+    ]
+)
+
+
+def test_the_chat_extractor_follows_the_amendment_rules(chat: ChatServer) -> None:
+    """The prompt states the amendment rules, and what the model answers is checked against
+    the rules' reading: a corrected number never survives, a refused channel is never kept
+    as wanted, an instruction is explicit, a slot-less instruction an explicit fact."""
+    chat.script[:] = [CARELESS]
+    summary = summarise("u", "s-1", AMENDED)
+    with create_extractor("openai", _chat_config(chat)) as extractor:
+        got = extractor.extract(AMENDED, summary)
+    assert got.fallback is None
+    assert "不是 X 是 Y" in openai_chat.PROMPT
+    assert "撤回" in openai_chat.PROMPT
+    assert got.record_text is not None
+    assert "5530271" in got.record_text
+    assert "5530217" not in got.record_text, "the corrected number is replaced"
+    channel = [
+        (o.value, o.explicit, o.negated)
+        for o in got.observations
+        if o.key == "notification_channel"
+    ]
+    assert ("email", False, False) not in channel, "a refused channel is never kept as wanted"
+    assert ("email", True, True) in channel
+    assert ("phone", True, False) in channel
+    assert [(i.key, i.text) for i in got.instructions] == [("carrier", "以后大件都走德邦")]
+
+
 @pytest.mark.parametrize(
     ("script", "reason"),
     [
