@@ -526,7 +526,9 @@ def test_the_chat_extractor_follows_the_amendment_rules(chat: ChatServer) -> Non
     as wanted, an instruction is explicit, a slot-less instruction an explicit fact."""
     chat.script[:] = [CARELESS]
     summary = summarise("u", "s-1", AMENDED)
-    with create_extractor("openai", _chat_config(chat)) as extractor:
+    extractor = create_extractor("openai", _chat_config(chat))
+    assert isinstance(extractor, ChatExtractor)
+    with extractor:
         got = extractor.extract(AMENDED, summary)
     assert got.fallback is None
     assert "不是 X 是 Y" in openai_chat.PROMPT
