@@ -130,7 +130,7 @@ class Correction:
     right: tuple[int, int]
     wrong: tuple[int, int, int] | None
     label: str | None
-    """The entity label of the right value, when it is an entity."""
+    """The entity label of the right value, or of the wrong one it replaces."""
 
 
 @dataclass(frozen=True)
@@ -229,10 +229,19 @@ _REFUSED: Final = LinearPattern(
 """A refusal right before a request word: 不是要(退款), don't want to (cancel)."""
 
 
+_REFUSABLE: Final = frozenset(
+    {"refund", "return", "exchange", "complaint", "cancel", "repair", "urge", "price", "merge"}
+)
+"""Requests a user refuses as acts ("不是要退款"); an object said with a no ("不要发票纸质版")
+is an instruction on it instead."""
+
+
 def _refused(piece: str) -> tuple[str, ...]:
     """The request families ``piece`` refuses (each named right after a refusal)."""
     out = []
     for name, rx in cues.REQUEST_FAMILIES:
+        if name not in _REFUSABLE:
+            continue
         m = rx.search(piece)
         if m is not None and _REFUSED.search(piece[max(0, m.start() - 24) : m.start()]):
             out.append(name)
@@ -306,7 +315,7 @@ def _last_of(
         u = utterances[i]
         limit = before if i == turn else len(u.text)
         if label is not None or _NUMBER.fullmatch(right) is None:
-            wanted = {label} if label is not None else ID_LABELS
+            wanted = {label} if label is not None and label not in ID_LABELS else ID_LABELS
             found = [
                 e
                 for e in u.entities
@@ -324,6 +333,21 @@ def _last_of(
             if numbers:
                 return i, *numbers[-1]
     return None
+
+
+def _label_at(utterances: Sequence[Utterance], at: tuple[int, int, int] | None) -> str | None:
+    """The label of the wrong value at ``at``: of the entity there, else of an entity of the
+    same text said elsewhere in the session ("订单 5530217" before "不是 5530217")."""
+    if at is None:
+        return None
+    i, a, b = at
+    said = utterances[i].text[a:b].casefold()
+    here = [e for e in utterances[i].entities if e.start == a and e.end == b]
+    anywhere = [
+        e for u in utterances for e in u.entities if u.text[e.start : e.end].casefold() == said
+    ]
+    found = here or anywhere
+    return found[0].type if found else None
 
 
 def _same_value(
@@ -354,11 +378,12 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
                 if w is None:
                     continue
                 wrong = (turn, *w[0])
-                label = label or w[1]
+                label = label or w[1] or _label_at(utterances, wrong)
             elif mark is not None or label in ID_LABELS:
                 wrong = _last_of(utterances, turn, m.start(), label, u.text[ra:rb])
                 if wrong is not None and _same_value(utterances, wrong, turn, (ra, rb)):
                     wrong = None
+                label = label or _label_at(utterances, wrong)
             else:
                 continue
             taken.append(span)
@@ -587,6 +612,7 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
             continue
         asked = _question_topic(utterances, turn)
         for a, b in _SENTENCE.spans(u.text):
+            before: tuple[str, ...] = ()  # the topics of the sentence's previous clause
             for k, act in enumerate(acts):
                 if act.turn != turn or not a <= act.start < b:
                     continue
@@ -601,10 +627,20 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
                             continue
                 inherited = asked if act.start == 0 and _VALUE_WORD.search(piece) else None
                 keys = _topics_of_clause(act, u.text, (a, b), lang, inherited)
+                if not keys and _ELLIPSIS.fullmatch(piece) and act.live and not act.one_off:
+                    keys = tuple(k for k in before if k not in _CODED and not _BY_KEY[k].context)
                 if keys:
                     acts[k] = replace(act, topics=keys)
                     withdrawn = [w for w in withdrawn if w not in keys]
+                before = keys
     return tuple(withdrawn)
+
+
+_ELLIPSIS: Final = LinearPattern(
+    r"[^，,。！？!?；;]{1,6}(?:的)?(?:就行|就好|就可以|也行|吧|即可)"
+    r"|(?i:[a-z ]{1,20} (?:is|are) fine)"
+)
+"""A short clause going on with the one before it ("不要发票纸质版，电子的就行")."""
 
 
 def _states_value(piece: str) -> bool:

@@ -129,6 +129,11 @@ def amend(
         if not any(a < e.end and e.start < b for a, b in wrong_spans)
         and not _holds_wrong(text[e.start : e.end].casefold(), wrong)
     ]
+    for c in dialogue.corrections:  # a right value of no entity takes the wrong one's label
+        a, b = starts[c.turn] + c.right[0], starts[c.turn] + c.right[1]
+        if c.label is not None and not any(e.start < b and a < e.end for e in kept_entities):
+            kept_entities.append(Entity(c.label, text[a:b], a, b))
+    kept_entities.sort(key=lambda e: e.start)
     live = [a for a in dialogue.live("user") if not _stated(a)]
     asks = any(a.kind is ActKind.REQUEST for a in live)
     withdrawn = () if asks else dialogue.retracted

@@ -1,0 +1,321 @@
+"""The dialogue-act layer (unstructured_memory/summariser/acts.py and its readers): later
+acts amend earlier ones before anything is stored. Pure functions: no database here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from unstructured_memory.profile.rules import RuleExtractor
+from unstructured_memory.summariser import Turn, summarise
+from unstructured_memory.summariser.acts import ActKind, Utterance, negated, read_dialogue
+from unstructured_memory.summariser.amended import substitute
+from unstructured_memory.summariser.choice import final_choice, options
+from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
+
+T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
+
+
+def _turns(*said: tuple[str, str]) -> list[Turn]:
+    return [Turn("user" if role == "u" else "assistant", text, T0) for role, text in said]
+
+
+def _ids(turns: list[Turn]) -> set[str]:
+    return {e.text for e in summarise("u", "s", turns).entities}
+
+
+def _observed(*texts: str) -> list[tuple[str, str, str]]:
+    """What the rules keep for the profile: ``!`` an instruction, ``-`` a refusal."""
+    turns = [Turn("user", t, T0) for t in texts]
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    return [
+        (o.kind.value, o.slot, ("-" if o.negated else "!" if o.explicit else "") + o.value)
+        for o in got
+    ]
+
+
+def _instructions(*texts: str) -> list[tuple[str, str]]:
+    turns = [Turn("user", t, T0) for t in texts]
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    return [(i.key, i.text) for i in got]
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+@pytest.mark.parametrize(
+    ("turns", "right", "wrong"),
+    [
+        (
+            _turns(
+                ("u", "帮我查下订单 5530217 到哪了"),
+                ("a", "系统里没有查到 5530217 这个订单。"),
+                ("u", "订单号说错了，不是 5530217，是 5530271"),
+            ),
+            "5530271",
+            "5530217",
+        ),
+        (
+            _turns(
+                ("u", "顺丰单号 SF6312087734510 三天没动了"),
+                ("u", "哦哦抄错了，最后两位反了，是 SF6312087734501"),
+            ),
+            "SF6312087734501",
+            "SF6312087734510",
+        ),
+        (
+            _turns(("u", "my order 88412 is late"), ("u", "sorry, I meant 88421")),
+            "88421",
+            "88412",
+        ),
+        (
+            _turns(("u", "退款单号 RF7733001 还没到"), ("u", "不好意思看串行了，是 RF7733010")),
+            "RF7733010",
+            "RF7733001",
+        ),
+    ],
+)
+def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
+    turns: list[Turn], right: str, wrong: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert right in summary.summary_text
+    assert wrong not in summary.summary_text
+    assert wrong not in _ids(turns), "no link is made to the wrong number"
+
+
+def test_a_correction_in_words_replaces_the_value_wherever_it_is_quoted() -> None:
+    turns = _turns(
+        ("u", "洗碗机到了，约个师傅上门安装，周二下午吧"),
+        ("a", "好的，给您约周二下午。"),
+        ("u", "啊不对，周三不是周二，我记错日子了"),
+    )
+    summary = summarise("u", "s", turns)
+    assert "周三" in summary.summary_text
+    assert "周二" not in summary.summary_text
+
+
+def test_a_corrected_model_is_the_device_the_profile_keeps() -> None:
+    got = _observed("我家扫地机是石头 G20", "上次我说错型号了，我家扫地机是石头 P10，不是 G20")
+    devices = [value for kind, slot, value in got if slot.startswith("device_model")]
+    assert devices == ["P10"]
+
+
+def test_substitution_replaces_a_code_holding_the_wrong_part() -> None:
+    assert (
+        substitute("适配 HL-L2370DW 的硒鼓", [("L2370", "HL-L2350DW")]) == "适配 HL-L2350DW 的硒鼓"
+    )
+    assert substitute("订单 5530217 已发货", [("5530217", "5530271")]) == "订单 5530271 已发货"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(10**6, 10**8),
+    st.integers(1, 9),
+    st.sampled_from(["说错了", "写错了", "记错了", "打错了"]),
+)
+def test_any_corrected_order_number_is_dropped(number: int, shift: int, mark: str) -> None:
+    wrong, right = str(number), str(number + shift)
+    turns = _turns(("u", f"订单 {wrong} 的快递到哪了"), ("u", f"订单号{mark}，是 {right}"))
+    summary = summarise("u", "s", turns)
+    assert wrong not in summary.summary_text
+    assert right in summary.summary_text
+
+
+# --------------------------------------------------------------------------- retractions
+
+
+def test_a_retracted_return_replaced_by_an_exchange_is_recorded_as_the_exchange() -> None:
+    summary = summarise(
+        "u",
+        "s",
+        _turns(
+            ("u", "耳机左边没声音，我要退货"), ("a", "好的"), ("u", "退货就算了，帮我换个颜色吧")
+        ),
+    )
+    assert "换货" in summary.summary_text
+    assert "退货" not in summary.summary_text
+
+
+def test_a_refused_request_is_no_request() -> None:
+    summary = summarise(
+        "u",
+        "s",
+        _turns(("u", "订单 6124408 的跑鞋小了"), ("u", "不是要退款哈，是要换货！换大一码")),
+    )
+    assert "换货" in summary.summary_text
+    assert "退款" not in summary.summary_text
+    english = summarise(
+        "u",
+        "s",
+        _turns(("u", "I don't want to cancel order 6174456, just hold it until the 12th")),
+    )
+    assert "cancel" not in english.summary_text.lower()
+
+
+def test_a_withdrawn_complaint_says_it_was_withdrawn() -> None:
+    summary = summarise("u", "s", _turns(("u", "那个投诉撤回吧，已经解决了")))
+    assert "撤回了投诉" in summary.summary_text
+    assert summary.dialogue.unmatched == ("complaint",), "an earlier session's complaint"
+
+
+def test_no_thanks_after_an_offer_retracts_nothing() -> None:
+    turns = _turns(("u", "我要退款"), ("a", "已提交退款。还有其他需要吗？"), ("u", "不用了，谢谢"))
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.retracted == ()
+    assert "退款" in summary.summary_text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["退货", "退款", "换货", "投诉"]),
+    st.sampled_from(["就算了", "不用了", "撤回吧"]),
+)
+def test_a_retracted_request_is_never_what_the_user_asked_for(request: str, back: str) -> None:
+    turns = _turns(("u", f"订单 88231 的耳机坏了，我要{request}"), ("u", f"{request}{back}"))
+    d = summarise("u", "s", turns).dialogue
+    assert not [a for a in d.live("user") if a.kind is ActKind.REQUEST and a.families]
+
+
+# --------------------------------------------------------------------------- negation, instructions
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "expected"),
+    [
+        ("别再发邮件了，有事打电话", "邮件", True),
+        ("别再发邮件了，有事打电话", "电话", False),
+        ("不用打电话，发短信就行", "电话", True),
+        ("不用打电话，发短信就行", "短信", False),
+        ("I don't want calls, just email me", "calls", True),
+        ("I don't want calls, just email me", "email", False),
+    ],
+)
+def test_negation_governs_the_word_after_it_in_its_clause(
+    text: str, word: str, expected: bool
+) -> None:
+    lang: Lang = "en" if text.isascii() else "zh"
+    assert negated(text, text.index(word), lang) is expected
+
+
+def test_an_instruction_is_explicit_and_a_passing_mention_is_not() -> None:
+    assert _observed("以后都用微信通知我") == [("preference", "notification_channel", "!wechat")]
+    assert _observed("微信通知我就行") == [("preference", "notification_channel", "wechat")]
+    assert _observed("这次用短信通知我") == [], "for this request only"
+    assert _observed("From now on, please email me the updates") == [
+        ("preference", "notification_channel", "!email")
+    ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["邮件", "短信", "微信", "电话"]),
+    st.sampled_from(["别再用{c}联系我了", "不要{c}通知我", "以后别给我发{c}了"]),
+)
+def test_a_negated_channel_is_never_the_preferred_one(channel: str, template: str) -> None:
+    got = _observed(template.format(c=channel.replace("电话", "打电话")))
+    assert got, "the refusal is observed"
+    assert all(value.startswith("-") for kind, slot, value in got if slot == "notification_channel")
+
+
+@pytest.mark.parametrize(
+    ("texts", "key", "word"),
+    [
+        (("大件都走德邦",), "carrier", "德邦"),
+        (("以后我的快递全部放小区东门的丰巢柜",), "dropoff", "丰巢"),
+        (("有事找我的话，工作日晚上8点以后打给我",), "contact_time", "8点"),
+        (("不要发票纸质版，电子的就行",), "invoice", "电子"),
+        (("For anything I send abroad from now on, please use DHL, never EMS",), "carrier", "DHL"),
+        (("以后换货别让我自己拿去寄了，都直接安排上门取件",), "note:", "上门取件"),
+    ],
+)
+def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
+    texts: tuple[str, ...], key: str, word: str
+) -> None:
+    got = _instructions(*texts)
+    assert [k for k, _ in got if k.startswith(key)], got
+    assert any(word in text for _, text in got)
+
+
+def test_a_narrative_is_no_instruction() -> None:
+    assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
+
+
+def test_an_answer_takes_the_topic_of_the_question() -> None:
+    turns = _turns(("a", "好的，那您方便的时间是？"), ("u", "下午2点到5点之间"))
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    assert [i.key for i in got] == ["contact_time"]
+
+
+def test_a_withdrawn_topic_is_taken_back() -> None:
+    turns = _turns(("u", "之前说的周末送货不用了，工作日家里也有人"))
+    summary = summarise("u", "s", turns)
+    assert "delivery_time" in summary.dialogue.withdrawn_topics
+    assert RuleExtractor().extract(turns, summary).withdrawn == ("delivery_time",)
+
+
+# --------------------------------------------------------------------------- final choice
+
+
+@pytest.mark.parametrize(
+    ("turns", "chosen", "price"),
+    [
+        (
+            _turns(
+                ("a", "A 款是轻享版 299 元，4 档力度；B 款是专业版 459 元"),
+                ("u", "A 款 299 便宜是便宜……那还是要 B 吧"),
+            ),
+            "B",
+            "459",
+        ),
+        (
+            _turns(("a", "原装刷头有 2 支装 129 元、4 支装 229 元两种"), ("u", "那拿 4 支装吧")),
+            "4 支装",
+            "229",
+        ),
+        (
+            _turns(
+                ("a", "The 4-pack is $16.49 and the 8-pack is $27.99."),
+                ("u", "8-pack, it's cheaper"),
+            ),
+            "8-pack",
+            "27.99",
+        ),
+    ],
+)
+def test_the_final_choice_is_recorded_with_its_own_price(
+    turns: list[Turn], chosen: str, price: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert chosen in summary.summary_text
+    assert price in summary.summary_text
+
+
+def test_asking_about_the_options_is_no_choice() -> None:
+    text = "A 款 299 元，B 款 459 元\nA 和 B 哪个好？"
+    offered = options(text, [(0, 17)], "zh")
+    assert [o.key for o in offered] == ["a款", "b款"]
+    assert final_choice(text, [(18, len(text))], offered, [], "zh") is None
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=60)), max_size=6)
+)
+def test_any_text_reads_into_acts_inside_its_clauses(said: list[tuple[str, str]]) -> None:
+    utterances = [Utterance(role, text, tuple(_entities(text))) for role, text in said]
+    d = read_dialogue(utterances, "zh")
+    for act in d.acts:
+        assert 0 <= act.start < act.end <= len(utterances[act.turn].text)
+    for c in d.corrections:
+        assert c.right[1] <= len(utterances[c.turn].text)
+
+
+def _entities(text: str) -> list[Entity]:
+    return extract_entities(text) if text.strip() and "\x00" not in text else []
