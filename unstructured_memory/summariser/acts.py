@@ -335,6 +335,13 @@ def _last_of(
     return None
 
 
+def _alike(a: str, b: str) -> bool:
+    """Whether two numbers could be one value said wrong and right: within a factor of two
+    (a size 9.5 and 10, a price 299 and 259), not a year against a count."""
+    x, y = float(a), float(b)
+    return x > 0 and y > 0 and max(x, y) <= 2 * min(x, y)
+
+
 def _label_at(utterances: Sequence[Utterance], at: tuple[int, int, int] | None) -> str | None:
     """The label of the wrong value at ``at``: of the entity there, else of an entity of the
     same text said elsewhere in the session ("订单 5530217" before "不是 5530217")."""

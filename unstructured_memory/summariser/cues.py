@@ -67,8 +67,11 @@ _FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
     r"有(?:事|什么事|情况|消息|进展|变化|问题|需要)(?:的话)?(?:就|请|麻烦)?(?:用|走|发|打|联系|找|通知)"
 )
 _FUTURE_EN = (
-    r"from now on|going forward|in (?:the )?future|next time|every time|each time|always|"
-    r"never|remember (?:that )?(?:i|my|to)|please note|make sure|for future|any time you|"
+    r"from now on|going forward|in (?:the )?future|next time|every time|each time|"
+    r"always (?:use|send|email|call|text|ship|deliver|leave|put|contact|notify|bring|give|pack|"
+    r"include|choose|go|hand|ring)|"
+    r"never|remember (?:that |this |my |i |to )?|please note|make sure|for future|any time you|"
+    r"keep in mind|make a note|note that|"
     r"whenever you|from here on|in general|as a rule|don'?t ever|no more|stop (?:calling|"
     r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)|from today|"
     r"for all (?:my |future )?orders|on all (?:my |future )?orders|by default|"

@@ -350,6 +350,8 @@ class _Slots:
     """Request families the user took back with nothing in their place."""
     purchase: bool = False
     """The user finally asked to buy something."""
+    requested: frozenset[str] = frozenset()
+    """The families of the user's live requests."""
 
 
 _ID_ORDER: Final = (
@@ -449,6 +451,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None)
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
         purchase="purchase" in view.asked,
+        requested=view.requested,
     )
 
 
@@ -501,6 +504,26 @@ _SUBSUMED: Final = frozenset(
 """Intents a request made in the same session outranks (its status, the delivery asked
 before it)."""
 
+_FAMILY_HEADS: Final = {
+    "price": ("申请价保", "requested a price adjustment"),
+    "merge": ("申请合并发货", "asked to combine the shipments"),
+    "address": ("申请修改收货地址", "asked to change the delivery address"),
+    "urge": ("催促发货", "asked to hurry the delivery"),
+    "repair": ("申请维修", "requested a repair"),
+    "schedule": ("预约上门时间", "booked a visit"),
+}
+"""Heads for what the user asked for that no intent names, when nothing stronger was asked."""
+_STRONGER: Final = frozenset({"refund", "return", "exchange", "cancel", "complaint"})
+
+
+def _family_head(s: _Slots, lang: Lang) -> str:
+    """The head for the user's request no intent names (a price adjustment, a repair)."""
+    if s.requested & _STRONGER:
+        return ""
+    found = next((f for f in _FAMILY_HEADS if f in s.requested), None)
+    return "" if found is None else _FAMILY_HEADS[found][0 if lang == "zh" else 1]
+
+
 _WITHDRAWN: Final = {
     "refund": ("退款申请", "the refund request"),
     "return": ("退货申请", "the return request"),
@@ -549,7 +572,10 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
-    if s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
+    asked = _family_head(s, "zh")
+    if asked:
+        head = f"{about}{asked}" + (f"：{detail or s.topic}" if detail or s.topic else "")
+    elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
         head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (
@@ -602,7 +628,11 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         + (f": {detail or s.topic}" if detail or s.topic else ""),
     }
     head = heads[intent].rstrip(" ?.")
-    if s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
+    asked = _family_head(s, "en")
+    if asked:
+        head = asked + (f" for {subject}" if subject else "")
+        head += f": {detail or s.topic}" if detail or s.topic else ""
+    elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
         head = f"withdrew {_withdrawn(s, 'en')}" + (f" for {subject}" if subject else "")

@@ -131,7 +131,12 @@ CHANNEL: Final = _numbered(
     r"(?i:(?:prefer|rather|only|just|use|via|by|want)\s+(?:get\s+|have\s+|receive\s+)?"
     r"(?:an?\s+)?" + _CH_EN + ")",
     r"(?i:(?P<en{n}>call|text|email|e-mail|wechat|ring|phone)(?:\s+me|\s+us|ing\s+me))",
-    r"(?i:(?:no|stop|without|not by|not|never)\s+(?:more\s+)?" + _CH_EN + ")",
+    r"(?i:(?:no|stop|without|not by|not|never)\s+(?:more\s+)?(?:the\s+|those\s+|your\s+)?"
+    + _CH_EN
+    + ")",
+    r"(?i:(?:get|receive|use|have|send)\s+(?:me\s+)?"
+    + _CH_EN
+    + r"\s+(?:notifications?|alerts?|messages?|updates?))",
     r"(?i:" + _CH_EN + r"\s+(?:is|are|would be|works)\s+(?:fine|ok|okay|best|better|good|great|"
     r"enough|preferred))",
     r"(?i:" + _CH_EN + r"\s+(?:only|please))",
@@ -245,6 +250,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:at|with|by|in|on|behind|outside)\s+[^,.;!?]{2,30}|(?:parcel|package) locker|"
             r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
             r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point|"
+            r"(?:hand|give)\s+(?:it|them|everything|parcels?|packages?|the [a-z]+)\s+to\s+"
+            r"(?:the|my|our)\s+[a-z ]{0,20}(?:guard|security|concierge|doorman|porter|reception|"
+            r"neighbou?r|office)|"
             r"(?:bring|deliver|take|carry)\s+(?:it|them|everything|parcels?|packages?|"
             r"the [a-z]+)\s+(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor))"
         ),
@@ -263,6 +271,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"|(?i:(?:call|contact|reach|ring|phone|text)[a-z]*\s+(?:me\s+)?(?:only\s+)?"
             rf"(?:after|before|between|in the|on|during|at)\s+{_TIME_EN}"
             rf"|(?:after|before|between)\s+{_TIME_EN}[^,.;!?]{{0,24}}(?:call|contact|reach|ring)"
+            rf"|(?:call|contact|reach|ring)\s+me[^.;!?]{{0,24}}\s(?:after|before|between)\s+{_TIME_EN}"
             rf"|(?:don'?t|never|no)\s+(?:call|calls|contact)[^,.;!?]{{0,12}}(?:before|after|"
             rf"during|at)\s+{_TIME_EN})"
         ),
@@ -372,6 +381,20 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"buzzer|gate code)"
         ),
         fact=True,
+    ),
+    Topic(
+        "size",
+        "尺码",
+        "size",
+        LinearPattern(
+            r"(?:鞋码|尺码|码数|穿|我是)[^，,。！？；]{0,4}\d{2}(?:\.5)?\s*(?:码|号)?"
+            r"|(?:身高|体重)\s*\d{2,3}"
+            r"|(?i:(?:shoe |dress |ring )?size (?:us |eu |uk )?\d{1,2}(?:\.5)?|"
+            r"i'?m (?:a )?(?:us |eu |uk )(?:size )?\d{1,2}(?:\.5)?|i wear (?:a )?(?:size )?"
+            r"(?:us |eu |uk )?\d{1,2}(?:\.5)?)"
+        ),
+        fact=True,
+        context=True,
     ),
     Topic(
         "family",
