@@ -366,15 +366,18 @@ class _Observer:
         join = "，" if self.lang == "zh" else ", "
         said = join.join(mask_pii(" ".join(text[a.start : a.end].split()))[0] for a in lasting)
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
+        facts: dict[tuple[str, str | None], list[str]] = {}
         for act in lasting:
             piece = text[act.start : act.end]
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
                     words = mask_pii(" ".join(piece.split()))[0]
-                    out.append(
-                        self._make(ObservationKind.FACT, key, words, scenario=_member(topic, piece))
-                    )
+                    facts.setdefault((key, _member(topic, piece)), []).append(words)
+        out += [
+            self._make(ObservationKind.FACT, key, join.join(words), scenario=scenario)
+            for (key, scenario), words in facts.items()
+        ]
         instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
         for key in instructions:
             self.instructions.append((key, said))

@@ -575,12 +575,18 @@ def _topics_of_clause(
     a, b = sentence
     span = text[a:b]
     instructed = act.kind is ActKind.INSTRUCTION or cues.INSTRUCTION.search(span) is not None
+    refusing = {  # refusing one value in the sentence instructs on the others said there
+        key
+        for key, codes in _CODED.items()
+        if any(negated(span, m.start, lang) for m in mentions(span, _CODED_PATTERNS[key], codes))
+    }
     found: list[str] = []
     values: list[tuple[int, int]] = []
     for topic in TOPICS:
         if topic.key in _CODED:
             said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
-            if not said or not (instructed or any(negated(piece, m.start, lang) for m in said)):
+            wanted = instructed or topic.key in refusing
+            if not said or not (wanted or any(negated(piece, m.start, lang) for m in said)):
                 continue
             values += [(m.start, m.end) for m in said]
             found.append(topic.key)
@@ -624,14 +630,15 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
                 if act.turn != turn or not a <= act.start < b:
                     continue
                 piece = u.text[act.start : act.end]
-                if act.kind is ActKind.RETRACTION or (
-                    cues.NEGATION.search(piece) is not None and not _states_value(piece)
-                ):
+                if act.kind is ActKind.RETRACTION:
                     gone = [t.key for t in topic_named(piece) if not t.context]
-                    if act.kind is ActKind.RETRACTION or gone:
-                        withdrawn += [key for key in gone if key not in withdrawn]
-                        if gone:
-                            continue
+                elif cues.NEGATION.search(piece) is not None and not _states_value(piece):
+                    gone = [t.key for t in _named_only(piece)]  # "那个时间段别打了"
+                else:
+                    gone = []
+                if gone:
+                    withdrawn += [key for key in gone if key not in withdrawn]
+                    continue
                 inherited = asked if act.start == 0 and _VALUE_WORD.search(piece) else None
                 keys = _topics_of_clause(act, u.text, (a, b), lang, inherited)
                 if not keys and _ELLIPSIS.fullmatch(piece) and act.live and not act.one_off:
@@ -648,6 +655,15 @@ _ELLIPSIS: Final = LinearPattern(
     r"|(?i:[a-z ]{1,20} (?:is|are) fine)"
 )
 """A short clause going on with the one before it ("不要发票纸质版，电子的就行")."""
+
+
+def _named_only(piece: str) -> list[Topic]:
+    """The topics a clause names by a word of the topic itself (not by a value of it)."""
+    return [
+        t
+        for t in TOPICS
+        if not t.context and t.key not in _CODED and t.names and t.names.search(piece)
+    ]
 
 
 def _states_value(piece: str) -> bool:

@@ -23,7 +23,7 @@ from policies.linear_re import LinearPattern
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.tokenize import EN_STOP_WORDS, segment
 
-__all__ = ["Choice", "Option", "final_choice", "options", "pieces"]
+__all__ = ["Choice", "Option", "final_choice", "options", "pieces", "stated_choice"]
 
 _SEPARATOR: Final = {
     "zh": LinearPattern(r"[，,。！？!?；;\n、…⋯～~]+"),
@@ -232,6 +232,48 @@ def _names(option: Option, clause: str, offered: Sequence[Option]) -> bool:
     return bool(option.letter) and any(
         m.group("letter") == option.letter for m in _LETTER.finditer(clause)
     )
+
+
+_PICK: Final = {
+    "zh": LinearPattern(
+        r"(?:^|[，,。！？…\s])(?:先|那|那就|就|还是|最后|最终|决定|我)?(?:要|拿|选|买|来|订|换成|改成)"
+        r"(?:这个|那个|这款|那款|一个|个|一台|台|一件|件)?(?P<what>[^，,。！？!?；;\n…吧了的]{1,12})"
+    ),
+    "en": LinearPattern(
+        r"(?i:(?:i'?ll (?:take|go with|get|have|choose)|let'?s (?:go with|do)|make it|"
+        r"i (?:choose|pick|want)|go with|switch to|change (?:it|that) to)\s+(?:the\s+|a\s+)?"
+        r"(?P<what>[a-z0-9 -]{2,24}?)(?:\s+(?:one|instead|then|please))?(?:$|[.,!?;]))"
+    ),
+}
+"""A pick said in words ("先拿樱花粉吧", "还是要雾霾蓝吧", "I'll take the blue one")."""
+_VALUE: Final = LinearPattern(
+    r"\d|[红黑白蓝灰绿粉紫黄金银棕橙青]|[A-Z]|(?i:black|white|blue|red|green|grey|gray|pink|"
+    r"silver|gold|navy|beige|small|medium|large|xl)"
+)
+
+
+def stated_choice(view: str, user_spans: Sequence[tuple[int, int]], lang: Lang) -> Choice | None:
+    """The user's last pick when they picked two different things in words (no priced
+    options to choose among): "先拿樱花粉吧……还是要雾霾蓝吧" picks 雾霾蓝, and the user's
+    clauses naming 樱花粉 are rejected."""
+    picks: list[tuple[str, int, int]] = []
+    for s, e in user_spans:
+        for m in _PICK[lang].finditer(view[s:e]):
+            what = (m.group("what") or "").strip()
+            if what and _VALUE.search(what) is not None:
+                a, b = m.span(_PICK[lang].groupindex["what"])
+                picks.append((what, s + a, s + b))
+    if len({_flat(w) for w, _, _ in picks}) < 2:
+        return None
+    last, start, end = picks[-1]
+    option = Option(last, (_flat(last),), "", "", start, end)
+    rejected = []
+    for s, e in user_spans:
+        for a, b in pieces(view[s:e], lang):
+            clause = _flat(view[s + a : s + b])
+            if any(_flat(w) in clause for w, _, _ in picks[:-1] if _flat(w) != option.key):
+                rejected.append((s + a, s + b))
+    return Choice(option, tuple(rejected))
 
 
 def final_choice(

@@ -52,7 +52,7 @@ from policies.validation import (
 )
 from unstructured_memory.summariser.acts import Dialogue, Utterance, read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
-from unstructured_memory.summariser.choice import Choice, final_choice, options
+from unstructured_memory.summariser.choice import Choice, final_choice, options, stated_choice
 from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
 from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
@@ -435,7 +435,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None)
         ),
         amount=(
             choice.option.price
-            if choice is not None
+            if choice is not None and choice.option.price
             else _first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans)
         ),
         eta=etas[-1].text if etas else "",
@@ -674,8 +674,9 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     dialogue = read_dialogue([_utterance(text, s, entities) for s in spans], language)
     view = amend(text, [s.start for s in spans], entities, dialogue, language)
     offered = options(text, [(s.start, s.end) for s in spans], language)
-    choice = final_choice(
-        view.view, [(s.start, s.end) for s in user_spans], offered, view.entities, language
+    said = [(s.start, s.end) for s in user_spans]
+    choice = final_choice(view.view, said, offered, view.entities, language) or stated_choice(
+        view.view, said, language
     )
     if choice is not None:
         view = view.without(choice.rejected)
