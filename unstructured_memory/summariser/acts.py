@@ -309,8 +309,7 @@ def _last_of(
 ) -> tuple[int, int, int] | None:
     """The value a correction that names only the right one replaces: the last value
     labelled ``label`` said before ``utterances[turn].text[before]``, other than the right
-    one; for a number that is no entity, the last number of as many digits said by the
-    user."""
+    one; for a number that is no entity, the last number alike said by the user."""
     for i in range(turn, -1, -1):
         u = utterances[i]
         limit = before if i == turn else len(u.text)
@@ -324,11 +323,10 @@ def _last_of(
             if found:
                 return i, found[-1].start, found[-1].end
         elif u.role == "user":
-            size = len(right.split(".", maxsplit=1)[0])
             numbers = [
                 (a, b)
                 for a, b in _NUMBER.spans(u.text[:limit])
-                if len(u.text[a:b].split(".")[0]) == size and u.text[a:b] != right
+                if _alike(u.text[a:b], right) and u.text[a:b] != right
             ]
             if numbers:
                 return i, *numbers[-1]
@@ -340,6 +338,38 @@ def _alike(a: str, b: str) -> bool:
     (a size 9.5 and 10, a price 299 and 259), not a year against a count."""
     x, y = float(a), float(b)
     return x > 0 and y > 0 and max(x, y) <= 2 * min(x, y)
+
+
+_SHORT: Final = {"zh": 6, "en": 24}
+_DEICTIC: Final = LinearPattern(
+    r"(?:我|你|您|他|她|它|这|那|哪|谁|什么|怎么|因为|所以|就|也|都|还|要|想|(?i:i|you|it|this|that|"
+    r"these|those|the|a|an|my|your|he|she|they|we)(?:$|[^A-Za-z]))"
+)
+"""Words that point rather than name: what they begin is no value."""
+
+
+_Valued = tuple[tuple[int, int], str | None]
+
+
+def _said_word(
+    utterances: Sequence[Utterance], turn: int, m: LinearMatch, rx: LinearPattern
+) -> tuple[_Valued, _Valued] | None:
+    """The wrong and right values of "不是 X，是 Y" when they are plain words: accepted when
+    both are short and X was said before the correction ("我家英短……啊不是英短，是布偶")."""
+    u = utterances[turn]
+    wa, wb = m.span(rx.groupindex["wrong"])
+    ra, rb = m.span(rx.groupindex["right"])
+    wrong, right = u.text[wa:wb].strip(), u.text[ra:rb].strip()
+    limit = _SHORT["en" if wrong.isascii() else "zh"]
+    if not wrong or not right or len(wrong) > limit or len(right) > limit:
+        return None
+    if _DEICTIC.match(wrong) is not None or _DEICTIC.match(right) is not None:
+        return None  # "这个不是我的": no value replaced
+    earlier = [t.text for t in utterances[:turn]] + [u.text[: m.start()]]
+    if not any(wrong.casefold() in t.casefold() for t in earlier):
+        return None
+    start = ra + len(u.text[ra:rb]) - len(u.text[ra:rb].lstrip())
+    return ((wa, wa + len(u.text[wa:wb].rstrip())), None), ((start, start + len(right)), None)
 
 
 def _label_at(utterances: Sequence[Utterance], at: tuple[int, int, int] | None) -> str | None:
@@ -376,17 +406,21 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
             if any(a < span[1] and span[0] < b for a, b in taken):
                 continue
             right = _value_span(u, *m.span(rx.groupindex["right"]))
-            if right is None:
-                continue
-            (ra, rb), label = right
             wrong: tuple[int, int, int] | None = None
             if "wrong" in rx.groupindex and m.group("wrong") is not None:
                 w = _value_span(u, *m.span(rx.groupindex["wrong"]))
-                if w is None:
-                    continue
+                if w is None or right is None:
+                    said = _said_word(utterances, turn, m, rx)
+                    if said is None:
+                        continue
+                    w, right = said
+                (ra, rb), label = right
                 wrong = (turn, *w[0])
                 label = label or w[1] or _label_at(utterances, wrong)
-            elif mark is not None or label in ID_LABELS:
+            elif right is None:
+                continue
+            elif mark is not None or right[1] in ID_LABELS:
+                (ra, rb), label = right
                 wrong = _last_of(utterances, turn, m.start(), label, u.text[ra:rb])
                 if wrong is not None and _same_value(utterances, wrong, turn, (ra, rb)):
                     wrong = None

@@ -101,7 +101,9 @@ PAST: Final = _words(
 
 QUESTION: Final = LinearPattern(
     r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少"
-    r"|(?i:^\s*(?:how|what|when|where|which|why|can|could|would|will|is|are|does|do|did)\s)"
+    r"|(?i:^\s*(?:how|what|when|where|which|why|who)\s)"
+    r"|(?i:^\s*(?:can|could|would|will|is|are|does|do|did|have|has|should)\s+(?:you|i|it|we|"
+    r"they|he|she|this|that|these|those|my|your|the|there|a|an)\s)"
     r"|(?i:any (?:news|update))"
 )
 """A question (a clause asking, not telling)."""
@@ -210,7 +212,8 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ("cancel", r"取消订单|订单取消|不买了|(?i:cancel (?:the |my )?order)"),
         (
             "address",
-            r"改地址|修改地址|地址(?:改|修改|变更)|改寄|转寄|改送|(?i:change (?:the |my )?address|"
+            r"改(?:个|一下)?地址|修改地址|地址(?:改|修改|变更)|改寄|转寄|改送|"
+            r"(?i:change (?:the |my )?address|"
             r"address change|reroute|redirect)",
         ),
         ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
