@@ -37,6 +37,8 @@ _LABELS: Final = {t.key: t for t in (*TOPICS, NOTE)}
 """Every topic by its key."""
 
 _WORDISH: Final = LinearPattern(r"[0-9A-Za-z]")
+_NOTED: Final = LinearPattern(r"已?备注|已记下|记下了|已记录|(?i:noted|i'?ve noted|will remember)")
+"""The agent restating what the user told it: no step of its own (no date, no outcome)."""
 _TOKEN: Final = LinearPattern(r"[0-9A-Za-z][0-9A-Za-z._\-]*")
 
 
@@ -109,7 +111,9 @@ def amend(
     for act in dialogue.acts:
         at = starts[act.turn]
         said = [_LABELS[k] for k in act.topics if k in _LABELS and not _LABELS[k].context]
-        if not act.live or act.kind is ActKind.RETRACTION or _stated(act):
+        said_back = text[at + act.start : at + act.end]
+        noted = act.role != "user" and _NOTED.search(said_back) is not None
+        if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted:
             _blank(chars, at + act.start, at + act.end)
         kept += [t for t in said if t not in kept]
     wrong_spans = [(starts[t] + a, starts[t] + b) for t, a, b in dialogue.wrong_spans()]
