@@ -240,8 +240,9 @@ _PICK: Final = {
         r"(?:这个|那个|这款|那款|一个|个|一台|台|一件|件)?(?P<what>[^，,。！？!?；;\n…吧了的]{1,12})"
     ),
     "en": LinearPattern(
-        r"(?i:(?:i'?ll (?:take|go with|get|have|choose)|let'?s (?:go with|do)|make it|"
-        r"i (?:choose|pick|want)|go with|switch to|change (?:it|that) to)\s+(?:the\s+|a\s+)?"
+        r"(?i:(?:i'?ll (?:take|go with|go for|get|have|choose)|let'?s (?:go with|do)|make it|"
+        r"i'?d (?:like|prefer|rather have)|give me|i (?:choose|pick|want)|go with|switch to|"
+        r"change (?:it|that) to)\s+(?:the\s+|a\s+)?"
         r"(?P<what>[a-z0-9 -]{2,24}?)(?:\s+(?:one|instead|then|please))?(?:$|[.,!?;]))"
     ),
 }

@@ -82,10 +82,14 @@ INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
 """Words that make a statement about how to treat the user last beyond this request."""
 
 ONE_OFF: Final = _words(
-    r"这次|这回|这一次|本次|这单|这一单|这个订单|这笔|这件|单独这",
-    r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)",
+    r"这次|这回|这一次|本次|这单|这一单|这(?:个|台|件|款)?[^，,。！？；]{0,6}订单|这笔|这件|单独这|这个快递|"
+    r"这个包裹|这批|这趟|今天的|明天的|"
+    r"帮(?:我)?(?:朋友|同事|邻居|亲戚|室友)|替(?:朋友|同事|邻居)|(?:我)?(?:朋友|同事|室友)(?:的|说|要|想)",
+    r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)|"
+    r"this (?:parcel|package|delivery|shipment)|today'?s delivery|for a friend|my friend'?s?|"
+    r"a friend of mine|my colleague|my neighbou?r'?s|on behalf of",
 )
-"""Words that limit what is said to the present request."""
+"""Words that limit what is said to the present request, or to somebody else."""
 
 TEMPORARY: Final = LinearPattern(
     r"暂时|先不|先别|这段时间|这阵子|最近在|近期|这几天|这周|本周|下周|下个?星期|下礼拜|下个月|过几天|"
@@ -173,7 +177,7 @@ CORRECTION: Final = tuple(
         r"(?:but|it'?s|it is|i meant)\s+(?:actually\s+)?(?:the\s+|a\s+|an\s+)?"
         r"(?P<right>[^\s,.;!?]{1,30}))",
         r"(?i:(?:i\s+meant|i\s+mean|sorry,?|typo[^,.;!?]{0,12}[,:]?|correction:?|my bad,?|"
-        r"my mistake,?|should\s+(?:be|have\s+been)|actually,?)\s+"
+        r"my mistake,?|should\s+(?:be|have\s+been)|actually,?|make\s+that|scratch\s+that,?)\s+"
         r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
         r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
         r"(?i:(?P<right>[^\s,.;!?]{1,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
@@ -194,7 +198,9 @@ RETRACTION: Final = _words(
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
-    r"forget what i said|undo|call off|disregard",
+    r"forget what i said|undo|call off|disregard|cancel that|don'?t worry about|skip the|"
+    r"hold off on|(?:i'?ve )?changed my mind|let'?s not|not any ?more|i'?ll pass|drop it|"
+    r"leave it|no longer want",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 
