@@ -72,7 +72,7 @@ from structured_memory.repositories.session import (
     chain_digest,
 )
 from unstructured_memory.profile.base import ProfileExtractor
-from unstructured_memory.summariser.summary import summarise
+from unstructured_memory.summariser.summary import summarise, withdrawal_pairs
 from unstructured_memory.summariser.transcript import ROLES, Role, Turn
 
 __all__ = ["MAX_APPEND_TURNS", "SessionConfig", "SessionPath"]
@@ -293,6 +293,8 @@ class SessionPath:
             summary = replace(summary, summary_text=extraction.record_text)
         observations = [*extraction.observations, *_stored_addresses(stored, session_id)]
         corrected = summary.dialogue.pairs([turns[i].text for i in summary.turn_index])
+        withdrawn = withdrawal_pairs(summary.dialogue.unmatched)
+        named_ids = sorted({e.text for e in summary.entities if e.type in ENTITY_LINK_TYPES})[:1]
         notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
         keys = {
             (ENTITY_LINK_TYPES[e.type], e.text)
@@ -318,6 +320,8 @@ class SessionPath:
             if corrected:  # values said wrong in earlier sessions too
                 self._links.end_named(conn, scope, {wrong for wrong, _ in corrected})
                 self._writes.amend(conn, scope, corrected)
+            if withdrawn:  # a request of an earlier session taken back: its latest record
+                self._writes.amend(conn, scope, withdrawn, latest=1, naming=named_ids)
             return fragments
 
         memory_id = self._writes.write_record(

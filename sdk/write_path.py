@@ -578,14 +578,25 @@ class WritePath:
         self.index_feed_ids(conn, scope, [n.id for n in neighbours])
         return len(neighbours)
 
-    def amend(self, conn: Connection, scope: UserScope, pairs: Sequence[tuple[str, str]]) -> int:
+    def amend(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        latest: int | None = None,
+        naming: Sequence[str] = (),
+    ) -> int:
         """Rewrite the user's interaction records and notes that name a value the user
         corrected since (``(wrong, right)`` pairs): the wrong value replaced by the right
-        one in text, entities, keyword terms and vector, and the derived index told.
+        one in text, entities, keyword terms and vector, and the derived index told; the
+        ``latest`` most recent only and those also holding all of ``naming``, when given.
         Values holding PII are never searched for. Returns how many records changed."""
         pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
         kinds = [MemoryKind.INTERACTION_RECORD.value, MemoryKind.NOTE.value]
-        rows = self._ledger.naming(conn, scope, [w for w, _ in pairs], kinds)
+        rows = self._ledger.naming(
+            conn, scope, [w for w, _ in pairs], kinds, latest=latest, also=naming
+        )
         if not rows:
             return 0
         texts = [substitute(text, pairs) for _, text, _ in rows]

@@ -89,3 +89,20 @@ def test_a_withdrawn_topic_leaves_the_profile(mem: MemoryClient) -> None:
     assert mem.facts.get(USER, "delivery_time") is None
     records = [m.text for m in mem.memories.list(USER) if m.kind == "interaction_record"]
     assert any("撤回了送货安排" in r for r in records)
+
+
+def test_a_request_withdrawn_in_a_later_session_is_withdrawn_in_its_record(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    _session(
+        mem, "s-1", ("u", "订单 6339001 的耳机左边没声音，我要退货"), ("a", "好的，请先拍照。")
+    )
+    _session(mem, "s-2", ("u", "上次那个退货不退了，我留着自己用"), ("a", "好的。"), day=1)
+    records = sorted(
+        (m for m in mem.memories.list(USER) if m.kind == "interaction_record"),
+        key=lambda m: m.occurred_at,
+    )
+    assert "撤回了退货申请" in records[0].text, records[0].text
+    assert "申请退货" not in records[0].text
+    assert "6339001" in records[0].text

@@ -637,19 +637,31 @@ class FragmentLedger:
         return [Neighbour(**dict(r._mapping)) for r in rows]
 
     def naming(
-        self, conn: Connection, scope: UserScope, values: Sequence[str], kinds: Sequence[str]
+        self,
+        conn: Connection,
+        scope: UserScope,
+        values: Sequence[str],
+        kinds: Sequence[str],
+        *,
+        latest: int | None = None,
+        also: Sequence[str] = (),
     ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
         """``(id, text, entities)`` of the user's fragments of ``kinds`` whose text holds
-        one of ``values`` (case ignored), locked for update."""
+        one of ``values`` (case ignored) and every one of ``also``, locked for update; the
+        ``latest`` most recent only, when given."""
         if not values:
             return []
         holds = or_(*(_T.c.text.icontains(v, autoescape=True) for v in values))
-        rows = conn.execute(
-            select(_T.c.id, _T.c.text, _T.c.entities)
-            .where(owned(_T, scope), _T.c.kind.in_(list(kinds)), holds)
-            .order_by(_T.c.id)
-            .with_for_update()
-        ).all()
+        wanted = [_T.c.text.icontains(v, autoescape=True) for v in also]
+        query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+            owned(_T, scope), _T.c.kind.in_(list(kinds)), holds, *wanted
+        )
+        if latest is not None:
+            chosen = query.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(latest).subquery()
+            query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+                owned(_T, scope), _T.c.id.in_(select(chosen.c.id))
+            )
+        rows = conn.execute(query.order_by(_T.c.id).with_for_update()).all()
         return [(r.id, r.text, list(r.entities)) for r in rows]
 
     def rewrite(

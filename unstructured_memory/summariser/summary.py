@@ -58,7 +58,14 @@ from unstructured_memory.summariser.intent import Intent, classify_intent, class
 from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
 from unstructured_memory.summariser.transcript import Turn
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "SessionSummary", "TextAnalysis", "analyse_text", "summarise"]
+__all__ = [
+    "MAX_TRANSCRIPT_BYTES",
+    "SessionSummary",
+    "TextAnalysis",
+    "analyse_text",
+    "summarise",
+    "withdrawal_pairs",
+]
 
 MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
 """Largest transcript summarised in full (UTF-8 bytes of the joined turns); longer ones are cut."""
@@ -539,6 +546,34 @@ _WITHDRAWN: Final = {
     "delivery": ("送货安排", "the delivery arrangement"),
 }
 """How the record names a request the user took back."""
+
+
+_REQUESTED: Final = {
+    "refund": (
+        ("申请退款", "撤回了退款申请"),
+        ("requested a refund", "withdrew the refund request"),
+    ),
+    "return": (
+        ("申请退货", "撤回了退货申请"),
+        ("requested a return", "withdrew the return request"),
+    ),
+    "exchange": (
+        ("申请换货", "撤回了换货申请"),
+        ("requested an exchange", "withdrew the exchange request"),
+    ),
+    "cancel": (
+        ("申请取消订单", "撤回了取消订单的请求"),
+        ("requested a cancellation", "withdrew the cancellation"),
+    ),
+    "complaint": (("进行投诉", "撤回了投诉"), ("complained", "withdrew the complaint")),
+}
+"""How a record states a request, and how it states it withdrawn (both languages)."""
+
+
+def withdrawal_pairs(families: Sequence[str]) -> list[tuple[str, str]]:
+    """``(as recorded, as withdrawn)`` phrases of the requests of ``families``: what an
+    earlier session's record says of a request this session took back."""
+    return [pair for f in families for pair in _REQUESTED.get(f, ())]
 
 
 def _withdrawn(s: _Slots, lang: Lang) -> str:
