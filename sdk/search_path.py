@@ -35,7 +35,13 @@ from itertools import islice
 from policies.errors import IndexUnavailable, InvalidField
 from policies.pii import PiiMatch
 from policies.scope import UserScope
-from policies.validation import check_bool, check_field_length, check_text, check_timestamp
+from policies.validation import (
+    check_bool,
+    check_field_length,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sdk.schemas import MemoryHit, SearchResults
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
@@ -162,7 +168,7 @@ class SearchPath:
             if len(intents) > MAX_INTENTS:
                 raise InvalidField(f"at most {MAX_INTENTS} intents", field="intents")
         if r.session_id is not None:
-            check_field_length("session_id", r.session_id, 128)
+            check_session_id(r.session_id)
         check_bool(r.verify, "verify")
         filters = SearchFilters(
             intents=intents,

@@ -16,12 +16,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.errors import InvalidField, RecordNotFound
 from policies.scope import UserScope
-from policies.validation import check_bool, check_field_length
+from policies.validation import check_bool, check_field_length, check_no_pii
 from structured_memory.database import Database
 from structured_memory.models import UserDevice, table_of
 from structured_memory.records import Device
 
-__all__ = ["TRUST_AFTER_VERIFICATIONS", "DeviceRepository", "fingerprint"]
+__all__ = ["TRUST_AFTER_VERIFICATIONS", "DeviceRepository", "check_device_field", "fingerprint"]
 
 TRUST_AFTER_VERIFICATIONS = 2
 
@@ -37,12 +37,18 @@ def _check_fingerprint(fp: object) -> str:
     return fp.lower()
 
 
+def check_device_field(field: str, value: str) -> str:
+    """``os`` or ``browser`` if it is at most 64 characters holding no PII (they are stored
+    and listed in clear), else :class:`InvalidField`."""
+    return check_no_pii(check_field_length(field, value, 64), field)
+
+
 def fingerprint(device_id: str, os: str, browser: str) -> str:
     """SHA-256 hex of device id, OS and browser, separated by a unit separator."""
     parts = [
         check_field_length("device_id", device_id, 256),
-        check_field_length("os", os, 64),
-        check_field_length("browser", browser, 64),
+        check_device_field("os", os),
+        check_device_field("browser", browser),
     ]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
