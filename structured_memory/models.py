@@ -160,7 +160,9 @@ class UserProfile(Base):
 
 
 class UserDevice(Base):
-    """A device seen for a user, identified by a SHA-256 fingerprint."""
+    """A device seen for a user, identified by a fingerprint: an HMAC keyed for the user
+    (``fingerprint_keyed``), or the plain SHA-256 of a row written before revision 0013
+    and not yet re-keyed (``structured_memory.repositories.device``)."""
 
     __tablename__ = "user_device"
 
@@ -175,6 +177,7 @@ class UserDevice(Base):
     last_active: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     verified_count: Mapped[int] = mapped_column(Integer, server_default="0")
     is_trusted: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
+    fingerprint_keyed: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
 
     __table_args__ = (
         UniqueConstraint("user_id", "fingerprint"),

@@ -21,6 +21,10 @@ ring format used HKDF(ring key, ``dualtrack-pii-blind-index-v1``) (column
 ``blind_index``, still written under the active ring key for clients older
 than 0004 during a rolling upgrade). A wrapped data key is 48 bytes (32 plus
 the 16-byte tag); every nonce is 96 random bits.
+
+A device fingerprint is HMAC-SHA256 of the device's SHA-256 (of device id, OS and
+browser) under HKDF(blind key, ``dualtrack-device-fingerprint-v1 0x1f user id``): a key
+per user, which rotation never changes, as it never changes the blind key.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ _WRAP_V1 = b"dualtrack-pii-wrap-v1"
 _BLIND_V1 = b"dualtrack-pii-blind-index-v1"
 _BLIND_V2 = b"dualtrack-pii-blind-index-v2"
 _DATA_KEY_AAD = b"dualtrack-data-key-v1\x1f"
+_DEVICE_V1 = b"dualtrack-device-fingerprint-v1\x1f"
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,12 @@ class PiiCipher:
     def blind_index(self, kind: str, value: str) -> bytes:
         """The blind index of a value under the blind key (column ``blind_mac``)."""
         return _hmac(derive_key(self.ring.blind.secret, _BLIND_V2), kind, value)
+
+    def device_fingerprint(self, user_id: str, digest: str) -> str:
+        """The fingerprint of a device of ``user_id``: 64 hex digits, keyed for the user,
+        of ``digest`` (the SHA-256 hex of device id, OS and browser)."""
+        key = derive_key(self.ring.blind.secret, _DEVICE_V1 + user_id.encode())
+        return hmac.new(key, bytes.fromhex(digest), hashlib.sha256).hexdigest()
 
     def legacy_blind_index(self, kind: str, value: str) -> bytes:
         """The ring-format blind index under the active ring key (column ``blind_index``)."""
