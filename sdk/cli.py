@@ -174,8 +174,9 @@ def rekey_devices_command(
 
 @app.command("repair-vault")
 def repair_vault_command() -> None:
-    """Merge duplicate PII vault entries written before the unique index, rewrite the
-    references to them, and index every readable entry under the blind key."""
+    """Merge duplicate PII vault entries (of one exact value) written before the unique
+    index, rewrite the references to them, and index every readable entry written before
+    revision 0014 by its exact value (two spellings of one number stay two entries)."""
     try:
         with _client() as mem, _bar("repairing") as bar:
             task = bar.add_task("repair", total=count_vault_repairs(mem.database))

@@ -213,12 +213,11 @@ class SearchPath:
     def pii_hits(
         self, scope: UserScope, pii: Iterable[PiiMatch], now: datetime, limit: int
     ) -> list[IndexHit]:
-        """The memories that held a PII value of the query, found by its blind index."""
+        """The memories that held a PII value of the query in any spelling, found by its
+        blind index."""
         vault_ids: list[uuid.UUID] = []
         for match in pii:
-            ref = self._vault.find(scope, match.kind.value, match.value)
-            if ref is not None:
-                vault_ids.append(ref.id)
+            vault_ids += [r.id for r in self._vault.find_all(scope, match.kind.value, match.value)]
         ids = self._ledger.referencing_vault(scope, vault_ids, now=now, limit=limit)
         return [IndexHit(i, 1.0) for i in ids]
 
