@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -103,6 +104,18 @@ def test_registering_a_device_of_an_old_row_rekeys_that_row(mem: MemoryClient) -
     assert _stored(mem)["buyer-001"] == (device.fingerprint, True)
 
 
+def _device_rows(mem: MemoryClient) -> list[Any]:
+    with mem.database.transaction() as conn:
+        return list(
+            conn.execute(
+                text(
+                    "SELECT user_id, fingerprint, fingerprint_keyed, is_trusted FROM user_device"
+                    " ORDER BY user_id, fingerprint"
+                )
+            ).all()
+        )
+
+
 def test_the_rekey_command_converts_old_rows_and_is_idempotent(
     mem: MemoryClient, cli_env: None
 ) -> None:
@@ -117,10 +130,7 @@ def test_the_rekey_command_converts_old_rows_and_is_idempotent(
     first = runner.invoke(app, ["rekey-devices", "--batch-size", "2"])
     assert first.exit_code == 0, first.output
     assert "re-keyed 6 device fingerprints, 1 of them merged" in first.output
-    with mem.database.transaction() as conn:
-        rows = conn.execute(
-            text("SELECT user_id, fingerprint, fingerprint_keyed, is_trusted FROM user_device")
-        ).all()
+    rows = _device_rows(mem)
     assert len(rows) == 6
     assert all(r.fingerprint_keyed for r in rows)
     assert len({r.fingerprint for r in rows}) == 6, "one device, five accounts: five values"
@@ -130,11 +140,7 @@ def test_the_rekey_command_converts_old_rows_and_is_idempotent(
     again = runner.invoke(app, ["rekey-devices"])
     assert again.exit_code == 0, again.output
     assert "re-keyed 0 device fingerprints" in again.output
-    with mem.database.transaction() as conn:
-        after = conn.execute(
-            text("SELECT user_id, fingerprint, fingerprint_keyed, is_trusted FROM user_device")
-        ).all()
-    assert sorted(after) == sorted(rows)
+    assert _device_rows(mem) == rows
 
 
 @pytest.mark.parametrize("fingerprint", ["0" * 64, "F" * 64])
