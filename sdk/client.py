@@ -25,7 +25,12 @@ from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
-from policies.validation import check_field_length, check_json_depth, check_text, check_timestamp
+from policies.validation import (
+    check_json_depth,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sandbox.current import current as current_sandbox
 from sdk.progress import progress_bar
 from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord, TurnsAppended
@@ -411,7 +416,7 @@ class MemoryClient:
         # a session's end writes long-term memory even inside a sandbox block: the
         # transcript given (after a fork, only what followed it) is what persists
         scope = self.scope(user_id).in_sandbox(None)
-        session = _session_id(session_id)
+        session = check_session_id(session_id)
         turns = _turns(transcript, "transcript")
         return self._session_path().end(scope, session, turns)
 
@@ -425,7 +430,7 @@ class MemoryClient:
         turn is processed twice (a watermark per session).
         """
         scope = self.scope(user_id).in_sandbox(None)  # like end_session: long-term
-        session = _session_id(session_id)
+        session = check_session_id(session_id)
         return self._session_path().append(scope, session, _turns(turns, "turns"))
 
     def _profile_extractor(self) -> ProfileExtractor:
@@ -755,12 +760,6 @@ def _turns(turns: object, field: str) -> list[Turn]:
             when = when.replace(tzinfo=UTC)
         check_timestamp(when, f"{field}[{position}].time")
     return out
-
-
-def _session_id(session_id: object) -> str:
-    if not isinstance(session_id, str):
-        raise _invalid("session_id must be a string", "session_id")
-    return check_field_length("session_id", session_id, 128)
 
 
 def _input(**fields: Any) -> MemoryInput:

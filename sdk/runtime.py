@@ -155,7 +155,7 @@ class Runtime:
             db=db,
             cipher=cipher,
             profiles=ProfileRepository(db, vault=vault),
-            devices=DeviceRepository(db),
+            devices=DeviceRepository(db, cipher),
             links=BusinessLinkRepository(db),
             facts=FactRepository(
                 db, s.ttl, vault=vault, renewals=renewals, confidence=s.confidence

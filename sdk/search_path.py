@@ -35,7 +35,13 @@ from itertools import islice
 from policies.errors import IndexUnavailable, InvalidField
 from policies.pii import PiiMatch
 from policies.scope import UserScope
-from policies.validation import check_bool, check_field_length, check_text, check_timestamp
+from policies.validation import (
+    check_bool,
+    check_field_length,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sdk.schemas import MemoryHit, SearchResults
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
@@ -162,7 +168,7 @@ class SearchPath:
             if len(intents) > MAX_INTENTS:
                 raise InvalidField(f"at most {MAX_INTENTS} intents", field="intents")
         if r.session_id is not None:
-            check_field_length("session_id", r.session_id, 128)
+            check_session_id(r.session_id)
         check_bool(r.verify, "verify")
         filters = SearchFilters(
             intents=intents,
@@ -207,12 +213,11 @@ class SearchPath:
     def pii_hits(
         self, scope: UserScope, pii: Iterable[PiiMatch], now: datetime, limit: int
     ) -> list[IndexHit]:
-        """The memories that held a PII value of the query, found by its blind index."""
+        """The memories that held a PII value of the query in any spelling, found by its
+        blind index."""
         vault_ids: list[uuid.UUID] = []
         for match in pii:
-            ref = self._vault.find(scope, match.kind.value, match.value)
-            if ref is not None:
-                vault_ids.append(ref.id)
+            vault_ids += [r.id for r in self._vault.find_all(scope, match.kind.value, match.value)]
         ids = self._ledger.referencing_vault(scope, vault_ids, now=now, limit=limit)
         return [IndexHit(i, 1.0) for i in ids]
 

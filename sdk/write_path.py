@@ -55,7 +55,12 @@ from policies.outbox import OutboxOp
 from policies.pii import PiiMatch
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
-from policies.validation import check_field_length, check_json, check_text, check_timestamp
+from policies.validation import (
+    check_json,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.schemas import MemoryInput
@@ -83,7 +88,6 @@ from unstructured_memory.tokenize import keyword_terms
 
 __all__ = [
     "MAX_METADATA_BYTES",
-    "MAX_SESSION_ID_CHARS",
     "STAGES",
     "StageObserver",
     "Within",
@@ -95,8 +99,6 @@ _log = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16 * 1024
 """Largest ``metadata`` accepted, as UTF-8 JSON."""
-
-MAX_SESSION_ID_CHARS = 128
 
 Within = Callable[[Connection, list[NewFragment]], list[NewFragment]]
 """Work joined to a write's transaction, after the vault and TTL stages and before the
@@ -392,7 +394,7 @@ class WritePath:
             raise InvalidField("a private memory needs a client with an agent_id", field="private")
         check_text(item.text)
         if item.session_id is not None:
-            check_field_length("session_id", item.session_id, MAX_SESSION_ID_CHARS)
+            check_session_id(item.session_id)
         check_timestamp(item.occurred_at, "occurred_at")
         if item.metadata is not None:
             if not isinstance(item.metadata, dict):

@@ -8,9 +8,10 @@ command has them all.
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -29,8 +30,15 @@ def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
 ) -> None:
-    """Run the REST service (uvicorn) with the DUALTRACK_* settings."""
+    """Run the REST service (uvicorn) with the DUALTRACK_* settings.
+
+    The access log names route templates, not paths (``service.middleware.metrics``):
+    uvicorn's own access log is off and :data:`ACCESS_LOGGER` takes its handler.
+    """
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
+    from service.middleware.metrics import ACCESS_LOGGER
 
     try:
         ServiceSettings()
@@ -44,7 +52,20 @@ def serve(
         port=port,
         workers=workers,
         log_level="info",
+        access_log=False,
+        log_config=_log_config(LOGGING_CONFIG, ACCESS_LOGGER),
     )
+
+
+def _log_config(base: dict[str, Any], access_logger: str) -> dict[str, Any]:
+    """uvicorn's logging configuration with ``access_logger`` on its access handler."""
+    config = copy.deepcopy(base)
+    config["loggers"][access_logger] = {
+        "handlers": ["access"],
+        "level": "INFO",
+        "propagate": False,
+    }
+    return config
 
 
 @app.command()

@@ -72,7 +72,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
 
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        _log.error("unexpected %s on %s", type(exc).__name__, request.url.path)
+        from service.middleware.metrics import route_template  # the middleware imports us
+
+        # the route template, never the path: it may hold a session id or a fact key
+        _log.error("unexpected %s on %s", type(exc).__name__, route_template(request.scope))
         return JSONResponse(error_body("internal", "internal error"), status_code=500)
 
     app.add_exception_handler(DualtrackError, dualtrack)

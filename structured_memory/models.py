@@ -160,7 +160,9 @@ class UserProfile(Base):
 
 
 class UserDevice(Base):
-    """A device seen for a user, identified by a SHA-256 fingerprint."""
+    """A device seen for a user, identified by a fingerprint: an HMAC keyed for the user
+    (``fingerprint_keyed``), or the plain SHA-256 of a row written before revision 0013
+    and not yet re-keyed (``structured_memory.repositories.device``)."""
 
     __tablename__ = "user_device"
 
@@ -175,6 +177,7 @@ class UserDevice(Base):
     last_active: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     verified_count: Mapped[int] = mapped_column(Integer, server_default="0")
     is_trusted: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
+    fingerprint_keyed: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
 
     __table_args__ = (
         UniqueConstraint("user_id", "fingerprint"),
@@ -255,11 +258,13 @@ class PiiVaultEntry(Base):
 
     ``dek`` true: sealed with the user's data key (``key_id`` NULL); false: the
     format before revision 0004, sealed with ring key ``key_id``. ``blind_mac``
-    is the blind index under the ring's blind key, unique per user and kind;
-    NULL only on rows written before 0004 and not yet repaired or rotated,
-    which are found by ``blind_index`` (under the ring key of their time).
-    ``unreadable_since`` is set by rotation or repair when the row failed to
-    decrypt.
+    is the blind index of the exact value under the ring's blind key, unique per
+    user and kind, and ``match_mac`` that of the normalised value, by which any
+    spelling finds the entry. Rows written before 0014 (``match_mac`` NULL) hold
+    the normalised index in ``blind_mac``, and rows written before 0004 and not
+    yet repaired or rotated NULL there, found by ``blind_index`` (under the ring
+    key of their time). ``unreadable_since`` is set by rotation or repair when
+    the row failed to decrypt.
     """
 
     __tablename__ = "pii_vault"
@@ -275,6 +280,7 @@ class PiiVaultEntry(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     dek: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     blind_mac: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    match_mac: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     unreadable_since: Mapped[datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True
     )
@@ -293,6 +299,13 @@ class PiiVaultEntry(Base):
             "user_id",
             unique=True,
             postgresql_where=sql_text("blind_mac IS NOT NULL"),
+        ),
+        Index(
+            "ix_pii_vault_kind_match_mac_user_id",
+            "kind",
+            "match_mac",
+            "user_id",
+            postgresql_where=sql_text("match_mac IS NOT NULL"),
         ),
     )
 

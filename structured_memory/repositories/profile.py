@@ -173,7 +173,7 @@ class ProfileRepository:
         with self._db.transaction() as conn:
             row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
         if row is None:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+            raise UserNotFound("no profile for this user")
         return Profile.model_validate(row._mapping)
 
     def ensure(self, scope: UserScope) -> Profile:
@@ -277,7 +277,7 @@ class ProfileRepository:
                     details={"version": row.version, "fields": sorted(changes)},
                 )
         if row is None:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+            raise UserNotFound("no profile for this user")
         return updated, Profile.model_validate(row._mapping)
 
     def _sealed(
