@@ -44,6 +44,7 @@ def serve(
         port=port,
         workers=workers,
         log_level="info",
+        proxy_headers=False,  # X-Forwarded-For is the app's to trust (trusted_proxies)
     )
 
 
@@ -53,7 +54,9 @@ def token(
     agent: Annotated[str | None, typer.Option(help="The calling agent (azp).")] = None,
     scope: Annotated[
         list[str] | None,
-        typer.Option(help="memory:read, memory:write, memory:erase or ops (repeatable)."),
+        typer.Option(
+            help="memory:read, memory:write, memory:erase, account:export or ops (repeatable)."
+        ),
     ] = None,
     ttl_minutes: Annotated[int, typer.Option(min=1, max=60 * 24 * 30)] = 60,
 ) -> None:

@@ -34,6 +34,26 @@ class ServiceSettings(BaseSettings):
         default=50.0, gt=0, description="Requests per second an agent may sustain (429 above)."
     )
     rate_burst: int = Field(default=100, ge=1, description="Requests an agent may burst.")
+    rate_sync_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="How often each process reconciles its rate limits through PostgreSQL.",
+    )
+    export_interval_s: float = Field(
+        default=60.0, gt=0, description="Least time between two exports of one user (429)."
+    )
+    unauthorized_per_s: float = Field(
+        default=1.0, gt=0, description="401 answers an address may get a second sustained."
+    )
+    unauthorized_burst: int = Field(
+        default=20, ge=1, description="401 answers an address may get at once (429 beyond)."
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Comma-separated addresses or networks of proxies whose X-Forwarded-For "
+        "names the client; from any other peer the header is ignored.",
+    )
     revocation_refresh_s: float = Field(
         default=5.0, ge=0, description="How often the revocation list is re-read."
     )
