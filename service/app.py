@@ -38,6 +38,7 @@ from service.routes import (
     sessions,
 )
 from service.routes.ops import router as ops_router
+from service.routes.probes import metrics_router
 from service.routes.probes import router as probes_router
 from service.settings import ServiceSettings
 
@@ -97,6 +98,7 @@ def create_app(
         app.include_router(module.router)
     app.include_router(ops_router)
     app.include_router(probes_router)
+    app.include_router(metrics_router(svc.metrics_access))
     app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
     app.add_middleware(RequestMetrics, histogram=app.state.metrics.request_seconds)
     if svc.trusted_proxies:

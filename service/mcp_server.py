@@ -9,7 +9,8 @@ the token given at start (``DUALTRACK_MCP_TOKEN``, checked again at every call,
 so expiry and revocation apply), over streamable HTTP from each request's
 ``Authorization: Bearer`` token, verified by the REST API's :class:`Gate` (its
 keys, scopes, per-agent rate limits reconciled across processes, and the limit
-on refused tokens per address). A refused or failed call is
+on refused tokens per address); a token holds at most ``mcp_streams_per_token``
+requests (an idle SSE stream included) open at once. A refused or failed call is
 an MCP tool error whose content is the REST error body
 ``{"error": {"code", "message"}}``, never a stack trace nor an empty result.
 
@@ -22,6 +23,7 @@ import json
 import logging
 import sys
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
@@ -57,7 +59,7 @@ from sdk.schemas import (
 from sdk.settings import Settings
 from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
-from service.errors import Unauthorized, error_body, error_response
+from service.errors import RateLimited, Unauthorized, error_body, error_response
 from service.gate import Gate
 from service.ratelimit import RateLimits
 from service.settings import ServiceSettings
@@ -404,7 +406,7 @@ class DualtrackMcp:
             max_request_body_size=self._service.max_body_bytes,
             host=host,
         )
-        gated: Any = _BearerGate(app, self._gate)
+        gated: Any = _BearerGate(app, self._gate, self._service.mcp_streams_per_token)
         if self._service.trusted_proxies:  # uvicorn's ASGI types are narrower than Starlette's
             gated = ProxyHeadersMiddleware(gated, trusted_hosts=self._service.trusted_proxies)
         return cast(ASGIApp, gated)
@@ -413,11 +415,15 @@ class DualtrackMcp:
 class _BearerGate:
     """Pure ASGI: every HTTP request needs a valid Bearer token (401 in the REST format
     otherwise, 429 once its address was refused too often); its principal goes into the
-    request's scope for the tool call."""
+    request's scope for the tool call. A token holds at most ``streams`` requests open
+    (429 beyond)."""
 
-    def __init__(self, app: ASGIApp, gate: Gate) -> None:
+    def __init__(self, app: ASGIApp, gate: Gate, streams: int) -> None:
         self._app = app
         self._gate = gate
+        self._streams = streams
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -428,11 +434,29 @@ class _BearerGate:
         address = client[0] if client else None
         try:
             principal = await anyio.to_thread.run_sync(self._gate.principal, header, address)
+            holder = self._hold(principal)
         except DualtrackError as exc:
             await error_response(exc)(scope, receive, send)
             return
         scope[_PRINCIPAL] = principal
-        await self._app(scope, receive, send)
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            with self._lock:
+                self._open[holder] -= 1
+                if self._open[holder] <= 0:
+                    del self._open[holder]
+
+    def _hold(self, principal: Principal) -> str:
+        """Count one more open request of the principal's token, or :class:`RateLimited`."""
+        holder = principal.token_id or f"{principal.user_id}\x1f{principal.agent_id}"
+        with self._lock:
+            if self._open[holder] >= self._streams:
+                raise RateLimited(
+                    f"this token holds {self._streams} open requests already", retry_after_s=1
+                )
+            self._open[holder] += 1
+        return holder
 
 
 def run_stdio(

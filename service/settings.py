@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -53,6 +54,14 @@ class ServiceSettings(BaseSettings):
         default="",
         description="Comma-separated addresses or networks of proxies whose X-Forwarded-For "
         "names the client; from any other peer the header is ignored.",
+    )
+    metrics_access: Literal["ops", "open"] = Field(
+        default="ops",
+        description="/metrics: `ops` needs an ops token; `open` serves anyone (a private "
+        "network's scraper).",
+    )
+    mcp_streams_per_token: int = Field(
+        default=8, ge=1, description="MCP HTTP requests (streams) one token may hold open."
     )
     revocation_refresh_s: float = Field(
         default=5.0, ge=0, description="How often the revocation list is re-read."
