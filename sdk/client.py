@@ -526,8 +526,8 @@ class MemoryClient:
             "links": [link.model_dump(mode="json") for link in rt.links.list(scope)],
             "facts": [f.model_dump(mode="json") for f in rt.facts.list(scope)],
             "pii": [
-                {"id": str(ref.id), "kind": ref.kind, "value": rt.vault.reveal(scope, ref.id)}
-                for ref in rt.vault.list(scope)
+                {"id": str(ref.id), "kind": ref.kind, "value": value}
+                for ref, value in rt.vault.reveal_all(scope)
             ],
             "memories": [m.model_dump(mode="json") for m in memories],
         }

@@ -267,6 +267,26 @@ class PiiVault:
         sealed = Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext))
         return self._cipher.open(sealed, aad=aad_for(row.id, row.user_id, row.kind), data_key=key)
 
+    def reveal_all(self, scope: UserScope) -> list[tuple[VaultRef, str]]:
+        """Every entry of the user decrypted, oldest first, in one query with the data key
+        unwrapped once (an export); :class:`DecryptionError` as :meth:`reveal`."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                select(_T).where(owned(_T, scope)).order_by(_T.c.created_at, _T.c.id)
+            ).all()
+            key = data_key(conn, self._cipher, scope.user_id, create=False) if rows else None
+        return [
+            (
+                VaultRef(r.id, r.kind),
+                self._cipher.open(
+                    Sealed(r.key_id, bytes(r.nonce), bytes(r.ciphertext)),
+                    aad=aad_for(r.id, r.user_id, r.kind),
+                    data_key=key if r.dek else None,
+                ),
+            )
+            for r in rows
+        ]
+
     def find(
         self, scope: UserScope, kind: str, value: str, *, join: Connection | None = None
     ) -> VaultRef | None:
