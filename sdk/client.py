@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from sdk.session_path import SessionPath
     from structured_memory.database import Database
     from structured_memory.pii.cipher import PiiCipher
+    from structured_memory.repositories.rate_limits import RateLimitStore
     from structured_memory.repositories.tokens import RevokedTokens
     from unstructured_memory.index.base import FragmentIndex
     from unstructured_memory.outbox.worker import DrainReport
@@ -530,8 +531,8 @@ class MemoryClient:
             "links": [link.model_dump(mode="json") for link in rt.links.list(scope)],
             "facts": [f.model_dump(mode="json") for f in rt.facts.list(scope)],
             "pii": [
-                {"id": str(ref.id), "kind": ref.kind, "value": rt.vault.reveal(scope, ref.id)}
-                for ref in rt.vault.list(scope)
+                {"id": str(ref.id), "kind": ref.kind, "value": value}
+                for ref, value in rt.vault.reveal_all(scope)
             ],
             "memories": [m.model_dump(mode="json") for m in memories],
         }
@@ -655,6 +656,15 @@ class MemoryClient:
         from structured_memory.repositories.tokens import RevokedTokens
 
         return RevokedTokens(self._rt().db)
+
+    @property
+    def rate_limits(self) -> RateLimitStore:
+        """The rate-limit buckets the service's processes share (ops; keyed by an HMAC
+        under a key derived from the ring's blind key, never by a name)."""
+        from structured_memory.repositories.rate_limits import RateLimitStore
+
+        rt = self._rt()
+        return RateLimitStore(rt.db, rt.cipher.purpose_key(b"dualtrack-rate-limit-v1"))
 
     @property
     def ops(self) -> Ops:

@@ -6,7 +6,8 @@
   times and metadata; a bad item fails its batch before anything is written.
 - **analyse and mask**: rules + NER tag entities and intent; PII is replaced
   by its mask in the text that will be stored, embedded and indexed, and in
-  every string anywhere inside ``metadata`` (whatever the policy). Metadata
+  every string anywhere inside ``metadata`` (whatever the policy); the text and
+  its metadata name at most ``MAX_PII_VALUES`` distinct values (``InvalidText``). Metadata
   keys are stored as given, so a key holding PII is refused; the key ``pii``
   is reserved for the references below.
 - **vault**: the clear PII values of the text and the metadata go to the
@@ -52,7 +53,7 @@ from policies.audit import AuditAction
 from policies.errors import InvalidField, InvalidInput
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
-from policies.pii import PiiMatch
+from policies.pii import PiiMatch, check_pii_values
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import (
@@ -412,6 +413,7 @@ class WritePath:
         item, scope = checked
         analysis = analyse_text(item.text)
         metadata, metadata_pii = mask_json(item.metadata or {}, "metadata")
+        check_pii_values([*analysis.pii, *metadata_pii], "text")
         fragment = self._fragment(
             scope,
             private=item.private,

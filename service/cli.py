@@ -54,6 +54,7 @@ def serve(
         log_level="info",
         access_log=False,
         log_config=_log_config(LOGGING_CONFIG, ACCESS_LOGGER),
+        proxy_headers=False,  # X-Forwarded-For is the app's to trust (trusted_proxies)
     )
 
 
@@ -74,7 +75,9 @@ def token(
     agent: Annotated[str | None, typer.Option(help="The calling agent (azp).")] = None,
     scope: Annotated[
         list[str] | None,
-        typer.Option(help="memory:read, memory:write, memory:erase or ops (repeatable)."),
+        typer.Option(
+            help="memory:read, memory:write, memory:erase, account:export or ops (repeatable)."
+        ),
     ] = None,
     ttl_minutes: Annotated[int, typer.Option(min=1, max=60 * 24 * 30)] = 60,
 ) -> None:

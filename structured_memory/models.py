@@ -56,6 +56,9 @@ __all__ = [
     "PiiDataKey",
     "PiiVaultEntry",
     "ProfileCandidate",
+    "RateLimitBucket",
+    "RateLimitPeer",
+    "RateLimitProcess",
     "RevokedToken",
     "SandboxStatus",
     "SchemaCompat",
@@ -448,6 +451,37 @@ class RevokedToken(Base):
     revoked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
 
     __table_args__ = (Index(None, "expires_at"),)
+
+
+class RateLimitBucket(Base):
+    """A token bucket the service's processes share, keyed by an HMAC of its name."""
+
+    __tablename__ = "rate_limit_bucket"
+
+    key: Mapped[bytes] = mapped_column(LargeBinary, primary_key=True)
+    rate: Mapped[float] = mapped_column(Float)
+    burst: Mapped[float] = mapped_column(Float)
+    tokens: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RateLimitProcess(Base):
+    """A service process that reconciles its rate limits, and when it last did."""
+
+    __tablename__ = "rate_limit_process"
+
+    process_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RateLimitPeer(Base):
+    """A process that used a bucket lately (the bucket is shared among these)."""
+
+    __tablename__ = "rate_limit_peer"
+
+    key: Mapped[bytes] = mapped_column(LargeBinary, primary_key=True)
+    process_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class EmbeddingSpace(Base):

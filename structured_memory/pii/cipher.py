@@ -179,6 +179,11 @@ class PiiCipher:
         key = derive_key(self.ring.blind.secret, _DEVICE_V1 + user_id.encode())
         return hmac.new(key, bytes.fromhex(digest), hashlib.sha256).hexdigest()
 
+    def purpose_key(self, purpose: bytes) -> bytes:
+        """A key of the blind key's for ``purpose`` (HKDF): the same on every pod and
+        across rotations, for keyed hashes outside the vault (rate-limit bucket names)."""
+        return derive_key(self.ring.blind.secret, purpose)
+
     def legacy_blind_index(self, kind: str, value: str) -> bytes:
         """The ring-format blind index under the active ring key (column ``blind_index``)."""
         return _hmac(derive_key(self.ring.active.secret, _BLIND_V1), kind, value)

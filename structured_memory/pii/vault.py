@@ -392,6 +392,26 @@ class PiiVault:
             key = self._cipher.unwrap(wrapped, scope.user_id)
         return open_entry(self._cipher, row, key)
 
+    def reveal_all(self, scope: UserScope) -> list[tuple[VaultRef, str]]:
+        """Every entry of the user decrypted, oldest first, in one query with the data key
+        unwrapped once (an export); :class:`DecryptionError` as :meth:`reveal`."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                select(_T).where(owned(_T, scope)).order_by(_T.c.created_at, _T.c.id)
+            ).all()
+            key = data_key(conn, self._cipher, scope.user_id, create=False) if rows else None
+        return [
+            (
+                VaultRef(r.id, r.kind),
+                self._cipher.open(
+                    Sealed(r.key_id, bytes(r.nonce), bytes(r.ciphertext)),
+                    aad=aad_for(r.id, r.user_id, r.kind),
+                    data_key=key if r.dek else None,
+                ),
+            )
+            for r in rows
+        ]
+
     def find(
         self, scope: UserScope, kind: str, value: str, *, join: Connection | None = None
     ) -> VaultRef | None:

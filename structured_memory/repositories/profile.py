@@ -32,7 +32,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.audit import AuditAction
 from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
-from policies.pii import PiiMatch, mask_pii
+from policies.pii import PiiMatch, check_pii_values, mask_pii
 from policies.scope import UserScope
 from policies.validation import (
     check_field_length,
@@ -309,6 +309,7 @@ class ProfileRepository:
             return refs[key]
 
         wanted = [*(attributes.matches if attributes else ()), *(summary[1] if summary else ())]
+        check_pii_values(wanted, "profile")
         for m in sorted(wanted, key=lambda m: (m.kind.value, m.value)):
             store(m)
         if summary is not None:
