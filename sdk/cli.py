@@ -204,13 +204,11 @@ def sweep(
     batch_size: Annotated[
         int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
     ] = 1000,
-    vacuum: Annotated[
-        bool, typer.Option(help="VACUUM (ANALYZE) the user tables holding dead tuples.")
-    ] = True,
+    vacuum: Annotated[bool, typer.Option(help="VACUUM (ANALYZE) every user table.")] = True,
 ) -> None:
     """End idle sessions (record and profile update); delete expired fragments and facts;
-    set idle users' index tenants cold; vacuum the user tables that erasures, deletes and the
-    sweep left dead tuples in."""
+    set idle users' index tenants cold; vacuum every user table (the dead tuples of deletes and
+    the sweep, the index entries of erased rows)."""
     cold = 0
     try:
         with _client() as mem:

@@ -49,6 +49,7 @@ from structured_memory.cross_user import (
     sweep_expired,
     vacuum_user_tables,
 )
+from structured_memory.erasure_vacuum import ErasureTrace, erasure_trace
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
@@ -548,20 +549,27 @@ class MemoryClient:
         derived index, which the outbox worker applies, and records the erasure
         in the audit log under the user's pseudonym before its key is destroyed
         with the user: the log keeps pseudonymous entries only. A deadlock with
-        a concurrent call (the cascade locks the user's rows) is retried.
+        a concurrent call (the cascade locks the user's rows) is retried. Once
+        committed, the tables it touched are vacuumed, so their files keep no
+        tuple of the user; this returns after that vacuum, at most
+        ``erasure_vacuum_timeout_s`` later (a vacuum that fails is logged and
+        left to the sweep: see :mod:`structured_memory.erasure_vacuum`).
         """
         rt = self._rt()
         scope = self.scope(user_id)
 
-        def unit() -> bool:
+        def unit() -> tuple[bool, ErasureTrace]:
             with rt.db.transaction() as conn:
                 record_erasure(conn, scope)
                 existed = rt.profiles.delete_user(scope, join=conn)
                 rt.feed.enqueue(conn, [(OutboxOp.DROP_USER, scope.user_id, None)])
-            return existed
+                trace = erasure_trace(conn)
+            return existed, trace
 
-        existed = rt.db.retrying(unit)
+        existed, trace = rt.db.retrying(unit)
         rt.feed.wake()
+        if existed:
+            rt.erasure_vacuum.after(trace)
         return existed
 
     def sweep(
@@ -578,8 +586,8 @@ class MemoryClient:
         Like a delete, a swept memory also takes the vault entries only it
         referenced and its words in its neighbours' index context. A derived
         index gets the deletes through the outbox. With ``vacuum``, then
-        ``VACUUM (ANALYZE)`` the user tables that erasures, deletes and sweeps
-        left dead tuples in (``report.vacuumed``). The confidence decay
+        ``VACUUM (ANALYZE)`` every user table (``report.vacuumed``): the dead
+        tuples of deletes and sweeps, and the index entries of erased rows. The confidence decay
         (:meth:`decay`) runs with it (``report.decay``). An index that searches large
         users approximately (:class:`~unstructured_memory.index.base.LargeScopes`) gets
         their memories flagged for it (``report.flagged``), before the vacuum.

@@ -97,6 +97,14 @@ class Settings(BaseSettings):
         "ids and ranks only those when there are at most this many (0: the index filters "
         "by itself, which measured faster in every case; see the README).",
     )
+    erasure_vacuum_timeout_s: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="forget_user vacuums the tables it touched once it has committed, and "
+        "waits for that at most this long (0: off; the sweep's vacuum then clears the erased "
+        'rows). See "Erasure" in the README.',
+    )
     cold_after_days: int = Field(
         default=30, ge=1, description="`dualtrack sweep` sets users idle this long to cold."
     )

@@ -88,6 +88,7 @@ from structured_memory.scoping import live
 __all__ = [
     "CROSS_USER",
     "SWEPT",
+    "USER_TABLES",
     "DayCount",
     "DecayReport",
     "ExpiringCount",
@@ -703,21 +704,24 @@ def flag_large_scopes(
     return flagged
 
 
-_USER_TABLES = [t.name for t in Base.metadata.sorted_tables if "user_id" in t.c]
+USER_TABLES = [t.name for t in Base.metadata.sorted_tables if "user_id" in t.c]
+"""The tables holding user data (those with a ``user_id`` column)."""
 
 
 def vacuum_user_tables(db: Database) -> list[VacuumedTable]:
-    """``VACUUM (ANALYZE)`` every user table with dead tuples; the tables, with their
-    dead tuples before.
+    """``VACUUM (ANALYZE)`` every user table; the tables, with their dead tuples before.
 
     Erasures, deletes and sweeps leave the old rows in the heap as dead
     tuples; VACUUM marks their space free for reuse (it does not overwrite it:
-    see "Erasure" in the README). Tables are chosen by
-    ``pg_stat_user_tables.n_dead_tup``, which each backend updates within about
-    a second of its commit, so deletes newer than that may wait for the next
-    run (or autovacuum). VACUUM cannot run in a transaction: this runs on an
-    autocommit connection, without the statement timeout, and takes only
-    locks that let reads and writes go on.
+    see "Erasure" in the README) and removes their index entries. Every user
+    table is vacuumed, not only those ``pg_stat_user_tables.n_dead_tup`` shows
+    dead tuples in: an erasure's own vacuum
+    (:mod:`structured_memory.erasure_vacuum`) prunes the heap without the
+    indexes and leaves that count at zero, and the count reaches the statistics
+    up to a second after a commit. A table with nothing to remove costs a scan
+    of its pages not yet all-visible. VACUUM cannot run in a transaction: this
+    runs on an autocommit connection, without the statement timeout, and takes
+    only locks that let reads and writes go on.
     """
     options = {"isolation_level": "AUTOCOMMIT", CROSS_USER: True}
     with Database(db.engine.execution_options(**options)).transaction() as conn:
@@ -725,9 +729,9 @@ def vacuum_user_tables(db: Database) -> list[VacuumedTable]:
             text(
                 "SELECT relname, n_dead_tup FROM pg_stat_user_tables "
                 "WHERE schemaname = current_schema() AND relname = ANY(:tables) "
-                "AND n_dead_tup > 0 ORDER BY relname"
+                "ORDER BY relname"
             ),
-            {"tables": _USER_TABLES},
+            {"tables": USER_TABLES},
         ).all()
         conn.execute(text("SET statement_timeout = 0"))
         try:
