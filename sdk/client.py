@@ -166,9 +166,11 @@ class MemoryClient:
 
     def scope(self, user_id: str) -> UserScope:
         """The validated scope for ``user_id``: this client's agent id, and the sandbox of
-        the current ``with mem.sandbox(...)`` block when it is this user's."""
+        the current ``with mem.sandbox(...)`` block when it is this user's and agent's."""
         active = current_sandbox()
-        box = active.sandbox_id if active is not None and active.user_id == user_id else None
+        box = None
+        if active is not None and (active.user_id, active.agent_id) == (user_id, self.agent_id):
+            box = active.sandbox_id
         return UserScope(user_id, self.agent_id, box)
 
     def sandbox(self, user_id: str, session_id: str) -> SandboxSession:

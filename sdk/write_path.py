@@ -469,7 +469,8 @@ class WritePath:
 
         Long-term memory follows ``policies.ttl`` (policy, kind, frequent user);
         a fragment written in a sandbox expires with its sandbox, which this
-        stage holds open until commit (:class:`SandboxClosed` if it was closed).
+        stage holds open until commit (:class:`SandboxClosed` if it was closed,
+        :class:`SandboxNotFound` if it is not the writing agent's).
         """
         users = {  # only where being a frequent user changes the lifetime is it asked
             f.user_id
@@ -479,14 +480,19 @@ class WritePath:
             != lifetime(f.policy, MemoryKind(f.kind), frequent_user=False, config=self._ttl)
         }
         frequent = frequent_users(conn, users, now, self._ttl)
-        boxes = sorted({(f.user_id, f.sandbox_id) for f in fragments if f.sandbox_id is not None})
+        boxes = {
+            UserScope(f.user_id, f.agent_id, f.sandbox_id)
+            for f in fragments
+            if f.sandbox_id is not None
+        }
         box_ends = {
-            (u, b): self._sandboxes.hold(conn, UserScope(u, None, b), now) for u, b in boxes
+            box: self._sandboxes.hold(conn, box, now)
+            for box in sorted(boxes, key=lambda s: (s.user_id, s.agent_id or "", s.sandbox_id))
         }
         decided: list[tuple[datetime | None, int | None]] = []
         for f in fragments:
             if f.sandbox_id is not None:
-                decided.append((box_ends[(f.user_id, f.sandbox_id)], None))
+                decided.append((box_ends[UserScope(f.user_id, f.agent_id, f.sandbox_id)], None))
                 continue
             life = lifetime(
                 f.policy, MemoryKind(f.kind), frequent_user=f.user_id in frequent, config=self._ttl
