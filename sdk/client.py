@@ -743,7 +743,9 @@ def _invalid(message: str, field: str) -> InvalidField:
 
 
 def _turns(turns: object, field: str) -> list[Turn]:
-    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC)."""
+    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC) and
+    texts (:func:`check_text`, empty allowed: empty turns are skipped), checked before
+    anything is stored or digested."""
     from unstructured_memory.summariser.transcript import Turn
 
     if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
@@ -756,6 +758,7 @@ def _turns(turns: object, field: str) -> list[Turn]:
         if isinstance(when, datetime) and when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         check_timestamp(when, f"{field}[{position}].time")
+        check_text(turn.text, field=f"{field}[{position}].text", allow_empty=True)
     return out
 
 
