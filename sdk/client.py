@@ -9,8 +9,10 @@ embedded server stops when the last process using its data dir exits.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -102,7 +104,12 @@ class Health:
 
 
 class MemoryClient:
-    """Entry point of the SDK; a context manager owning its engine."""
+    """Entry point of the SDK; a context manager owning its engine.
+
+    A client that is never closed (a script, a notebook, an exception) is closed when it
+    is collected or at interpreter exit, before the embedded server it started stops:
+    pending renewals and index deliveries are written while the server still runs.
+    """
 
     def __init__(self, settings: Settings, *, agent_id: str | None = None) -> None:
         self.settings = settings
@@ -114,6 +121,7 @@ class MemoryClient:
             timeout_ms=settings.verifier_timeout_ms, max_workers=settings.verifier_max_workers
         )
         self._parent: MemoryClient | None = None
+        self._closer: weakref.finalize[[], MemoryClient] | None = None
 
     def for_agent(self, agent_id: str | None) -> MemoryClient:
         """A client acting for ``agent_id`` that shares this one's engine, index, verifiers
@@ -155,6 +163,7 @@ class MemoryClient:
                     from sdk.runtime import Runtime  # loads jieba, spaCy, numpy: on first use
 
                     self._runtime = Runtime.build(self.settings, self._key_ring(), self.scope)
+                    self._closer = _close_at_exit(self, self._runtime)
         return self._runtime
 
     def _key_ring(self) -> KeyRing:
@@ -722,9 +731,11 @@ class MemoryClient:
             if self._extractor is not None:
                 self._extractor.close()
                 self._extractor = None
-            if self._runtime is not None:
-                self._runtime.close()
-                self._runtime = None
+            if self._closer is not None:
+                atexit.unregister(self._closer)
+                self._closer()  # closes the runtime, once
+                self._closer = None
+            self._runtime = None
 
     def __enter__(self) -> MemoryClient:
         return self.start()
@@ -736,6 +747,16 @@ class MemoryClient:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _close_at_exit(client: MemoryClient, runtime: Runtime) -> weakref.finalize[[], MemoryClient]:
+    """Close ``runtime`` when ``client`` is collected, or at exit before the embedded server
+    stops: exit handlers run last registered first, and the server's were registered when
+    the runtime started it (a ``weakref.finalize`` alone runs at exit in the order of the
+    process's first finalizer, which may be after the server's stop)."""
+    closer = weakref.finalize(client, runtime.close)
+    atexit.register(closer)
+    return closer
 
 
 def _invalid(message: str, field: str) -> InvalidField:

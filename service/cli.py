@@ -8,8 +8,10 @@ command has them all.
 
 from __future__ import annotations
 
+import signal
 from datetime import timedelta
 from enum import StrEnum
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -23,20 +25,48 @@ from service.settings import ServiceSettings
 __all__ = ["app"]
 
 
+def _exit_cleanly_on_signals() -> None:
+    """Let SIGTERM (and SIGHUP, handled as SIGTERM) end the process with ``SystemExit``.
+
+    uvicorn shuts down gracefully on SIGTERM, then raises it again under the handler
+    that was installed before it ran; the default one kills the process without its
+    exit handlers, leaving the embedded PostgreSQL it started running and registered.
+    Under this handler the process exits (status 0) and its exit handlers stop it.
+    """
+
+    def leave(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, lambda signum, frame: signal.raise_signal(signal.SIGTERM))
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
 ) -> None:
-    """Run the REST service (uvicorn) with the DUALTRACK_* settings."""
+    """Run the REST service (uvicorn) with the DUALTRACK_* settings.
+
+    SIGTERM, SIGINT and SIGHUP shut it down gracefully and stop the embedded PostgreSQL
+    it started. With several workers this process joins the embedded server first: the
+    workers end by their signal, and this one, exiting last, stops it.
+    """
     import uvicorn
+
+    from sdk.settings import Settings
+    from structured_memory.embedded import start_embedded_server
 
     try:
         ServiceSettings()
+        settings = Settings.from_env()
     except ValueError as exc:
         console.print(f"[red]error[/red] invalid service settings: {exc}")
         raise typer.Exit(code=1) from None
+    _exit_cleanly_on_signals()
+    if workers > 1 and settings.dsn() is None:
+        start_embedded_server(settings.resolved_data_dir())
     uvicorn.run(
         "service.app:create_app",
         factory=True,
@@ -109,6 +139,7 @@ def mcp(
     except ValueError as exc:
         err_console.print(f"[red]error[/red] invalid service settings: {escape(str(exc))}")
         raise typer.Exit(code=1) from None
+    _exit_cleanly_on_signals()
     try:
         if transport is McpTransport.STDIO:
             run_stdio(os.environ.get("DUALTRACK_MCP_TOKEN"), service=service)
