@@ -49,7 +49,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from policies.audit import AuditAction
-from policies.errors import InvalidField, InvalidInput
+from policies.errors import InvalidField, InvalidInput, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.pii import PiiMatch
@@ -65,6 +65,7 @@ from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import (
     FragmentLedger,
+    Neighbour,
     NewFragment,
     frequent_users,
     hold_profiles,
@@ -549,7 +550,37 @@ class WritePath:
         words of a forgotten memory are searchable nowhere). Returns how many were
         re-indexed."""
         release_vault_entries(conn, scope, vault_ids)
-        neighbours = self._ledger.neighbours(conn, scope, gone)
+        return self._reindex(conn, scope, self._ledger.neighbours(conn, scope, gone), now)
+
+    def refresh_contexts(
+        self, scope: UserScope, ids: Sequence[uuid.UUID], now: datetime
+    ) -> frozenset[uuid.UUID]:
+        """Re-index those of ``ids`` whose context holds a turn expired at ``now`` (a
+        search met them) with the context of their turns live now, in a transaction of
+        its own, then deliver all of ``ids`` to a derived index at once, beside the
+        outbox (those another search re-indexed first too: its delivery may be behind).
+
+        Returns the ids the index may still hold with the expired words: ``ids`` if the
+        derived index could not take them now (the outbox delivers them later).
+        """
+
+        def unit() -> None:
+            with self._db.transaction() as conn:
+                self._reindex(conn, scope, self._ledger.stale(conn, scope, ids, now=now), now)
+
+        self._db.retrying(unit)
+        try:
+            self._feed.deliver([(OutboxOp.UPSERT, scope.user_id, i) for i in ids])
+        except StoreUnavailable as exc:
+            _log.warning("re-indexed contexts left to the outbox: %s", exc.code)
+            return frozenset(ids)
+        return frozenset()
+
+    def _reindex(
+        self, conn: Connection, scope: UserScope, neighbours: Sequence[Neighbour], now: datetime
+    ) -> int:
+        """Re-index ``neighbours`` with the context of their session's turns visible to their
+        readers and live at ``now``; queue them for a derived index; how many."""
         if not neighbours:
             return 0
         contexts = []

@@ -60,17 +60,18 @@ def test_naming_another_agents_sandbox_is_not_found(
     agents: tuple[MemoryClient, MemoryClient],
 ) -> None:
     a, b = agents
-    with a.sandbox(USER, "S") as box_a:
+    box_a = a.sandboxes.open(USER, "S").id
+    with a.sandbox(USER, "S"):
         draft = a.write(USER, DRAFT, lifecycle_policy=IMPLICIT)
     for call in (
-        lambda: b.sandboxes.merge(USER, "S", box_a.id, [draft]),
-        lambda: b.sandboxes.discard(USER, "S", box_a.id),
-        lambda: b.sandboxes.memories(USER, box_a.id),
+        lambda: b.sandboxes.merge(USER, "S", box_a, [draft]),
+        lambda: b.sandboxes.discard(USER, "S", box_a),
+        lambda: b.sandboxes.memories(USER, box_a),
         lambda: b.sandboxes.merge(USER, "S", uuid.uuid4(), [draft]),
     ):
         with pytest.raises(NotFound):
             call()
-    assert [m.id for m in a.sandboxes.memories(USER, box_a.id)] == [draft], "untouched"
+    assert [m.id for m in a.sandboxes.memories(USER, box_a)] == [draft], "untouched"
     assert a.memories.get(USER, draft) is None, "still unmerged"
 
 
