@@ -9,8 +9,10 @@ embedded server stops when the last process using its data dir exits.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -109,7 +111,12 @@ class Health:
 
 
 class MemoryClient:
-    """Entry point of the SDK; a context manager owning its engine."""
+    """Entry point of the SDK; a context manager owning its engine.
+
+    A client that is never closed (a script, a notebook, an exception) is closed when it
+    is collected or at interpreter exit, before the embedded server it started stops:
+    pending renewals and index deliveries are written while the server still runs.
+    """
 
     def __init__(self, settings: Settings, *, agent_id: str | None = None) -> None:
         self.settings = settings
@@ -121,6 +128,7 @@ class MemoryClient:
             timeout_ms=settings.verifier_timeout_ms, max_workers=settings.verifier_max_workers
         )
         self._parent: MemoryClient | None = None
+        self._closer: weakref.finalize[[], MemoryClient] | None = None
 
     def for_agent(self, agent_id: str | None) -> MemoryClient:
         """A client acting for ``agent_id`` that shares this one's engine, index, verifiers
@@ -162,6 +170,7 @@ class MemoryClient:
                     from sdk.runtime import Runtime  # loads jieba, spaCy, numpy: on first use
 
                     self._runtime = Runtime.build(self.settings, self._key_ring(), self.scope)
+                    self._closer = _close_at_exit(self, self._runtime)
         return self._runtime
 
     def _key_ring(self) -> KeyRing:
@@ -173,9 +182,11 @@ class MemoryClient:
 
     def scope(self, user_id: str) -> UserScope:
         """The validated scope for ``user_id``: this client's agent id, and the sandbox of
-        the current ``with mem.sandbox(...)`` block when it is this user's."""
+        the current ``with mem.sandbox(...)`` block when it is this user's and agent's."""
         active = current_sandbox()
-        box = active.sandbox_id if active is not None and active.user_id == user_id else None
+        box = None
+        if active is not None and (active.user_id, active.agent_id) == (user_id, self.agent_id):
+            box = active.sandbox_id
         return UserScope(user_id, self.agent_id, box)
 
     def sandbox(self, user_id: str, session_id: str) -> SandboxSession:
@@ -743,9 +754,11 @@ class MemoryClient:
             if self._extractor is not None:
                 self._extractor.close()
                 self._extractor = None
-            if self._runtime is not None:
-                self._runtime.close()
-                self._runtime = None
+            if self._closer is not None:
+                atexit.unregister(self._closer)
+                self._closer()  # closes the runtime, once
+                self._closer = None
+            self._runtime = None
 
     def __enter__(self) -> MemoryClient:
         return self.start()
@@ -759,12 +772,24 @@ class MemoryClient:
         self.close()
 
 
+def _close_at_exit(client: MemoryClient, runtime: Runtime) -> weakref.finalize[[], MemoryClient]:
+    """Close ``runtime`` when ``client`` is collected, or at exit before the embedded server
+    stops: exit handlers run last registered first, and the server's were registered when
+    the runtime started it (a ``weakref.finalize`` alone runs at exit in the order of the
+    process's first finalizer, which may be after the server's stop)."""
+    closer = weakref.finalize(client, runtime.close)
+    atexit.register(closer)
+    return closer
+
+
 def _invalid(message: str, field: str) -> InvalidField:
     return InvalidField(message, field=field)
 
 
 def _turns(turns: object, field: str) -> list[Turn]:
-    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC)."""
+    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC) and
+    texts (:func:`check_text`, empty allowed: empty turns are skipped), checked before
+    anything is stored or digested."""
     from unstructured_memory.summariser.transcript import Turn
 
     if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
@@ -777,6 +802,7 @@ def _turns(turns: object, field: str) -> list[Turn]:
         if isinstance(when, datetime) and when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         check_timestamp(when, f"{field}[{position}].time")
+        check_text(turn.text, field=f"{field}[{position}].text", allow_empty=True)
     return out
 
 

@@ -178,6 +178,7 @@ class Runtime:
                 preset=s.search_preset,
                 scope_for=scope_for,
                 check_embedding_space=guard,
+                refresh_contexts=writes.refresh_contexts,
                 prefilter_limit=s.prefilter_limit,
             ),
             erasure_vacuum=ErasureVacuum(db, timeout_s=s.erasure_vacuum_timeout_s),

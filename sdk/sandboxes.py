@@ -36,7 +36,9 @@ __all__ = ["SandboxSession", "Sandboxes"]
 class Sandboxes:
     """Open, fork, merge, discard and read the sandboxes of a user's sessions.
 
-    Each call is one transaction under the user and session's advisory lock.
+    A sandbox is the calling agent's own: naming another agent's (or user's)
+    raises :class:`SandboxNotFound`. Each call is one transaction under the
+    user, agent and session's advisory lock.
     """
 
     def __init__(
@@ -129,15 +131,24 @@ class Sandboxes:
         self._feed.wake()
         return len(swept.fragment_ids)
 
+    def get(self, user_id: str, sandbox_id: uuid.UUID | str) -> Sandbox:
+        """One sandbox of this agent for the user, whatever its status;
+        :class:`SandboxNotFound` if it is not theirs."""
+        scope = self._base(user_id)
+        box = check_uuid(sandbox_id, "sandbox_id")
+        with self._db.reading() as conn:
+            return self._repo.get(conn, scope, box)
+
     def history(self, user_id: str, session_id: str) -> list[Sandbox]:
-        """Every sandbox of the session, oldest first: the active one and the archived."""
+        """This agent's every sandbox of the session, oldest first: the active one and the
+        archived."""
         scope, session = self._base(user_id), check_session_id(session_id)
         with self._db.transaction() as conn:
             return list(self._repo.history(conn, scope, session))
 
     def memories(self, user_id: str, sandbox_id: uuid.UUID | str) -> list[FragmentRecord]:
         """What a sandbox holds, archived ones included (for audit; never searched)."""
-        box = check_uuid(sandbox_id, "sandbox_id")
+        box = self.get(user_id, sandbox_id).id
         scope = self._base(user_id, box)
         records = self._ledger.list(scope, now=datetime.now(UTC), limit=1000, offset=0)
         return [r for r in records if r.sandbox_id == box]
@@ -177,7 +188,7 @@ class SandboxSession:
 
     def __enter__(self) -> SandboxSession:
         opened = self._sandboxes.open(self.user_id, self.session_id)
-        self._active = ActiveSandbox(opened.user_id, opened.session_id, opened.id)
+        self._active = ActiveSandbox(opened.user_id, opened.agent_id, opened.session_id, opened.id)
         self._token = enter(self._active)
         return self
 

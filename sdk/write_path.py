@@ -50,7 +50,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from policies.audit import AuditAction
-from policies.errors import InvalidField, InvalidInput
+from policies.errors import InvalidField, InvalidInput, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.pii import PiiMatch, check_pii_values
@@ -71,6 +71,7 @@ from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import (
     FragmentLedger,
+    Neighbour,
     NewFragment,
     frequent_users,
     hold_profiles,
@@ -473,7 +474,8 @@ class WritePath:
 
         Long-term memory follows ``policies.ttl`` (policy, kind, frequent user);
         a fragment written in a sandbox expires with its sandbox, which this
-        stage holds open until commit (:class:`SandboxClosed` if it was closed).
+        stage holds open until commit (:class:`SandboxClosed` if it was closed,
+        :class:`SandboxNotFound` if it is not the writing agent's).
         """
         users = {  # only where being a frequent user changes the lifetime is it asked
             f.user_id
@@ -483,14 +485,19 @@ class WritePath:
             != lifetime(f.policy, MemoryKind(f.kind), frequent_user=False, config=self._ttl)
         }
         frequent = frequent_users(conn, users, now, self._ttl)
-        boxes = sorted({(f.user_id, f.sandbox_id) for f in fragments if f.sandbox_id is not None})
+        boxes = {
+            UserScope(f.user_id, f.agent_id, f.sandbox_id)
+            for f in fragments
+            if f.sandbox_id is not None
+        }
         box_ends = {
-            (u, b): self._sandboxes.hold(conn, UserScope(u, None, b), now) for u, b in boxes
+            box: self._sandboxes.hold(conn, box, now)
+            for box in sorted(boxes, key=lambda s: (s.user_id, s.agent_id or "", s.sandbox_id))
         }
         decided: list[tuple[datetime | None, int | None]] = []
         for f in fragments:
             if f.sandbox_id is not None:
-                decided.append((box_ends[(f.user_id, f.sandbox_id)], None))
+                decided.append((box_ends[UserScope(f.user_id, f.agent_id, f.sandbox_id)], None))
                 continue
             life = lifetime(
                 f.policy, MemoryKind(f.kind), frequent_user=f.user_id in frequent, config=self._ttl
@@ -547,7 +554,37 @@ class WritePath:
         words of a forgotten memory are searchable nowhere). Returns how many were
         re-indexed."""
         release_vault_entries(conn, scope, vault_ids)
-        neighbours = self._ledger.neighbours(conn, scope, gone)
+        return self._reindex(conn, scope, self._ledger.neighbours(conn, scope, gone), now)
+
+    def refresh_contexts(
+        self, scope: UserScope, ids: Sequence[uuid.UUID], now: datetime
+    ) -> frozenset[uuid.UUID]:
+        """Re-index those of ``ids`` whose context holds a turn expired at ``now`` (a
+        search met them) with the context of their turns live now, in a transaction of
+        its own, then deliver all of ``ids`` to a derived index at once, beside the
+        outbox (those another search re-indexed first too: its delivery may be behind).
+
+        Returns the ids the index may still hold with the expired words: ``ids`` if the
+        derived index could not take them now (the outbox delivers them later).
+        """
+
+        def unit() -> None:
+            with self._db.transaction() as conn:
+                self._reindex(conn, scope, self._ledger.stale(conn, scope, ids, now=now), now)
+
+        self._db.retrying(unit)
+        try:
+            self._feed.deliver([(OutboxOp.UPSERT, scope.user_id, i) for i in ids])
+        except StoreUnavailable as exc:
+            _log.warning("re-indexed contexts left to the outbox: %s", exc.code)
+            return frozenset(ids)
+        return frozenset()
+
+    def _reindex(
+        self, conn: Connection, scope: UserScope, neighbours: Sequence[Neighbour], now: datetime
+    ) -> int:
+        """Re-index ``neighbours`` with the context of their session's turns visible to their
+        readers and live at ``now``; queue them for a derived index; how many."""
         if not neighbours:
             return 0
         contexts = []

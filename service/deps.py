@@ -9,7 +9,9 @@ every answer ``Cache-Control: no-store`` (it holds the token user's data).
 Routes are synchronous functions (FastAPI runs them in its thread pool, as
 the SDK is synchronous); :meth:`Caller.run` enters the request's sandbox (the
 ``X-Dualtrack-Sandbox`` header) in the same thread as the SDK call, so the
-ContextVar is set exactly where it is read.
+ContextVar is set exactly where it is read. A header naming a sandbox that is
+not the token's user's and agent's is answered 404 ``sandbox_not_found``,
+whatever the route.
 """
 
 from __future__ import annotations
@@ -59,10 +61,12 @@ class Caller:
         return self.principal.user_id
 
     def run(self, call: Callable[[MemoryClient], T]) -> T:
-        """Run ``call`` with the request's sandbox current (when a header named one)."""
+        """Run ``call`` with the request's sandbox current (when a header named one);
+        :class:`SandboxNotFound` if it is not the caller's."""
         if self.sandbox_id is None:
             return call(self.mem)
-        token = enter(ActiveSandbox(self.user_id, "", self.sandbox_id))
+        box = self.mem.sandboxes.get(self.user_id, self.sandbox_id)
+        token = enter(ActiveSandbox(box.user_id, box.agent_id, box.session_id, box.id))
         try:
             return call(self.mem)
         finally:

@@ -413,7 +413,8 @@ class SandboxStatus(StrEnum):
 
 
 class SessionSandbox(Base):
-    """A session's working memory: its writes are visible only inside it until merged."""
+    """An agent's working memory in a session: its writes are visible only inside it until
+    merged; one active sandbox per user, agent and session."""
 
     __tablename__ = "session_sandbox"
 
@@ -431,8 +432,9 @@ class SessionSandbox(Base):
         CheckConstraint(_in("status", SandboxStatus), name="status_known"),
         CheckConstraint("(status = 'active') = (closed_at IS NULL)", name="closed"),
         Index(
-            None,
+            "ix_session_sandbox_user_id_agent_session",
             "user_id",
+            sql_text("coalesce(agent_id, '')"),
             "session_id",
             unique=True,
             postgresql_where=sql_text("status = 'active'"),

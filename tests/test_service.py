@@ -204,7 +204,11 @@ def test_the_sandbox_header_scopes_reads_and_writes(api: TestClient, mem: Memory
     assert outside == []
     foreign = {**auth(token(sub="buyer-002")), "X-Dualtrack-Sandbox": str(box.id)}
     api.put("/v1/profile", headers=auth(token(sub="buyer-002")))
-    assert api.post("/v1/search", headers=foreign, json={"query": "S20"}).json()["hits"] == []
-    assert api.post("/v1/memories", headers=foreign, json=body).status_code == 409
+    for answer in (
+        api.post("/v1/search", headers=foreign, json={"query": "S20"}),
+        api.post("/v1/memories", headers=foreign, json=body),
+    ):
+        assert answer.status_code == 404, "another user's sandbox is not found"
+        assert answer.json()["error"]["code"] == "sandbox_not_found"
     bad = {**auth(token()), "X-Dualtrack-Sandbox": str(uuid.uuid4())[:8]}
     assert api.get("/v1/profile", headers=bad).status_code == 400

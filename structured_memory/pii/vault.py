@@ -43,7 +43,13 @@ from sqlalchemy import (
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert
 
-from policies.errors import DecryptionError, InvalidField, RecordNotFound, TransientFailure
+from policies.errors import (
+    DecryptionError,
+    InvalidField,
+    RecordNotFound,
+    TransientFailure,
+    UserNotFound,
+)
 from policies.pii import PiiKind
 from policies.scope import UserScope
 from policies.validation import check_choice, check_text, check_uuid
@@ -192,7 +198,8 @@ def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool)
     """The user's data key, unwrapped; with ``create``, made and stored if the user has none.
 
     Concurrent creators agree on one key (insert-if-absent, then read the
-    winner). Raises :class:`DecryptionError` if the stored key does not unwrap.
+    winner). Raises :class:`DecryptionError` if the stored key does not unwrap,
+    :class:`UserNotFound` if an erasure removed the winner's key meanwhile.
     """
     row = conn.execute(_DATA_KEY, {"user_id": user_id}).one_or_none()
     if row is None:
@@ -213,7 +220,9 @@ def data_key(conn: Connection, cipher: PiiCipher, user_id: str, *, create: bool)
         ).first()
         if won is not None:
             return fresh
-        row = conn.execute(_DATA_KEY, {"user_id": user_id}).one()
+        row = conn.execute(_DATA_KEY, {"user_id": user_id}).one_or_none()
+        if row is None:
+            raise UserNotFound("no profile for this user")
     return cipher.unwrap(Sealed(row.key_id, bytes(row.nonce), bytes(row.wrapped)), user_id)
 
 
