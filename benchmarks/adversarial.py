@@ -13,13 +13,23 @@ backtracking patterns blow up, and texts that are nothing but PII or entities), 
 ``summary.py`` loaded beside the current ones) on smaller inputs (``--before-kib``),
 where it takes seconds rather than minutes, next to the current one on the same inputs.
 
-    python -m benchmarks.adversarial [--quick] [--before b40aaa2]
+The server's work for one 64 KiB write and for the writer's export afterwards is timed
+through a client (:mod:`benchmarks.store_costs`, embedded PostgreSQL unless
+``DUALTRACK_POSTGRES_DSN``): ordinary text, distinct phone numbers filling the text (each
+one a vault entry), one phone repeated, and the cap of distinct values
+(``MAX_PII_VALUES``). With ``--before REV`` the same writes run on REV's whole tree (a
+child process), side by side; ``--no-store`` skips them.
+
+    python -m benchmarks.adversarial [--quick] [--before b40aaa2] [--no-store]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -29,15 +39,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import console, print_table, write_result
+from benchmarks import store_costs
+from benchmarks.common import bench_client, console, print_table, write_result
 from benchmarks.unstructured import Generator
-from policies.pii import find_pii, mask_pii
+from policies.pii import MAX_PII_VALUES, find_pii, mask_pii
 from policies.validation import MAX_TEXT_BYTES
 from unstructured_memory.summariser import analyse_text
 from unstructured_memory.summariser import entities as _entities
 from unstructured_memory.tokenize import _cached_tokens, tokens
 
-__all__ = ["ADVERSARIAL", "Impl", "current", "inputs", "load_before", "main"]
+__all__ = [
+    "ADVERSARIAL",
+    "Impl",
+    "current",
+    "inputs",
+    "load_before",
+    "main",
+    "store_inputs",
+    "store_rows",
+]
 
 ADVERSARIAL: dict[str, str] = {
     "city": "市",  # address admin prefix: 96 s for 20,000 before
@@ -182,6 +202,68 @@ def ratios(times: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     }
 
 
+def _phones(n: int) -> list[str]:
+    rnd = random.Random(7)
+    return [f"13{rnd.randrange(3, 10)}{rnd.randrange(10**8):08d}" for _ in range(n)]
+
+
+def store_inputs(size: int) -> dict[str, str]:
+    """The writes timed through the store, each at most ``size`` UTF-8 bytes."""
+    distinct = " ".join(_phones(size // 12))
+    at_cap = " ".join(_phones(MAX_PII_VALUES - 1)) + " "
+    return {
+        "ordinary": ordinary(size),
+        "phones, distinct": distinct.encode()[:size].decode().rsplit(" ", 1)[0],
+        "phones, one repeated": _fill(ADVERSARIAL["phones"], size),
+        f"phones, {MAX_PII_VALUES} distinct (the cap)": at_cap
+        + _fill("13812345678 ", size - len(at_cap)),
+    }
+
+
+def _store_before(rev: str, texts: dict[str, str], repeats: int) -> dict[str, dict[str, Any]]:
+    """:func:`store_costs.measure` on REV's tree, in a child process."""
+    root = Path(tempfile.mkdtemp(prefix="bench-adversarial-tree-"))
+    archive = subprocess.run(["git", "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    given, taken = root / "in.json", root / "out.json"
+    given.write_text(json.dumps(texts), encoding="utf-8")
+    subprocess.run(
+        [
+            sys.executable,
+            "-P",
+            store_costs.__file__,
+            given,
+            taken,
+            ".dualtrack/bench-adv-before",
+            str(repeats),
+        ],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        check=True,
+    )
+    result: dict[str, dict[str, Any]] = json.loads(taken.read_text(encoding="utf-8"))
+    return result
+
+
+def store_rows(
+    after: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]] | None
+) -> list[list[Any]]:
+    """Table rows: per input, write and export seconds (before, after), outcome, entries."""
+    rows = []
+    for name, a in after.items():
+        b = before.get(name) if before else None
+        rows.append(
+            [
+                name,
+                *((b["write_s"], a["write_s"]) if b else (a["write_s"],)),
+                *((b["export_s"], a["export_s"]) if b else (a["export_s"],)),
+                *((b["vault_entries"],) if b else ()),
+                a["vault_entries"],
+                a["outcome"],
+            ]
+        )
+    return rows
+
+
 def _warm_up(impl: Impl) -> None:
     for fn in impl.functions.values():
         fn("订单88231的扫地机坏了，电话13812345678")
@@ -196,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--before-kib", default="4,8", help="sizes (KiB) compared with --before (4,8)"
     )
+    parser.add_argument("--no-store", action="store_true", help="skip the timed writes")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
 
@@ -241,8 +324,32 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ["input", "KiB", *(f"{f} {when}" for f in FUNCTIONS for when in ("before", "after"))],
             rows,
         )
+    if not args.no_store:
+        report["store"] = _store(args.before, repeats)
     write_result("adversarial-quick" if args.quick else "adversarial", report)
     return report
+
+
+def _store(before_rev: str | None, repeats: int) -> dict[str, Any]:
+    """The writes through the store (and REV's, side by side), printed and returned."""
+    texts = store_inputs(MAX_TEXT_BYTES)
+    with bench_client("adversarial") as mem:
+        after = store_costs.measure(mem, texts, repeats)
+    before = _store_before(before_rev, texts, repeats) if before_rev else None
+    when = ("before", "after") if before else ("",)
+    print_table(
+        f"One {MAX_TEXT_BYTES // 1024} KiB write and the writer's export through the store "
+        f"(s, best of {repeats}{f'; before: {before_rev}' if before else ''})",
+        [
+            "input",
+            *(f"write {w}".strip() for w in when),
+            *(f"export {w}".strip() for w in when),
+            *(f"vault entries {w}".strip() for w in when),
+            "outcome",
+        ],
+        store_rows(after, before),
+    )
+    return {"after": after, "before": before, "revision": before_rev}
 
 
 if __name__ == "__main__":

@@ -201,7 +201,7 @@ def stages(
     times[STAGES[1]] = elapsed_ms(started)
     started = time.perf_counter()
     records = ledger.hydrate(scope, [h.fragment_id for h in hits], now=now)
-    ledger.used(scope, records.values(), now=now)
+    ledger.used(scope, records.records.values(), now=now)
     times[STAGES[2]] = elapsed_ms(started)
     return times
 

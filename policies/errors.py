@@ -6,7 +6,7 @@ stable machine-readable ``code`` and the HTTP status the service answers with::
     DualtrackError                       (code "internal", 500)
     ├── InvalidInput                     (400)
     │   ├── InvalidUserId
-    │   ├── InvalidText                  empty, too long, invalid UTF-8, NUL
+    │   ├── InvalidText                  empty, too long, invalid UTF-8, NUL, too much PII
     │   ├── InvalidField                 an unknown or ill-typed field
     │   └── PolicyMissing                a write that names no lifecycle policy
     ├── NotFound                         (404)
@@ -105,7 +105,8 @@ class InvalidUserId(InvalidInput):
 
 
 class InvalidText(InvalidInput):
-    """Text that is empty, over the size limit, not valid UTF-8, or holds NUL."""
+    """Text that is empty, over the size limit, not valid UTF-8, holds NUL, or names more
+    distinct personal values than one text may (``policies.pii.MAX_PII_VALUES``)."""
 
     code = "invalid_text"
 

@@ -24,6 +24,10 @@ recoverable value)::
 
 No masked form is detected again, so :func:`mask_pii` is idempotent.
 
+Each distinct value found is vaulted by the caller (a few statements, and a decryption
+in every export of the user): :func:`check_pii_values` caps them at
+:data:`MAX_PII_VALUES` per text (or JSON field, or a call's turns).
+
 Detection runs on :func:`normalise_text` of the text (NFKC, format characters
 such as zero-width spaces removed), so ``１３８１２３４５６７８`` and
 ``138\\u200b1234\\u200b5678`` are found; offsets refer to the text as given and
@@ -36,16 +40,20 @@ from __future__ import annotations
 
 import threading
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from functools import lru_cache
 
+from policies.errors import InvalidText
 from policies.linear_re import LinearPattern, PatternSet, Subject
 
 __all__ = [
+    "MAX_PII_VALUES",
     "PiiKind",
     "PiiMatch",
+    "check_pii_values",
     "find_pii",
     "mask_pii",
     "mask_value",
@@ -399,3 +407,19 @@ def mask_pii(text: str) -> tuple[str, list[PiiMatch]]:
         pos = m.end
     parts.append(text[pos:])
     return "".join(parts), matches
+
+
+MAX_PII_VALUES = 128
+"""Most distinct personal values one text, JSON field or call's turns may name (one per
+512 bytes of the largest text)."""
+
+
+def check_pii_values(matches: Iterable[PiiMatch], field: str) -> None:
+    """Raise :class:`InvalidText` if ``matches`` hold more than :data:`MAX_PII_VALUES`
+    distinct (kind, value) pairs; the message names ``field``, never a value."""
+    if len({(m.kind, m.value) for m in matches}) > MAX_PII_VALUES:
+        raise InvalidText(
+            f"{field} names more than {MAX_PII_VALUES} distinct personal values; "
+            "split it into smaller ones",
+            field=field,
+        )

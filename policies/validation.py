@@ -1,4 +1,4 @@
-"""Input rules shared by both tracks: user ids, agent ids and texts.
+"""Input rules shared by both tracks: user ids, agent ids, session ids and texts.
 
 Pure functions of their arguments; they raise typed errors and never touch I/O.
 """
@@ -9,11 +9,13 @@ import json
 import math
 import re
 import uuid
+from collections.abc import Collection
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from policies.errors import InvalidField, InvalidText, InvalidUserId
+from policies.pii import PiiKind, find_pii
 
 __all__ = [
     "MAX_ID_CHARS",
@@ -26,7 +28,9 @@ __all__ = [
     "check_int",
     "check_json",
     "check_json_depth",
+    "check_no_pii",
     "check_number",
+    "check_session_id",
     "check_text",
     "check_timestamp",
     "check_user_id",
@@ -104,6 +108,33 @@ def check_field_length(field: str, value: str, max_chars: int) -> str:
             limit=max_chars,
         )
     return checked
+
+
+def check_no_pii(value: str, field: str, *, allowed: Collection[PiiKind] = ()) -> str:
+    """``value`` unless the PII masker (:func:`policies.pii.find_pii`) finds in it a kind
+    outside ``allowed``: :class:`InvalidField` naming the field and the kind, never the value.
+
+    For fields kept and shown in clear (session ids, a device's os and browser, a
+    fact's source, a link's entity id): outside the vault, erasure cannot reach them.
+    """
+    for match in find_pii(value):
+        if match.kind not in allowed:
+            raise InvalidField(
+                f"{field} holds personal data (a {match.kind.value.replace('_', ' ')}); "
+                "it is kept in clear, so it may hold none",
+                field=field,
+                kind=match.kind.value,
+            )
+    return value
+
+
+def check_session_id(session_id: object) -> str:
+    """``session_id`` if it is a string of at most :data:`MAX_ID_CHARS` characters holding no
+    PII (:func:`check_no_pii`: ``wx-13987654321`` or an e-mail is refused), else
+    :class:`InvalidField`. Whether it may be empty is the caller's rule."""
+    if not isinstance(session_id, str):
+        raise InvalidField("session_id must be a string", field="session_id")
+    return check_no_pii(check_field_length("session_id", session_id, MAX_ID_CHARS), "session_id")
 
 
 def check_choice(choices: type[StrEnum], value: str, field: str) -> str:

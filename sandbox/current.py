@@ -2,8 +2,10 @@
 
 ``MemoryClient`` reads it when it turns a user id into a scope, so every read
 and write inside ``with mem.sandbox(...)`` attaches the sandbox without being
-passed. A ``contextvars.ContextVar`` gives each thread and each task its own
-value; ``enter``/``leave`` bracket a block and always restore the previous one.
+passed, for the block's user and agent only (another agent's client in the
+block works outside it, as another user's calls do). A ``contextvars.ContextVar``
+gives each thread and each task its own value; ``enter``/``leave`` bracket a
+block and always restore the previous one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ class ActiveSandbox:
     """The sandbox a block works in; ``sandbox_id`` changes when the block forks."""
 
     user_id: str
+    agent_id: str | None
     session_id: str
     sandbox_id: uuid.UUID
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from policies.errors import Conflict
+from policies.errors import Conflict, NotFound
 
-__all__ = ["SandboxClosed"]
+__all__ = ["SandboxClosed", "SandboxNotFound"]
 
 
 class SandboxClosed(Conflict):
@@ -14,3 +14,10 @@ class SandboxClosed(Conflict):
     """
 
     code = "sandbox_closed"
+
+
+class SandboxNotFound(NotFound):
+    """No sandbox with that id belongs to the calling user and agent (it may be another
+    agent's or another user's: the answer is the same as for an id that never existed)."""
+
+    code = "sandbox_not_found"

@@ -1,8 +1,12 @@
 """Sandboxes in PostgreSQL: open, fork, merge, discard, and the hold writers take.
 
-A session has at most one ``active`` sandbox (a partial unique index). Opening,
-forking, merging and discarding serialise on ``pg_advisory_xact_lock`` of the
-user and session, so concurrent forks leave exactly one active sandbox. A
+A sandbox belongs to a user, an agent and a session: each agent of a user has at
+most one ``active`` sandbox per session (a partial unique index), and a sandbox
+of another agent or user is not found (:class:`SandboxNotFound`), whatever the
+caller names. Opening, forking, merging and discarding serialise on
+``pg_advisory_xact_lock`` of the user, agent and session, so concurrent forks
+leave exactly one active sandbox. Merge and discard touch only the fragments
+the caller may see (``scoping.visible``), never another agent's private ones. A
 writer holds its sandbox row ``FOR SHARE`` until it commits: a fork or discard
 (an ``UPDATE`` of the row) waits for it, and a write that starts after a fork
 finds the sandbox closed and raises :class:`SandboxClosed` instead of writing
@@ -25,10 +29,10 @@ from sqlalchemy import Connection, func, select, update
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
-from sandbox.errors import SandboxClosed
+from sandbox.errors import SandboxClosed, SandboxNotFound
 from structured_memory.models import MemoryFragment, SandboxStatus, SessionSandbox, table_of
 from structured_memory.repositories.fragments import frequent_user, vault_ids_of
-from structured_memory.scoping import owned
+from structured_memory.scoping import owned_by_agent, visible
 
 __all__ = ["Sandbox", "SandboxRepository", "Swept"]
 
@@ -63,15 +67,12 @@ _COLUMNS = [_T.c[name] for name in Sandbox.__dataclass_fields__]
 
 
 def _lock(conn: Connection, scope: UserScope, session_id: str) -> None:
-    conn.execute(
-        select(
-            func.pg_advisory_xact_lock(func.hashtextextended(f"{scope.user_id}\x1f{session_id}", 0))
-        )
-    )
+    key = "\x1f".join((scope.user_id, scope.agent_id or "", session_id))
+    conn.execute(select(func.pg_advisory_xact_lock(func.hashtextextended(key, 0))))
 
 
 class SandboxRepository:
-    """Sandbox rows of one user at a time; every statement carries the user predicate."""
+    """Sandbox rows of one user and agent at a time; every statement carries both."""
 
     def __init__(self, ttl: timedelta, ttl_config: TTLConfig) -> None:
         self._ttl = ttl
@@ -109,8 +110,9 @@ class SandboxRepository:
     ) -> list[uuid.UUID]:
         """Promote the chosen fragments of the scope's sandbox into long-term memory.
 
-        Each takes its policy's lifetime from ``now``. Ids not in the sandbox are
-        ignored; a sandbox no longer active raises :class:`SandboxClosed`.
+        Each takes its policy's lifetime from ``now``. Ids not in the sandbox or not
+        visible to the scope are ignored; a sandbox no longer active raises
+        :class:`SandboxClosed`, one not the scope's :class:`SandboxNotFound`.
         """
         _lock(conn, scope, session_id)
         sandbox_id = self._require_active(conn, scope, session_id)
@@ -119,7 +121,7 @@ class SandboxRepository:
             return []
         rows = conn.execute(
             select(_F.c.id, _F.c.policy, _F.c.kind)
-            .where(owned(_F, scope), _F.c.sandbox_id == sandbox_id, _F.c.id.in_(wanted))
+            .where(visible(_F, scope, None), _F.c.sandbox_id == sandbox_id, _F.c.id.in_(wanted))
             .order_by(_F.c.id)
             .with_for_update()
         ).all()
@@ -133,7 +135,7 @@ class SandboxRepository:
             )
             conn.execute(
                 update(_F)
-                .where(owned(_F, scope), _F.c.id == row.id)
+                .where(visible(_F, scope, None), _F.c.id == row.id)
                 .values(
                     sandbox_id=None, expires_at=life.expires_at(now), renew_days=life.renew_days
                 )
@@ -143,12 +145,13 @@ class SandboxRepository:
     def discard(
         self, conn: Connection, scope: UserScope, session_id: str, *, now: datetime
     ) -> Swept:
-        """Delete the scope's sandbox's unmerged fragments and close it as discarded."""
+        """Delete the scope's sandbox's unmerged fragments it may see and close it as
+        discarded (what it may not see expires with the sandbox)."""
         _lock(conn, scope, session_id)
         sandbox_id = self._require_active(conn, scope, session_id)
         rows = conn.execute(
             _F.delete()
-            .where(owned(_F, scope), _F.c.sandbox_id == sandbox_id)
+            .where(visible(_F, scope, None), _F.c.sandbox_id == sandbox_id)
             .returning(_F.c.id, _F.c["metadata"])
         ).all()
         self._close(conn, scope, sandbox_id, SandboxStatus.DISCARDED, now)
@@ -158,23 +161,37 @@ class SandboxRepository:
     def hold(self, conn: Connection, scope: UserScope, now: datetime) -> datetime:
         """For a writer: hold the scope's sandbox ``FOR SHARE`` until commit; its expiry.
 
-        Raises :class:`SandboxClosed` when it was forked, discarded or expired.
+        Raises :class:`SandboxClosed` when it was forked, discarded or expired,
+        :class:`SandboxNotFound` when it is not the scope's.
         """
         row = conn.execute(
             select(_T.c.status, _T.c.expires_at)
-            .where(owned(_T, scope), _T.c.id == scope.sandbox_id)
+            .where(owned_by_agent(_T, scope), _T.c.id == scope.sandbox_id)
             .with_for_update(read=True)
         ).one_or_none()
-        if row is None or row.status != SandboxStatus.ACTIVE.value or row.expires_at <= now:
+        if row is None:
+            raise _not_found()
+        if row.status != SandboxStatus.ACTIVE.value or row.expires_at <= now:
             raise SandboxClosed("the session's sandbox was forked, discarded or expired")
         expires: datetime = row.expires_at
         return expires
 
+    def get(self, conn: Connection, scope: UserScope, sandbox_id: uuid.UUID) -> Sandbox:
+        """The scope's sandbox ``sandbox_id``, whatever its status; :class:`SandboxNotFound`
+        if it is not the scope's user's and agent's."""
+        row = conn.execute(
+            select(*_COLUMNS).where(owned_by_agent(_T, scope), _T.c.id == sandbox_id)
+        ).one_or_none()
+        if row is None:
+            raise _not_found()
+        return Sandbox(**dict(row._mapping))
+
     def history(self, conn: Connection, scope: UserScope, session_id: str) -> Sequence[Sandbox]:
-        """Every sandbox of the session, oldest first (archived ones stay for audit)."""
+        """The agent's every sandbox of the session, oldest first (archived ones stay for
+        audit)."""
         rows = conn.execute(
             select(*_COLUMNS)
-            .where(owned(_T, scope), _T.c.session_id == session_id)
+            .where(owned_by_agent(_T, scope), _T.c.session_id == session_id)
             .order_by(_T.c.created_at, _T.c.id)
         ).all()
         return [Sandbox(**dict(r._mapping)) for r in rows]
@@ -184,7 +201,7 @@ class SandboxRepository:
     def _active(self, conn: Connection, scope: UserScope, session_id: str) -> Sandbox | None:
         row = conn.execute(
             select(*_COLUMNS).where(
-                owned(_T, scope),
+                owned_by_agent(_T, scope),
                 _T.c.session_id == session_id,
                 _T.c.status == SandboxStatus.ACTIVE.value,
             )
@@ -193,8 +210,11 @@ class SandboxRepository:
 
     def _require_active(self, conn: Connection, scope: UserScope, session_id: str) -> uuid.UUID:
         """The scope's sandbox id if it is still the session's active one."""
+        if scope.sandbox_id is None:
+            raise _not_found()
+        named = self.get(conn, scope, scope.sandbox_id)
         active = self._active(conn, scope, session_id)
-        if active is None or active.id != scope.sandbox_id:
+        if active is None or active.id != named.id:
             raise SandboxClosed("the sandbox is no longer the session's active one")
         return active.id
 
@@ -231,6 +251,10 @@ class SandboxRepository:
     ) -> None:
         conn.execute(
             update(_T)
-            .where(owned(_T, scope), _T.c.id == sandbox_id)
+            .where(owned_by_agent(_T, scope), _T.c.id == sandbox_id)
             .values(status=status.value, closed_at=now)
         )
+
+
+def _not_found() -> SandboxNotFound:
+    return SandboxNotFound("no such sandbox for this user and agent")

@@ -42,6 +42,7 @@ from policies.validation import (
     check_choice,
     check_field_length,
     check_int,
+    check_session_id,
     check_text,
     check_user_id,
     check_uuid,
@@ -79,6 +80,9 @@ from sdk.schemas import (
 )
 from structured_memory.models import BusinessEntityType
 from structured_memory.records import BusinessLink, Device, Fact, Profile
+from structured_memory.repositories.business_link import check_entity_id
+from structured_memory.repositories.device import check_device_field
+from structured_memory.repositories.facts import check_source
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.profile import validate_changes
 from unstructured_memory.summariser.entities import Entity
@@ -271,9 +275,7 @@ def _segment(value: str) -> str:
 
 
 def _session(session_id: object) -> str:
-    if not isinstance(session_id, str):
-        raise InvalidField("session_id must be a string", field="session_id")
-    checked = check_field_length("session_id", session_id, 128)
+    checked = check_session_id(session_id)
     if not checked:
         raise InvalidField("session_id is empty", field="session_id")
     return _segment(checked)
@@ -398,7 +400,12 @@ def profile_update(
 
 def device_register(user_id: str, device_id: str, os: str, browser: str) -> Call[Device]:
     """``POST /v1/devices``."""
-    body = _body(DeviceRegister, device_id=device_id, os=os, browser=browser)
+    body = _body(
+        DeviceRegister,
+        device_id=device_id,
+        os=check_device_field("os", os),
+        browser=check_device_field("browser", browser),
+    )
     return Call(user_id, "POST", "/v1/devices", Device.model_validate, body)
 
 
@@ -430,10 +437,11 @@ def link_add(
     effective_to: datetime | None,
 ) -> Call[BusinessLink]:
     """``POST /v1/links``."""
+    kind = check_choice(BusinessEntityType, entity_type, "entity_type")
     body = _body(
         LinkCreate,
-        entity_type=entity_type,
-        entity_id=entity_id,
+        entity_type=kind,
+        entity_id=check_entity_id(kind, check_field_length("entity_id", entity_id, 128)),
         role=role,
         effective_from=effective_from,
         effective_to=effective_to,
@@ -486,7 +494,7 @@ def fact_put(
         value=value,
         lifecycle_policy=lifecycle_policy,
         confidence=confidence,
-        source=source,
+        source=check_source(source),
     )
     return Call(user_id, "PUT", path, Fact.model_validate, body)
 

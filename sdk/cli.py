@@ -1,7 +1,7 @@
 """``dualtrack``: the command line of a deployment.
 
-migrate, new-key, rotate-keys, repair-vault, sweep, decay, audit, worker, reindex, retokenise,
-health and demo; each reads the same ``DUALTRACK_*`` settings as the SDK.
+migrate, new-key, rotate-keys, repair-vault, rekey-devices, sweep, decay, audit, worker,
+reindex, retokenise, health and demo; each reads the same ``DUALTRACK_*`` settings as the SDK.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from structured_memory.cross_user import (
     repair_vault,
     rotate_keys,
 )
+from structured_memory.device_rekey import count_unkeyed_devices, rekey_devices
 from structured_memory.pii.keyring import PiiKey
 from unstructured_memory.index.base import ColdTenants, Resettable
 
@@ -148,10 +149,34 @@ def rotate_keys_command(
         raise typer.Exit(code=1)
 
 
+@app.command("rekey-devices")
+def rekey_devices_command(
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per transaction.")] = 500,
+) -> None:
+    """Re-key the device fingerprints written before revision 0013 (a plain SHA-256) as
+    an HMAC keyed per user; the old fingerprints still name their devices for one release."""
+    try:
+        with _client() as mem, _bar("re-keying") as bar:
+            task = bar.add_task("rekey", total=count_unkeyed_devices(mem.database))
+            report = rekey_devices(
+                mem.database,
+                mem.cipher,
+                batch_size=batch_size,
+                progress=lambda n: bar.advance(task, n),
+            )
+    except DualtrackError as exc:
+        _fail(exc)
+    console.print(
+        f"re-keyed {report.rekeyed} device fingerprints, {report.merged} of them merged "
+        "into the re-keyed row of the same device"
+    )
+
+
 @app.command("repair-vault")
 def repair_vault_command() -> None:
-    """Merge duplicate PII vault entries written before the unique index, rewrite the
-    references to them, and index every readable entry under the blind key."""
+    """Merge duplicate PII vault entries (of one exact value) written before the unique
+    index, rewrite the references to them, and index every readable entry written before
+    revision 0014 by its exact value (two spellings of one number stay two entries)."""
     try:
         with _client() as mem, _bar("repairing") as bar:
             task = bar.add_task("repair", total=count_vault_repairs(mem.database))
@@ -179,13 +204,11 @@ def sweep(
     batch_size: Annotated[
         int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
     ] = 1000,
-    vacuum: Annotated[
-        bool, typer.Option(help="VACUUM (ANALYZE) the user tables holding dead tuples.")
-    ] = True,
+    vacuum: Annotated[bool, typer.Option(help="VACUUM (ANALYZE) every user table.")] = True,
 ) -> None:
     """End idle sessions (record and profile update); delete expired fragments and facts;
-    set idle users' index tenants cold; vacuum the user tables that erasures, deletes and the
-    sweep left dead tuples in."""
+    set idle users' index tenants cold; vacuum every user table (the dead tuples of deletes and
+    the sweep, the index entries of erased rows)."""
     cold = 0
     try:
         with _client() as mem:

@@ -9,8 +9,10 @@ embedded server stops when the last process using its data dir exits.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -25,7 +27,12 @@ from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
-from policies.validation import check_field_length, check_json_depth, check_text, check_timestamp
+from policies.validation import (
+    check_json_depth,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sandbox.current import current as current_sandbox
 from sdk.progress import progress_bar
 from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord, TurnsAppended
@@ -44,6 +51,7 @@ from structured_memory.cross_user import (
     sweep_expired,
     vacuum_user_tables,
 )
+from structured_memory.erasure_vacuum import ErasureTrace, erasure_trace
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
@@ -59,6 +67,7 @@ if TYPE_CHECKING:
     from sdk.session_path import SessionPath
     from structured_memory.database import Database
     from structured_memory.pii.cipher import PiiCipher
+    from structured_memory.repositories.rate_limits import RateLimitStore
     from structured_memory.repositories.tokens import RevokedTokens
     from unstructured_memory.index.base import FragmentIndex
     from unstructured_memory.outbox.worker import DrainReport
@@ -102,7 +111,12 @@ class Health:
 
 
 class MemoryClient:
-    """Entry point of the SDK; a context manager owning its engine."""
+    """Entry point of the SDK; a context manager owning its engine.
+
+    A client that is never closed (a script, a notebook, an exception) is closed when it
+    is collected or at interpreter exit, before the embedded server it started stops:
+    pending renewals and index deliveries are written while the server still runs.
+    """
 
     def __init__(self, settings: Settings, *, agent_id: str | None = None) -> None:
         self.settings = settings
@@ -114,6 +128,7 @@ class MemoryClient:
             timeout_ms=settings.verifier_timeout_ms, max_workers=settings.verifier_max_workers
         )
         self._parent: MemoryClient | None = None
+        self._closer: weakref.finalize[[], MemoryClient] | None = None
 
     def for_agent(self, agent_id: str | None) -> MemoryClient:
         """A client acting for ``agent_id`` that shares this one's engine, index, verifiers
@@ -155,6 +170,7 @@ class MemoryClient:
                     from sdk.runtime import Runtime  # loads jieba, spaCy, numpy: on first use
 
                     self._runtime = Runtime.build(self.settings, self._key_ring(), self.scope)
+                    self._closer = _close_at_exit(self, self._runtime)
         return self._runtime
 
     def _key_ring(self) -> KeyRing:
@@ -166,9 +182,11 @@ class MemoryClient:
 
     def scope(self, user_id: str) -> UserScope:
         """The validated scope for ``user_id``: this client's agent id, and the sandbox of
-        the current ``with mem.sandbox(...)`` block when it is this user's."""
+        the current ``with mem.sandbox(...)`` block when it is this user's and agent's."""
         active = current_sandbox()
-        box = active.sandbox_id if active is not None and active.user_id == user_id else None
+        box = None
+        if active is not None and (active.user_id, active.agent_id) == (user_id, self.agent_id):
+            box = active.sandbox_id
         return UserScope(user_id, self.agent_id, box)
 
     def sandbox(self, user_id: str, session_id: str) -> SandboxSession:
@@ -411,7 +429,7 @@ class MemoryClient:
         # a session's end writes long-term memory even inside a sandbox block: the
         # transcript given (after a fork, only what followed it) is what persists
         scope = self.scope(user_id).in_sandbox(None)
-        session = _session_id(session_id)
+        session = check_session_id(session_id)
         turns = _turns(transcript, "transcript")
         return self._session_path().end(scope, session, turns)
 
@@ -425,7 +443,7 @@ class MemoryClient:
         turn is processed twice (a watermark per session).
         """
         scope = self.scope(user_id).in_sandbox(None)  # like end_session: long-term
-        session = _session_id(session_id)
+        session = check_session_id(session_id)
         return self._session_path().append(scope, session, _turns(turns, "turns"))
 
     def _profile_extractor(self) -> ProfileExtractor:
@@ -526,8 +544,8 @@ class MemoryClient:
             "links": [link.model_dump(mode="json") for link in rt.links.list(scope)],
             "facts": [f.model_dump(mode="json") for f in rt.facts.list(scope)],
             "pii": [
-                {"id": str(ref.id), "kind": ref.kind, "value": rt.vault.reveal(scope, ref.id)}
-                for ref in rt.vault.list(scope)
+                {"id": str(ref.id), "kind": ref.kind, "value": value}
+                for ref, value in rt.vault.reveal_all(scope)
             ],
             "memories": [m.model_dump(mode="json") for m in memories],
         }
@@ -543,20 +561,27 @@ class MemoryClient:
         derived index, which the outbox worker applies, and records the erasure
         in the audit log under the user's pseudonym before its key is destroyed
         with the user: the log keeps pseudonymous entries only. A deadlock with
-        a concurrent call (the cascade locks the user's rows) is retried.
+        a concurrent call (the cascade locks the user's rows) is retried. Once
+        committed, the tables it touched are vacuumed, so their files keep no
+        tuple of the user; this returns after that vacuum, at most
+        ``erasure_vacuum_timeout_s`` later (a vacuum that fails is logged and
+        left to the sweep: see :mod:`structured_memory.erasure_vacuum`).
         """
         rt = self._rt()
         scope = self.scope(user_id)
 
-        def unit() -> bool:
+        def unit() -> tuple[bool, ErasureTrace]:
             with rt.db.transaction() as conn:
                 record_erasure(conn, scope)
                 existed = rt.profiles.delete_user(scope, join=conn)
                 rt.feed.enqueue(conn, [(OutboxOp.DROP_USER, scope.user_id, None)])
-            return existed
+                trace = erasure_trace(conn)
+            return existed, trace
 
-        existed = rt.db.retrying(unit)
+        existed, trace = rt.db.retrying(unit)
         rt.feed.wake()
+        if existed:
+            rt.erasure_vacuum.after(trace)
         return existed
 
     def sweep(
@@ -573,8 +598,8 @@ class MemoryClient:
         Like a delete, a swept memory also takes the vault entries only it
         referenced and its words in its neighbours' index context. A derived
         index gets the deletes through the outbox. With ``vacuum``, then
-        ``VACUUM (ANALYZE)`` the user tables that erasures, deletes and sweeps
-        left dead tuples in (``report.vacuumed``). The confidence decay
+        ``VACUUM (ANALYZE)`` every user table (``report.vacuumed``): the dead
+        tuples of deletes and sweeps, and the index entries of erased rows. The confidence decay
         (:meth:`decay`) runs with it (``report.decay``). An index that searches large
         users approximately (:class:`~unstructured_memory.index.base.LargeScopes`) gets
         their memories flagged for it (``report.flagged``), before the vacuum.
@@ -653,6 +678,15 @@ class MemoryClient:
         return RevokedTokens(self._rt().db)
 
     @property
+    def rate_limits(self) -> RateLimitStore:
+        """The rate-limit buckets the service's processes share (ops; keyed by an HMAC
+        under a key derived from the ring's blind key, never by a name)."""
+        from structured_memory.repositories.rate_limits import RateLimitStore
+
+        rt = self._rt()
+        return RateLimitStore(rt.db, rt.cipher.purpose_key(b"dualtrack-rate-limit-v1"))
+
+    @property
     def ops(self) -> Ops:
         """Read-only statistics across users for operators (see :mod:`sdk.ops`)."""
         from sdk.ops import Ops
@@ -721,9 +755,11 @@ class MemoryClient:
             if self._extractor is not None:
                 self._extractor.close()
                 self._extractor = None
-            if self._runtime is not None:
-                self._runtime.close()
-                self._runtime = None
+            if self._closer is not None:
+                atexit.unregister(self._closer)
+                self._closer()  # closes the runtime, once
+                self._closer = None
+            self._runtime = None
 
     def __enter__(self) -> MemoryClient:
         return self.start()
@@ -737,12 +773,24 @@ class MemoryClient:
         self.close()
 
 
+def _close_at_exit(client: MemoryClient, runtime: Runtime) -> weakref.finalize[[], MemoryClient]:
+    """Close ``runtime`` when ``client`` is collected, or at exit before the embedded server
+    stops: exit handlers run last registered first, and the server's were registered when
+    the runtime started it (a ``weakref.finalize`` alone runs at exit in the order of the
+    process's first finalizer, which may be after the server's stop)."""
+    closer = weakref.finalize(client, runtime.close)
+    atexit.register(closer)
+    return closer
+
+
 def _invalid(message: str, field: str) -> InvalidField:
     return InvalidField(message, field=field)
 
 
 def _turns(turns: object, field: str) -> list[Turn]:
-    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC)."""
+    """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC) and
+    texts (:func:`check_text`, empty allowed: empty turns are skipped), checked before
+    anything is stored or digested."""
     from unstructured_memory.summariser.transcript import Turn
 
     if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
@@ -755,13 +803,8 @@ def _turns(turns: object, field: str) -> list[Turn]:
         if isinstance(when, datetime) and when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         check_timestamp(when, f"{field}[{position}].time")
+        check_text(turn.text, field=f"{field}[{position}].text", allow_empty=True)
     return out
-
-
-def _session_id(session_id: object) -> str:
-    if not isinstance(session_id, str):
-        raise _invalid("session_id must be a string", "session_id")
-    return check_field_length("session_id", session_id, 128)
 
 
 def _input(**fields: Any) -> MemoryInput:

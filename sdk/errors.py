@@ -11,7 +11,8 @@ The tree, rooted in :class:`DualtrackError` (each class has a stable
     │   └── PolicyMissing                a write that names no lifecycle policy
     ├── NotFound                         404
     │   ├── UserNotFound                 no profile (create it with profiles.ensure)
-    │   └── RecordNotFound
+    │   ├── RecordNotFound
+    │   └── SandboxNotFound              not a sandbox of this user and agent
     ├── Conflict                         409
     │   ├── ConcurrentModificationError  optimistic-lock version mismatch
     │   ├── AuditLogImmutable            an UPDATE, DELETE or TRUNCATE of the audit log
@@ -59,7 +60,7 @@ from policies.errors import (
     UserNotFound,
     error_class_for_code,
 )
-from sandbox.errors import SandboxClosed
+from sandbox.errors import SandboxClosed, SandboxNotFound
 from unstructured_memory.errors import (
     EmbedderError,
     EmbedderUnavailable,
@@ -89,6 +90,7 @@ __all__ = [
     "RateLimited",
     "RecordNotFound",
     "SandboxClosed",
+    "SandboxNotFound",
     "SchemaMismatch",
     "ServiceUnavailable",
     "StoreUnavailable",

@@ -50,6 +50,12 @@ class IndexFeed(Protocol):
         """Deliver soon: called after the transaction committed."""
         ...
 
+    def deliver(self, entries: Sequence[FeedEntry]) -> None:
+        """Apply committed changes to the index now, beside their outbox entries (which
+        still follow: every operation is idempotent); raises :class:`StoreUnavailable`
+        when the index cannot take them (the outbox delivers them later)."""
+        ...
+
     def drain(self, *, deadline_s: float) -> DrainReport:
         """Deliver what is pending now, until done or ``deadline_s`` passes."""
         ...
@@ -75,6 +81,9 @@ class NullFeed:
 
     def wake(self) -> None:
         """Nothing to deliver."""
+
+    def deliver(self, entries: Sequence[FeedEntry]) -> None:
+        """Nothing to deliver: the index reads the ledger."""
 
     def drain(self, *, deadline_s: float) -> DrainReport:
         """Nothing pending."""
@@ -131,6 +140,10 @@ class OutboxFeed:
     def wake(self) -> None:
         """Wake the worker thread (a no-op when workers run as their own processes)."""
         self.worker.wake()
+
+    def deliver(self, entries: Sequence[FeedEntry]) -> None:
+        """Apply these committed changes now, outside the queue."""
+        self.worker.apply_now(entries)
 
     def drain(self, *, deadline_s: float) -> DrainReport:
         """Apply pending entries now (read-your-writes)."""

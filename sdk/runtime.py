@@ -24,6 +24,7 @@ from structured_memory import migrate
 from structured_memory.database import Database
 from structured_memory.embedded import start_embedded_server
 from structured_memory.embedding_space import claim_embedding_space
+from structured_memory.erasure_vacuum import ErasureVacuum
 from structured_memory.pii.cipher import PiiCipher
 from structured_memory.pii.keyring import KeyRing, derive_key
 from structured_memory.pii.vault import PiiVault
@@ -111,6 +112,7 @@ class Runtime:
     writes: WritePath
     sandboxes: SandboxRepository
     searches: SearchPath
+    erasure_vacuum: ErasureVacuum
 
     @classmethod
     def build(
@@ -155,7 +157,7 @@ class Runtime:
             db=db,
             cipher=cipher,
             profiles=ProfileRepository(db, vault=vault),
-            devices=DeviceRepository(db),
+            devices=DeviceRepository(db, cipher),
             links=BusinessLinkRepository(db),
             facts=FactRepository(
                 db, s.ttl, vault=vault, renewals=renewals, confidence=s.confidence
@@ -176,8 +178,10 @@ class Runtime:
                 preset=s.search_preset,
                 scope_for=scope_for,
                 check_embedding_space=guard,
+                refresh_contexts=writes.refresh_contexts,
                 prefilter_limit=s.prefilter_limit,
             ),
+            erasure_vacuum=ErasureVacuum(db, timeout_s=s.erasure_vacuum_timeout_s),
         )
 
     def rescoped(self, scope_for: Callable[[str], UserScope]) -> Runtime:

@@ -19,10 +19,9 @@ from datetime import UTC, datetime
 from types import TracebackType
 
 from policies.audit import AuditAction
-from policies.errors import InvalidField
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
-from policies.validation import check_field_length, check_uuid
+from policies.validation import check_session_id, check_uuid
 from sandbox.current import ActiveSandbox, enter, leave
 from sandbox.repository import Sandbox, SandboxRepository
 from sdk.feed import IndexFeed
@@ -33,19 +32,13 @@ from structured_memory.repositories.fragments import FragmentLedger, FragmentRec
 
 __all__ = ["SandboxSession", "Sandboxes"]
 
-MAX_SESSION_ID_CHARS = 128
-
-
-def _session(session_id: object) -> str:
-    if not isinstance(session_id, str):
-        raise InvalidField("session_id must be a string", field="session_id")
-    return check_field_length("session_id", session_id, MAX_SESSION_ID_CHARS)
-
 
 class Sandboxes:
     """Open, fork, merge, discard and read the sandboxes of a user's sessions.
 
-    Each call is one transaction under the user and session's advisory lock.
+    A sandbox is the calling agent's own: naming another agent's (or user's)
+    raises :class:`SandboxNotFound`. Each call is one transaction under the
+    user, agent and session's advisory lock.
     """
 
     def __init__(
@@ -71,13 +64,13 @@ class Sandboxes:
 
     def open(self, user_id: str, session_id: str) -> Sandbox:
         """The session's active sandbox, created on first use."""
-        scope, session = self._base(user_id), _session(session_id)
+        scope, session = self._base(user_id), check_session_id(session_id)
         with self._db.transaction(owner=scope.user_id) as conn:
             return self._repo.open(conn, scope, session, datetime.now(UTC))
 
     def fork(self, user_id: str, session_id: str) -> Sandbox:
         """Archive the session's sandbox and start a clean one; returns the new one."""
-        scope, session = self._base(user_id), _session(session_id)
+        scope, session = self._base(user_id), check_session_id(session_id)
         with self._db.transaction(owner=scope.user_id) as conn:
             new = self._repo.fork(conn, scope, session, datetime.now(UTC))
             record(
@@ -102,7 +95,7 @@ class Sandboxes:
         archived with it.
         """
         scope = self._base(user_id, check_uuid(sandbox_id, "sandbox_id"))
-        session = _session(session_id)
+        session = check_session_id(session_id)
         ids = [check_uuid(i, "memory_ids") for i in memory_ids]
         with self._db.transaction() as conn:
             merged = self._repo.merge(conn, scope, session, ids, now=datetime.now(UTC))
@@ -121,7 +114,7 @@ class Sandboxes:
     def discard(self, user_id: str, session_id: str, sandbox_id: uuid.UUID | str) -> int:
         """Delete what the sandbox holds that was not merged, and close it; how many."""
         scope = self._base(user_id, check_uuid(sandbox_id, "sandbox_id"))
-        session = _session(session_id)
+        session = check_session_id(session_id)
         now = datetime.now(UTC)
         with self._db.transaction() as conn:
             swept = self._repo.discard(conn, scope, session, now=now)
@@ -138,15 +131,24 @@ class Sandboxes:
         self._feed.wake()
         return len(swept.fragment_ids)
 
+    def get(self, user_id: str, sandbox_id: uuid.UUID | str) -> Sandbox:
+        """One sandbox of this agent for the user, whatever its status;
+        :class:`SandboxNotFound` if it is not theirs."""
+        scope = self._base(user_id)
+        box = check_uuid(sandbox_id, "sandbox_id")
+        with self._db.reading() as conn:
+            return self._repo.get(conn, scope, box)
+
     def history(self, user_id: str, session_id: str) -> list[Sandbox]:
-        """Every sandbox of the session, oldest first: the active one and the archived."""
-        scope, session = self._base(user_id), _session(session_id)
+        """This agent's every sandbox of the session, oldest first: the active one and the
+        archived."""
+        scope, session = self._base(user_id), check_session_id(session_id)
         with self._db.transaction() as conn:
             return list(self._repo.history(conn, scope, session))
 
     def memories(self, user_id: str, sandbox_id: uuid.UUID | str) -> list[FragmentRecord]:
         """What a sandbox holds, archived ones included (for audit; never searched)."""
-        box = check_uuid(sandbox_id, "sandbox_id")
+        box = self.get(user_id, sandbox_id).id
         scope = self._base(user_id, box)
         records = self._ledger.list(scope, now=datetime.now(UTC), limit=1000, offset=0)
         return [r for r in records if r.sandbox_id == box]
@@ -158,7 +160,7 @@ class SandboxSession:
     def __init__(self, sandboxes: Sandboxes, user_id: str, session_id: str) -> None:
         self._sandboxes = sandboxes
         self.user_id = user_id
-        self.session_id = _session(session_id)
+        self.session_id = check_session_id(session_id)
         self._active: ActiveSandbox | None = None
         self._token: Token[ActiveSandbox | None] | None = None
 
@@ -186,7 +188,7 @@ class SandboxSession:
 
     def __enter__(self) -> SandboxSession:
         opened = self._sandboxes.open(self.user_id, self.session_id)
-        self._active = ActiveSandbox(opened.user_id, opened.session_id, opened.id)
+        self._active = ActiveSandbox(opened.user_id, opened.agent_id, opened.session_id, opened.id)
         self._token = enter(self._active)
         return self
 

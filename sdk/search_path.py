@@ -1,6 +1,6 @@
 """The search path of the unstructured track, one named stage after another.
 
-    validate → mask → embed → index → fallback → hydrate → rerank → hits → verify
+    validate → mask → embed → index → fallback → hydrate → refresh → rerank → hits → verify
 
 - **validate**: the user scope, the query text, limit, preset and filters.
 - **mask** and **embed**: :func:`build_query` masks PII in the query exactly
@@ -14,6 +14,12 @@
   answers and the results say ``degraded``.
 - **hydrate**: the hits are read back from the ledger under the same scope
   (an expired or invisible hit is dropped).
+- **refresh**: a hit whose index context holds a turn that has expired since
+  (contextual indexing lends a turn's words to the next ones) is re-indexed
+  without it at once, and the index asked again, so an expired memory is found
+  through no neighbour, before any sweep. This is the only write a search may
+  make, once per neighbour of an expired turn; a hit still stale then (its
+  derived index unreachable) is dropped.
 - **rerank**: the index's candidates re-ordered by their session, speaker and
   own text (:mod:`unstructured_memory.search.rerank`); PII hits stay first.
 - **hits**: the records shaped for the caller, best first; those returned are
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import islice
@@ -35,10 +41,16 @@ from itertools import islice
 from policies.errors import IndexUnavailable, InvalidField
 from policies.pii import PiiMatch
 from policies.scope import UserScope
-from policies.validation import check_bool, check_field_length, check_text, check_timestamp
+from policies.validation import (
+    check_bool,
+    check_field_length,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sdk.schemas import MemoryHit, SearchResults
 from structured_memory.pii.vault import PiiVault
-from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
+from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord, Hydrated
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
 from unstructured_memory.search.presets import PRESETS, SearchConfig
@@ -62,6 +74,10 @@ MAX_INTENTS = 32
 
 HitVerifier = Callable[[UserScope, SearchResults], SearchResults]
 """Stage *verify*: attaches to each hit the live state of the business entities it names."""
+
+ContextRefresher = Callable[[UserScope, Sequence[uuid.UUID], datetime], frozenset[uuid.UUID]]
+"""Stage *refresh* (``WritePath.refresh_contexts``): re-indexes stale hits; the ids the
+index may still hold stale."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +110,7 @@ class SearchPath:
         preset: str,
         scope_for: Callable[[str], UserScope],
         check_embedding_space: Callable[[], None],
+        refresh_contexts: ContextRefresher,
         prefilter_limit: int = 0,
     ) -> None:
         self._ledger = ledger
@@ -104,6 +121,7 @@ class SearchPath:
         self._preset = preset
         self._scope = scope_for
         self._check_space = check_embedding_space
+        self._refresh = refresh_contexts
         self._prefilter_limit = prefilter_limit
 
     def rescoped(self, scope_for: Callable[[str], UserScope]) -> SearchPath:
@@ -131,7 +149,12 @@ class SearchPath:
             return results
         hits = [] if built.empty else self.index(scope, built.query, results)
         found = self.pii_hits(scope, built.pii, now, request.limit)
-        records = self.hydrate(scope, found + hits, now)
+        hydrated = self.hydrate(scope, found + hits, now)
+        if hydrated.stale:
+            hits, hydrated = self.refresh(
+                scope, built, hydrated, found=found, now=now, results=results
+            )
+        records = hydrated.records
         hits = found + self.rerank(built.query, hits, records)
         results = self.hits(hits, records, results, request.limit)
         self._ledger.used(scope, (records[hit.memory_id] for hit in results), now=now)
@@ -162,7 +185,7 @@ class SearchPath:
             if len(intents) > MAX_INTENTS:
                 raise InvalidField(f"at most {MAX_INTENTS} intents", field="intents")
         if r.session_id is not None:
-            check_field_length("session_id", r.session_id, 128)
+            check_session_id(r.session_id)
         check_bool(r.verify, "verify")
         filters = SearchFilters(
             intents=intents,
@@ -207,22 +230,39 @@ class SearchPath:
     def pii_hits(
         self, scope: UserScope, pii: Iterable[PiiMatch], now: datetime, limit: int
     ) -> list[IndexHit]:
-        """The memories that held a PII value of the query, found by its blind index."""
+        """The memories that held a PII value of the query in any spelling, found by its
+        blind index."""
         vault_ids: list[uuid.UUID] = []
         for match in pii:
-            ref = self._vault.find(scope, match.kind.value, match.value)
-            if ref is not None:
-                vault_ids.append(ref.id)
+            vault_ids += [r.id for r in self._vault.find_all(scope, match.kind.value, match.value)]
         ids = self._ledger.referencing_vault(scope, vault_ids, now=now, limit=limit)
         return [IndexHit(i, 1.0) for i in ids]
 
-    def hydrate(
-        self, scope: UserScope, hits: list[IndexHit], now: datetime
-    ) -> dict[uuid.UUID, FragmentRecord]:
-        """Stage *hydrate*: the visible, live records of the hits."""
+    def hydrate(self, scope: UserScope, hits: list[IndexHit], now: datetime) -> Hydrated:
+        """Stage *hydrate*: the visible, live records of the hits, and the stale ones."""
         return self._ledger.hydrate(
             scope, list(dict.fromkeys(h.fragment_id for h in hits)), now=now
         )
+
+    def refresh(
+        self,
+        scope: UserScope,
+        built: BuiltQuery,
+        hydrated: Hydrated,
+        *,
+        found: list[IndexHit],
+        now: datetime,
+        results: SearchResults,
+    ) -> tuple[list[IndexHit], Hydrated]:
+        """Stage *refresh*: re-index the stale hits, then the index's hits and their records
+        again, those still stale left out (also those a derived index could not take,
+        unless the ledger answered for it)."""
+        unsure = self._refresh(scope, sorted(hydrated.stale), now)
+        hits = [] if built.empty else self.index(scope, built.query, results)
+        again = self.hydrate(scope, found + hits, now)
+        dropped = again.stale if results.degraded else again.stale | unsure
+        kept = {i: r for i, r in again.records.items() if i not in dropped}
+        return [h for h in hits if h.fragment_id in kept], Hydrated(kept, frozenset())
 
     def rerank(
         self, query: SearchQuery, hits: list[IndexHit], records: dict[uuid.UUID, FragmentRecord]

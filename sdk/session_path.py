@@ -51,7 +51,7 @@ from policies.errors import (
     UserNotFound,
 )
 from policies.lifecycle import LifecyclePolicy
-from policies.pii import mask_pii
+from policies.pii import check_pii_values, find_pii, mask_pii
 from policies.profile_merge import Observation, ObservationKind
 from policies.scope import UserScope
 from sdk.schemas import MemoryInput, SessionRecord, TurnsAppended
@@ -104,8 +104,12 @@ def _masked(turns: Sequence[Turn]) -> list[tuple[str, str]]:
     return [(t.role, mask_pii(t.text)[0]) for t in turns]
 
 
-def _kept(turns: Sequence[Turn]) -> list[Turn]:
-    return [t for t in turns if t.text.strip()]
+def _kept(turns: Sequence[Turn], field: str) -> list[Turn]:
+    """The non-empty turns; :class:`InvalidText` if together they name more than
+    ``MAX_PII_VALUES`` distinct personal values (each is vaulted)."""
+    kept = [t for t in turns if t.text.strip()]
+    check_pii_values((m for t in kept for m in find_pii(t.text)), field)
+    return kept
 
 
 def _has_user_text(turns: Sequence[Turn]) -> bool:
@@ -145,7 +149,7 @@ class SessionPath:
         Raises :class:`InvalidText` when the session has no user text to record at all.
         """
         _check_session(session_id)
-        turns = _kept(transcript)
+        turns = _kept(transcript, "transcript")
         for attempt in range(1, _ATTEMPTS + 1):
             seen = self._sessions.get(scope, session_id)
             masked = _masked(turns)
@@ -174,7 +178,7 @@ class SessionPath:
         turns are returned all the same, so a caller never sends them twice.
         """
         _check_session(session_id)
-        kept = _kept(turns)
+        kept = _kept(turns, "turns")
         if len(kept) > MAX_APPEND_TURNS:
             raise InvalidField(f"at most {MAX_APPEND_TURNS} turns per call", field="turns")
         ids: list[uuid.UUID] = []

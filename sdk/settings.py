@@ -9,15 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from policies.confidence import ConfidenceConfig
 from policies.profile_merge import DEFAULT_CONFIRMATIONS
 from policies.ttl import TTLConfig
-from unstructured_memory.embedders.registry import DEFAULT_EMBEDDER
+from unstructured_memory.embedders.registry import DEFAULT_EMBEDDER, EMBEDDERS
 from unstructured_memory.index.registry import DEFAULT_INDEX
-from unstructured_memory.profile.registry import DEFAULT_EXTRACTOR
+from unstructured_memory.plugins import seal_secrets
+from unstructured_memory.profile.registry import DEFAULT_EXTRACTOR, EXTRACTORS
 
 __all__ = ["Settings"]
 
@@ -64,8 +65,9 @@ class Settings(BaseSettings):
     )
     embedder_config: dict[str, Any] = Field(
         default_factory=dict,
-        repr=False,  # may hold an API key
-        description='The embedder\'s settings as JSON, e.g. {"model_path": "/models/bge"}.',
+        repr=False,
+        description='The embedder\'s settings as JSON, e.g. {"model_path": "/models/bge"}; '
+        "its secrets (an API key) are kept as SecretStr, shown as ********** in dumps.",
     )
     index: str = Field(
         default=DEFAULT_INDEX, description="Search index backend: pgvector, weaviate."
@@ -94,6 +96,14 @@ class Settings(BaseSettings):
         description="A filtered search on a derived index first asks the ledger for matching "
         "ids and ranks only those when there are at most this many (0: the index filters "
         "by itself, which measured faster in every case; see the README).",
+    )
+    erasure_vacuum_timeout_s: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="forget_user vacuums the tables it touched once it has committed, and "
+        "waits for that at most this long (0: off; the sweep's vacuum then clears the erased "
+        'rows). See "Erasure" in the README.',
     )
     cold_after_days: int = Field(
         default=30, ge=1, description="`dualtrack sweep` sets users idle this long to cold."
@@ -132,9 +142,10 @@ class Settings(BaseSettings):
     )
     profile_extractor_config: dict[str, Any] = Field(
         default_factory=dict,
-        repr=False,  # may hold an API key
+        repr=False,
         description='The extractor\'s settings as JSON, e.g. {"base_url": "https://.../v1", '
-        '"model": "qwen-plus", "api_key": "...", "timeout_s": 20}.',
+        '"model": "qwen-plus", "api_key": "...", "timeout_s": 20}; the API key kept as for '
+        "embedder_config.",
     )
     preference_confirmations: int = Field(
         default=DEFAULT_CONFIRMATIONS,
@@ -166,6 +177,16 @@ class Settings(BaseSettings):
         description="Feedback weights, the pending threshold and the decay schedule, e.g. "
         "DUALTRACK_CONFIDENCE__SKIP=0.1.",
     )
+
+    @field_validator("embedder_config")
+    @classmethod
+    def _seal_embedder_secrets(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return seal_secrets(info.data.get("embedder", ""), EMBEDDERS, value)
+
+    @field_validator("profile_extractor_config")
+    @classmethod
+    def _seal_extractor_secrets(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return seal_secrets(info.data.get("profile_extractor", ""), EXTRACTORS, value)
 
     def resolved_data_dir(self) -> Path:
         """``data_dir`` made absolute against the working directory."""

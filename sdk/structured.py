@@ -220,8 +220,12 @@ class Pii:
     def store(self, user_id: str, kind: str, value: str) -> VaultRef:
         """Encrypt and store a PII value (phone, email, id_card, bank_card, address).
 
-        Idempotent and safe under concurrency: an equal value (after
-        normalisation) of the same kind returns the entry already stored.
+        Idempotent and safe under concurrency: the same exact value of the same
+        kind returns the entry already stored; another spelling
+        (``+86 138-1234-5678`` after ``13812345678``) is an entry of its own, so
+        ``reveal`` always gives the string stored under the id. A value with
+        nothing to look it up by (a phone or bank card number without a digit)
+        raises :class:`InvalidField`.
         """
         return self._vault.store(self._scope(user_id), kind, value)
 
@@ -231,7 +235,9 @@ class Pii:
         return self._vault.reveal(self._scope(user_id), entry_id)
 
     def find(self, user_id: str, kind: str, value: str) -> VaultRef | None:
-        """The user's entry holding ``value``, by blind index."""
+        """The user's entry holding ``value``, by blind index: the entry of that exact
+        value, else the oldest entry of another spelling of it (``138 1234 5678``
+        finds ``+86 138-1234-5678``)."""
         return self._vault.find(self._scope(user_id), kind, value)
 
     def list(self, user_id: str) -> list[VaultRef]:

@@ -6,7 +6,8 @@
   times and metadata; a bad item fails its batch before anything is written.
 - **analyse and mask**: rules + NER tag entities and intent; PII is replaced
   by its mask in the text that will be stored, embedded and indexed, and in
-  every string anywhere inside ``metadata`` (whatever the policy). Metadata
+  every string anywhere inside ``metadata`` (whatever the policy); the text and
+  its metadata name at most ``MAX_PII_VALUES`` distinct values (``InvalidText``). Metadata
   keys are stored as given, so a key holding PII is refused; the key ``pii``
   is reserved for the references below.
 - **vault**: the clear PII values of the text and the metadata go to the
@@ -49,13 +50,18 @@ from typing import Any
 from sqlalchemy import Connection
 
 from policies.audit import AuditAction
-from policies.errors import InvalidField, InvalidInput
+from policies.errors import InvalidField, InvalidInput, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
-from policies.pii import PiiMatch, find_pii
+from policies.pii import PiiMatch, check_pii_values, find_pii
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
-from policies.validation import check_field_length, check_json, check_text, check_timestamp
+from policies.validation import (
+    check_json,
+    check_session_id,
+    check_text,
+    check_timestamp,
+)
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.schemas import MemoryInput
@@ -65,6 +71,7 @@ from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import (
     FragmentLedger,
+    Neighbour,
     NewFragment,
     frequent_users,
     hold_profiles,
@@ -84,7 +91,6 @@ from unstructured_memory.tokenize import keyword_terms
 
 __all__ = [
     "MAX_METADATA_BYTES",
-    "MAX_SESSION_ID_CHARS",
     "STAGES",
     "StageObserver",
     "Within",
@@ -96,8 +102,6 @@ _log = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16 * 1024
 """Largest ``metadata`` accepted, as UTF-8 JSON."""
-
-MAX_SESSION_ID_CHARS = 128
 
 Within = Callable[[Connection, list[NewFragment]], list[NewFragment]]
 """Work joined to a write's transaction, after the vault and TTL stages and before the
@@ -393,7 +397,7 @@ class WritePath:
             raise InvalidField("a private memory needs a client with an agent_id", field="private")
         check_text(item.text)
         if item.session_id is not None:
-            check_field_length("session_id", item.session_id, MAX_SESSION_ID_CHARS)
+            check_session_id(item.session_id)
         check_timestamp(item.occurred_at, "occurred_at")
         if item.metadata is not None:
             if not isinstance(item.metadata, dict):
@@ -411,6 +415,7 @@ class WritePath:
         item, scope = checked
         analysis = analyse_text(item.text)
         metadata, metadata_pii = mask_json(item.metadata or {}, "metadata")
+        check_pii_values([*analysis.pii, *metadata_pii], "text")
         fragment = self._fragment(
             scope,
             private=item.private,
@@ -470,7 +475,8 @@ class WritePath:
 
         Long-term memory follows ``policies.ttl`` (policy, kind, frequent user);
         a fragment written in a sandbox expires with its sandbox, which this
-        stage holds open until commit (:class:`SandboxClosed` if it was closed).
+        stage holds open until commit (:class:`SandboxClosed` if it was closed,
+        :class:`SandboxNotFound` if it is not the writing agent's).
         """
         users = {  # only where being a frequent user changes the lifetime is it asked
             f.user_id
@@ -480,14 +486,19 @@ class WritePath:
             != lifetime(f.policy, MemoryKind(f.kind), frequent_user=False, config=self._ttl)
         }
         frequent = frequent_users(conn, users, now, self._ttl)
-        boxes = sorted({(f.user_id, f.sandbox_id) for f in fragments if f.sandbox_id is not None})
+        boxes = {
+            UserScope(f.user_id, f.agent_id, f.sandbox_id)
+            for f in fragments
+            if f.sandbox_id is not None
+        }
         box_ends = {
-            (u, b): self._sandboxes.hold(conn, UserScope(u, None, b), now) for u, b in boxes
+            box: self._sandboxes.hold(conn, box, now)
+            for box in sorted(boxes, key=lambda s: (s.user_id, s.agent_id or "", s.sandbox_id))
         }
         decided: list[tuple[datetime | None, int | None]] = []
         for f in fragments:
             if f.sandbox_id is not None:
-                decided.append((box_ends[(f.user_id, f.sandbox_id)], None))
+                decided.append((box_ends[UserScope(f.user_id, f.agent_id, f.sandbox_id)], None))
                 continue
             life = lifetime(
                 f.policy, MemoryKind(f.kind), frequent_user=f.user_id in frequent, config=self._ttl
@@ -544,7 +555,37 @@ class WritePath:
         words of a forgotten memory are searchable nowhere). Returns how many were
         re-indexed."""
         release_vault_entries(conn, scope, vault_ids)
-        neighbours = self._ledger.neighbours(conn, scope, gone)
+        return self._reindex(conn, scope, self._ledger.neighbours(conn, scope, gone), now)
+
+    def refresh_contexts(
+        self, scope: UserScope, ids: Sequence[uuid.UUID], now: datetime
+    ) -> frozenset[uuid.UUID]:
+        """Re-index those of ``ids`` whose context holds a turn expired at ``now`` (a
+        search met them) with the context of their turns live now, in a transaction of
+        its own, then deliver all of ``ids`` to a derived index at once, beside the
+        outbox (those another search re-indexed first too: its delivery may be behind).
+
+        Returns the ids the index may still hold with the expired words: ``ids`` if the
+        derived index could not take them now (the outbox delivers them later).
+        """
+
+        def unit() -> None:
+            with self._db.transaction() as conn:
+                self._reindex(conn, scope, self._ledger.stale(conn, scope, ids, now=now), now)
+
+        self._db.retrying(unit)
+        try:
+            self._feed.deliver([(OutboxOp.UPSERT, scope.user_id, i) for i in ids])
+        except StoreUnavailable as exc:
+            _log.warning("re-indexed contexts left to the outbox: %s", exc.code)
+            return frozenset(ids)
+        return frozenset()
+
+    def _reindex(
+        self, conn: Connection, scope: UserScope, neighbours: Sequence[Neighbour], now: datetime
+    ) -> int:
+        """Re-index ``neighbours`` with the context of their session's turns visible to their
+        readers and live at ``now``; queue them for a derived index; how many."""
         if not neighbours:
             return 0
         contexts = []

@@ -13,15 +13,17 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 from fastapi import FastAPI
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from sdk.client import MemoryClient
 from sdk.settings import Settings
 from service.auth import TokenVerifier
 from service.errors import install_error_handlers
+from service.gate import Gate
 from service.metrics import ServiceMetrics
 from service.middleware.body_limit import BodyLimit
 from service.middleware.metrics import RequestMetrics
-from service.ratelimit import RateLimiter
+from service.ratelimit import RateLimits
 from service.routes import (
     account,
     context,
@@ -36,6 +38,7 @@ from service.routes import (
     sessions,
 )
 from service.routes.ops import router as ops_router
+from service.routes.probes import metrics_router
 from service.routes.probes import router as probes_router
 from service.settings import ServiceSettings
 
@@ -53,12 +56,16 @@ def create_app(
     mem = client or MemoryClient(settings or Settings.from_env())
     owned = client is None
 
+    limits = RateLimits(lambda: mem.rate_limits, svc.rate_sync_s)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         mem.start()
         try:
+            limits.start()
             yield
         finally:
+            limits.stop()
             if owned:
                 mem.close()
 
@@ -71,8 +78,8 @@ def create_app(
     app.state.mem = mem
     app.state.agent_clients = {}
     app.state.agent_lock = threading.Lock()
-    app.state.limiter = RateLimiter(svc.rate_per_s, svc.rate_burst)
     app.state.verifier = TokenVerifier(svc, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
+    app.state.gate = Gate(svc, app.state.verifier, limits)
     app.state.metrics = ServiceMetrics(mem)
     install_error_handlers(app)
     for module in (
@@ -91,6 +98,9 @@ def create_app(
         app.include_router(module.router)
     app.include_router(ops_router)
     app.include_router(probes_router)
+    app.include_router(metrics_router(svc.metrics_access))
     app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
     app.add_middleware(RequestMetrics, histogram=app.state.metrics.request_seconds)
+    if svc.trusted_proxies:
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=svc.trusted_proxies)
     return app

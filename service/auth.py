@@ -7,7 +7,10 @@ configured public key or JWKS file), ``exp`` (required), ``nbf``, issuer and
 audience (when configured) all check out, and whose ``jti`` is not revoked.
 ``alg: none`` and any algorithm not configured are refused. Scopes (the
 ``scope`` claim, space separated, or ``scp``): ``memory:read``,
-``memory:write``, ``memory:erase``, and ``ops`` for ops routes.
+``memory:write``, ``memory:erase``, ``account:export`` (the user's export, PII in
+clear: for the user's own data-portability request, never an agent's default),
+and ``ops`` for ops routes. The ``Authorization`` scheme is case-insensitive
+(RFC 7235): ``bearer`` is ``Bearer``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class Scope(StrEnum):
     READ = "memory:read"
     WRITE = "memory:write"
     ERASE = "memory:erase"
+    EXPORT = "account:export"
     OPS = "ops"
 
 
@@ -113,9 +117,10 @@ class TokenVerifier:
 
     def verify(self, authorization: str | None) -> Principal:
         """The principal of an ``Authorization: Bearer <jwt>`` header, or :class:`Unauthorized`."""
-        if not authorization or not authorization.startswith("Bearer "):
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             raise Unauthorized("a Bearer token is required")
-        token = authorization[len("Bearer ") :].strip()
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

@@ -8,9 +8,12 @@ command has them all.
 
 from __future__ import annotations
 
+import copy
+import signal
 from datetime import timedelta
 from enum import StrEnum
-from typing import Annotated
+from types import FrameType
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -23,20 +26,53 @@ from service.settings import ServiceSettings
 __all__ = ["app"]
 
 
+def _exit_cleanly_on_signals() -> None:
+    """Let SIGTERM (and SIGHUP, handled as SIGTERM) end the process with ``SystemExit``.
+
+    uvicorn shuts down gracefully on SIGTERM, then raises it again under the handler
+    that was installed before it ran; the default one kills the process without its
+    exit handlers, leaving the embedded PostgreSQL it started running and registered.
+    Under this handler the process exits (status 0) and its exit handlers stop it.
+    """
+
+    def leave(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, lambda signum, frame: signal.raise_signal(signal.SIGTERM))
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
 ) -> None:
-    """Run the REST service (uvicorn) with the DUALTRACK_* settings."""
+    """Run the REST service (uvicorn) with the DUALTRACK_* settings.
+
+    The access log names route templates, not paths (``service.middleware.metrics``):
+    uvicorn's own access log is off and :data:`ACCESS_LOGGER` takes its handler.
+
+    SIGTERM, SIGINT and SIGHUP shut it down gracefully and stop the embedded PostgreSQL
+    it started. With several workers this process joins the embedded server first: the
+    workers end by their signal, and this one, exiting last, stops it.
+    """
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
+    from sdk.settings import Settings
+    from service.middleware.metrics import ACCESS_LOGGER
+    from structured_memory.embedded import start_embedded_server
 
     try:
         ServiceSettings()
+        settings = Settings.from_env()
     except ValueError as exc:
         console.print(f"[red]error[/red] invalid service settings: {exc}")
         raise typer.Exit(code=1) from None
+    _exit_cleanly_on_signals()
+    if workers > 1 and settings.dsn() is None:
+        start_embedded_server(settings.resolved_data_dir())
     uvicorn.run(
         "service.app:create_app",
         factory=True,
@@ -44,7 +80,21 @@ def serve(
         port=port,
         workers=workers,
         log_level="info",
+        access_log=False,
+        log_config=_log_config(LOGGING_CONFIG, ACCESS_LOGGER),
+        proxy_headers=False,  # X-Forwarded-For is the app's to trust (trusted_proxies)
     )
+
+
+def _log_config(base: dict[str, Any], access_logger: str) -> dict[str, Any]:
+    """uvicorn's logging configuration with ``access_logger`` on its access handler."""
+    config = copy.deepcopy(base)
+    config["loggers"][access_logger] = {
+        "handlers": ["access"],
+        "level": "INFO",
+        "propagate": False,
+    }
+    return config
 
 
 @app.command()
@@ -53,7 +103,9 @@ def token(
     agent: Annotated[str | None, typer.Option(help="The calling agent (azp).")] = None,
     scope: Annotated[
         list[str] | None,
-        typer.Option(help="memory:read, memory:write, memory:erase or ops (repeatable)."),
+        typer.Option(
+            help="memory:read, memory:write, memory:erase, account:export or ops (repeatable)."
+        ),
     ] = None,
     ttl_minutes: Annotated[int, typer.Option(min=1, max=60 * 24 * 30)] = 60,
 ) -> None:
@@ -109,6 +161,7 @@ def mcp(
     except ValueError as exc:
         err_console.print(f"[red]error[/red] invalid service settings: {escape(str(exc))}")
         raise typer.Exit(code=1) from None
+    _exit_cleanly_on_signals()
     try:
         if transport is McpTransport.STDIO:
             run_stdio(os.environ.get("DUALTRACK_MCP_TOKEN"), service=service)

@@ -1,28 +1,48 @@
 """What a route needs per request: the verified principal and a client acting for it.
 
+A route declares its caller with :data:`reader`, :data:`writer`, ... (a
+:class:`Needs` of a scope). Its router's :class:`TokenFirstRoute` admits the caller
+(:class:`~service.gate.Gate`: token, scope, rate limits) before FastAPI reads the
+body, so a request without a valid token is 401 whatever its body holds, and marks
+every answer ``Cache-Control: no-store`` (it holds the token user's data).
+
 Routes are synchronous functions (FastAPI runs them in its thread pool, as
 the SDK is synchronous); :meth:`Caller.run` enters the request's sandbox (the
 ``X-Dualtrack-Sandbox`` header) in the same thread as the SDK call, so the
-ContextVar is set exactly where it is read.
+ContextVar is set exactly where it is read. A header naming a sandbox that is
+not the token's user's and agent's is answered 404 ``sandbox_not_found``,
+whatever the route.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Header, Request
+import anyio
+from fastapi import Depends, Header, Request, Response
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 
 from policies.errors import InvalidField
 from policies.validation import check_uuid
 from sandbox.current import ActiveSandbox, enter, leave
 from sdk.client import MemoryClient
-from service.auth import Principal, Scope, TokenVerifier
-from service.ratelimit import RateLimiter
+from service.auth import Principal, Scope
+from service.gate import Gate
 
-__all__ = ["Caller", "caller", "eraser", "ops_caller", "reader", "writer"]
+__all__ = [
+    "Caller",
+    "Needs",
+    "TokenFirstRoute",
+    "eraser",
+    "exporter",
+    "ops_caller",
+    "reader",
+    "writer",
+]
 
 T = TypeVar("T")
 
@@ -41,10 +61,12 @@ class Caller:
         return self.principal.user_id
 
     def run(self, call: Callable[[MemoryClient], T]) -> T:
-        """Run ``call`` with the request's sandbox current (when a header named one)."""
+        """Run ``call`` with the request's sandbox current (when a header named one);
+        :class:`SandboxNotFound` if it is not the caller's."""
         if self.sandbox_id is None:
             return call(self.mem)
-        token = enter(ActiveSandbox(self.user_id, "", self.sandbox_id))
+        box = self.mem.sandboxes.get(self.user_id, self.sandbox_id)
+        token = enter(ActiveSandbox(box.user_id, box.agent_id, box.session_id, box.id))
         try:
             return call(self.mem)
         finally:
@@ -72,27 +94,73 @@ def _agent_client(state: Any, agent_id: str | None) -> MemoryClient:
     return client
 
 
-def _caller(scope: Scope) -> Callable[..., Caller]:
-    def dependency(
+_PRINCIPAL = "dualtrack.principal"
+"""Request scope key of the principal :func:`admit` let in."""
+
+
+async def admit(request: Request, scope: Scope) -> Principal:
+    """The request's principal, admitted by the app's gate for ``scope`` (once)."""
+    admitted = request.scope.get(_PRINCIPAL)
+    if isinstance(admitted, Principal):
+        admitted.require(scope)
+        return admitted
+    gate: Gate = request.app.state.gate
+    address = request.client.host if request.client else None
+    principal = await anyio.to_thread.run_sync(
+        gate.enter, request.headers.get("authorization"), address, scope
+    )
+    request.scope[_PRINCIPAL] = principal
+    return principal
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The dependency of a route's caller: a token holding ``scope``."""
+
+    scope: Scope
+
+    async def __call__(
+        self,
         request: Request,
-        authorization: Annotated[str | None, Header()] = None,
         x_dualtrack_sandbox: Annotated[str | None, Header()] = None,
     ) -> Caller:
-        state = request.app.state
-        verifier: TokenVerifier = state.verifier
-        principal = verifier.verify(authorization)
-        principal.require(scope)
-        limiter: RateLimiter = state.limiter
-        limiter.take(principal.agent_id or f"user:{principal.user_id}")
+        principal = await admit(request, self.scope)
         return Caller(
-            principal, _agent_client(state, principal.agent_id), _sandbox(x_dualtrack_sandbox)
+            principal,
+            _agent_client(request.app.state, principal.agent_id),
+            _sandbox(x_dualtrack_sandbox),
         )
 
-    return dependency
+
+def _needs(dependant: Dependant) -> Needs | None:
+    for sub in dependant.dependencies:
+        found = sub.call if isinstance(sub.call, Needs) else _needs(sub)
+        if found is not None:
+            return found
+    return None
 
 
-reader = Annotated[Caller, Depends(_caller(Scope.READ))]
-writer = Annotated[Caller, Depends(_caller(Scope.WRITE))]
-eraser = Annotated[Caller, Depends(_caller(Scope.ERASE))]
-ops_caller = Annotated[Caller, Depends(_caller(Scope.OPS))]
-caller = _caller
+class TokenFirstRoute(APIRoute):
+    """A route whose caller (its :class:`Needs`) is admitted before the body is read, and
+    whose answers are ``Cache-Control: no-store``; a route without one is left as is."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        needs = _needs(self.dependant)
+        if needs is None:
+            return handler
+
+        async def admitted(request: Request) -> Response:
+            await admit(request, needs.scope)
+            response = await handler(request)
+            response.headers.setdefault("Cache-Control", "no-store")
+            return response
+
+        return admitted
+
+
+reader = Annotated[Caller, Depends(Needs(Scope.READ))]
+writer = Annotated[Caller, Depends(Needs(Scope.WRITE))]
+eraser = Annotated[Caller, Depends(Needs(Scope.ERASE))]
+exporter = Annotated[Caller, Depends(Needs(Scope.EXPORT))]
+ops_caller = Annotated[Caller, Depends(Needs(Scope.OPS))]

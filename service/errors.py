@@ -26,6 +26,7 @@ __all__ = [
     "RateLimited",
     "Unauthorized",
     "error_body",
+    "error_response",
     "install_error_handlers",
 ]
 
@@ -37,7 +38,9 @@ def error_body(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-def _response(exc: DualtrackError) -> JSONResponse:
+def error_response(exc: DualtrackError) -> JSONResponse:
+    """The answer to ``exc``: its status, the error body, ``Retry-After`` for a 429 and
+    ``WWW-Authenticate`` for a 401."""
     headers: dict[str, str] = {}
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(max(1, round(float(exc.details.get("retry_after_s", 1)))))
@@ -55,7 +58,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def dualtrack(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, DualtrackError)
-        return _response(exc)
+        return error_response(exc)
 
     async def validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
@@ -72,7 +75,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
 
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        _log.error("unexpected %s on %s", type(exc).__name__, request.url.path)
+        from service.middleware.metrics import route_template  # the middleware imports us
+
+        # the route template, never the path: it may hold a session id or a fact key
+        _log.error("unexpected %s on %s", type(exc).__name__, route_template(request.scope))
         return JSONResponse(error_body("internal", "internal error"), status_code=500)
 
     app.add_exception_handler(DualtrackError, dualtrack)

@@ -7,8 +7,10 @@ with the REST request model of ``sdk.schemas`` (``extra="forbid"``, so a
 content. The user and the agent never come from arguments: over stdio from
 the token given at start (``DUALTRACK_MCP_TOKEN``, checked again at every call,
 so expiry and revocation apply), over streamable HTTP from each request's
-``Authorization: Bearer`` token, verified by :class:`TokenVerifier` with the
-REST API's keys, scopes and per-agent rate limits. A refused or failed call is
+``Authorization: Bearer`` token, verified by the REST API's :class:`Gate` (its
+keys, scopes, per-agent rate limits reconciled across processes, and the limit
+on refused tokens per address); a token holds at most ``mcp_streams_per_token``
+requests (an idle SSE stream included) open at once. A refused or failed call is
 an MCP tool error whose content is the REST error body
 ``{"error": {"code", "message"}}``, never a stack trace nor an empty result.
 
@@ -21,11 +23,12 @@ import json
 import logging
 import sys
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -35,8 +38,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from policies.errors import DualtrackError, InvalidInput
 from sdk.client import MemoryClient
@@ -56,8 +59,9 @@ from sdk.schemas import (
 from sdk.settings import Settings
 from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
-from service.errors import Unauthorized, error_body
-from service.ratelimit import RateLimiter
+from service.errors import RateLimited, Unauthorized, error_body, error_response
+from service.gate import Gate
+from service.ratelimit import RateLimits
 from service.settings import ServiceSettings
 
 __all__ = [
@@ -294,10 +298,9 @@ class DualtrackMcp:
     ) -> None:
         self._mem = mem
         self._owns_client = owns_client
-        self._verifier = TokenVerifier(
-            service, lambda: mem.revoked_tokens.revoked(datetime.now(UTC))
-        )
-        self._limiter = RateLimiter(service.rate_per_s, service.rate_burst)
+        verifier = TokenVerifier(service, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
+        self._limits = RateLimits(lambda: mem.rate_limits, service.rate_sync_s)
+        self._gate = Gate(service, verifier, self._limits)
         self._service = service
         self._stdio_token = stdio_token
         self._agents: dict[str | None, MemoryClient] = {}
@@ -316,9 +319,14 @@ class DualtrackMcp:
 
     @asynccontextmanager
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        serves_http = self._stdio_token is None  # over stdio, one token: nothing to limit
         try:
+            if serves_http:
+                await anyio.to_thread.run_sync(self._limits.start)
             yield {}
         finally:
+            if serves_http:
+                await anyio.to_thread.run_sync(self._limits.stop)
             if self._owns_client:
                 await anyio.to_thread.run_sync(self._mem.close)
 
@@ -326,7 +334,7 @@ class DualtrackMcp:
         """The principal of the stdio token, verified now (:class:`Unauthorized` otherwise)."""
         if self._stdio_token is None:
             raise Unauthorized("this server serves HTTP: its tokens come with each request")
-        return self._verifier.verify(f"Bearer {self._stdio_token}")
+        return self._gate.verifier.verify(f"Bearer {self._stdio_token}")
 
     def _client(self, agent_id: str | None) -> MemoryClient:
         client = self._agents.get(agent_id)
@@ -364,11 +372,11 @@ class DualtrackMcp:
         try:
             if self._stdio_token is not None:
                 principal = self.stdio_principal()
+                principal.require(tool.scope)
             elif principal is None:
                 raise Unauthorized("a Bearer token is required")
             else:
-                self._limiter.take(principal.agent_id or f"user:{principal.user_id}")
-            principal.require(tool.scope)
+                self._gate.admit(principal, tool.scope)
             out = tool.run(self._client(principal.agent_id), principal.user_id, arguments)
         except DualtrackError as exc:
             return _tool_error(exc.code, exc.message)
@@ -398,33 +406,57 @@ class DualtrackMcp:
             max_request_body_size=self._service.max_body_bytes,
             host=host,
         )
-        return _BearerGate(app, self._verifier)
+        gated: Any = _BearerGate(app, self._gate, self._service.mcp_streams_per_token)
+        if self._service.trusted_proxies:  # uvicorn's ASGI types are narrower than Starlette's
+            gated = ProxyHeadersMiddleware(gated, trusted_hosts=self._service.trusted_proxies)
+        return cast(ASGIApp, gated)
 
 
 class _BearerGate:
     """Pure ASGI: every HTTP request needs a valid Bearer token (401 in the REST format
-    otherwise); its principal goes into the request's scope for the tool call."""
+    otherwise, 429 once its address was refused too often); its principal goes into the
+    request's scope for the tool call. A token holds at most ``streams`` requests open
+    (429 beyond)."""
 
-    def __init__(self, app: ASGIApp, verifier: TokenVerifier) -> None:
+    def __init__(self, app: ASGIApp, gate: Gate, streams: int) -> None:
         self._app = app
-        self._verifier = verifier
+        self._gate = gate
+        self._streams = streams
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
         header = Headers(scope=scope).get("authorization")
+        client = scope.get("client")
+        address = client[0] if client else None
         try:
-            principal = await anyio.to_thread.run_sync(self._verifier.verify, header)
+            principal = await anyio.to_thread.run_sync(self._gate.principal, header, address)
+            holder = self._hold(principal)
         except DualtrackError as exc:
-            headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else {}
-            response = JSONResponse(
-                error_body(exc.code, exc.message), status_code=exc.http_status, headers=headers
-            )
-            await response(scope, receive, send)
+            await error_response(exc)(scope, receive, send)
             return
         scope[_PRINCIPAL] = principal
-        await self._app(scope, receive, send)
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            with self._lock:
+                self._open[holder] -= 1
+                if self._open[holder] <= 0:
+                    del self._open[holder]
+
+    def _hold(self, principal: Principal) -> str:
+        """Count one more open request of the principal's token, or :class:`RateLimited`."""
+        holder = principal.token_id or f"{principal.user_id}\x1f{principal.agent_id}"
+        with self._lock:
+            if self._open[holder] >= self._streams:
+                raise RateLimited(
+                    f"this token holds {self._streams} open requests already", retry_after_s=1
+                )
+            self._open[holder] += 1
+        return holder
 
 
 def run_stdio(
@@ -463,7 +495,9 @@ def run_http(
     except BaseException:
         mem.close()
         raise
-    uvicorn.run(mcp.http_app(host=host), host=host, port=port, log_level="info")
+    uvicorn.run(  # X-Forwarded-For is the app's to trust (trusted_proxies), not uvicorn's
+        mcp.http_app(host=host), host=host, port=port, log_level="info", proxy_headers=False
+    )
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -34,6 +35,34 @@ class ServiceSettings(BaseSettings):
         default=50.0, gt=0, description="Requests per second an agent may sustain (429 above)."
     )
     rate_burst: int = Field(default=100, ge=1, description="Requests an agent may burst.")
+    rate_sync_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="How often each process reconciles its rate limits through PostgreSQL.",
+    )
+    export_interval_s: float = Field(
+        default=60.0, gt=0, description="Least time between two exports of one user (429)."
+    )
+    unauthorized_per_s: float = Field(
+        default=1.0, gt=0, description="401 answers an address may get a second sustained."
+    )
+    unauthorized_burst: int = Field(
+        default=20, ge=1, description="401 answers an address may get at once (429 beyond)."
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Comma-separated addresses or networks of proxies whose X-Forwarded-For "
+        "names the client; from any other peer the header is ignored.",
+    )
+    metrics_access: Literal["ops", "open"] = Field(
+        default="ops",
+        description="/metrics: `ops` needs an ops token; `open` serves anyone (a private "
+        "network's scraper).",
+    )
+    mcp_streams_per_token: int = Field(
+        default=8, ge=1, description="MCP HTTP requests (streams) one token may hold open."
+    )
     revocation_refresh_s: float = Field(
         default=5.0, ge=0, description="How often the revocation list is re-read."
     )

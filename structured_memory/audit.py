@@ -133,7 +133,7 @@ def audit_keys(
         found.update({u: bytes(k) for u, k in rows})
     for user_id in wanted:
         if user_id not in found:
-            raise UserNotFound("no profile for this user", user_id=user_id)
+            raise UserNotFound("no profile for this user")
     return {**existing, **found}
 
 

@@ -74,9 +74,11 @@ from structured_memory.pii.fields import rewrite_references
 from structured_memory.pii.vault import (
     MATCHING,
     aad_for,
+    check_value,
     data_key,
-    fill_blind_mac,
+    index_exactly,
     matching,
+    open_entry,
     vault_kind,
 )
 from structured_memory.repositories.confidence import MemoryTable, status_entry
@@ -86,6 +88,7 @@ from structured_memory.scoping import live
 __all__ = [
     "CROSS_USER",
     "SWEPT",
+    "USER_TABLES",
     "DayCount",
     "DecayReport",
     "ExpiringCount",
@@ -145,8 +148,10 @@ def cross_user_transaction(db: Database) -> Iterator[Connection]:
 
 
 def find_user_ids_by_pii(db: Database, cipher: PiiCipher, kind: str, value: str) -> list[str]:
-    """Ids of the users holding ``value`` (e.g. a phone number), by blind index only."""
+    """Ids of the users holding ``value`` (e.g. a phone number) in any spelling, by blind
+    index only; :class:`InvalidField` for a value with nothing to look it up by."""
     kind = vault_kind(kind)
+    value = check_value(kind, value)
     with cross_user_transaction(db) as conn:
         rows = conn.execute(
             select(_T.c.user_id).where(MATCHING).distinct().order_by(_T.c.user_id),
@@ -359,8 +364,8 @@ def _to_envelope(
             updated_at=func.now(),
         )
     )
-    if row.blind_mac is None:
-        fill_blind_mac(conn, row.id, row.user_id, row.kind, cipher.blind_index(row.kind, clear))
+    if row.match_mac is None:
+        index_exactly(conn, cipher, row.user_id, [(row, clear)])
     return True
 
 
@@ -369,23 +374,26 @@ class VaultRepairReport:
     """What ``repair_vault`` did, in counts and entry ids (never values)."""
 
     users: int
-    """Users whose entries were examined (those with entries lacking ``blind_mac``)."""
+    """Users whose entries were examined (those with entries not indexed exactly)."""
     merged: int
-    """Duplicate entries deleted, their references moved to the entry kept."""
+    """Duplicate entries (of one exact value) deleted, their references moved to the entry
+    kept."""
     references: int
     """Fragments and facts whose vault references were rewritten."""
     indexed: int
-    """Entries given their ``blind_mac``."""
+    """Entries indexed exactly (``blind_mac`` of the value, ``match_mac`` of its normal
+    form)."""
     failed: tuple[uuid.UUID, ...]
     """Entries that did not decrypt, left as they were (and marked unreadable)."""
 
 
 def count_vault_repairs(db: Database) -> int:
-    """Users holding vault entries without ``blind_mac`` (what ``repair_vault`` visits)."""
+    """Users holding vault entries not indexed exactly (``match_mac`` NULL: written before
+    revision 0014), what ``repair_vault`` visits."""
     with cross_user_transaction(db) as conn:
         return int(
             conn.execute(
-                select(func.count(_T.c.user_id.distinct())).where(_T.c.blind_mac.is_(None))
+                select(func.count(_T.c.user_id.distinct())).where(_T.c.match_mac.is_(None))
             ).scalar_one()
         )
 
@@ -393,16 +401,18 @@ def count_vault_repairs(db: Database) -> int:
 def repair_vault(
     db: Database, cipher: PiiCipher, *, progress: Callable[[int], None] | None = None
 ) -> VaultRepairReport:
-    """Merge duplicate vault entries and give every readable entry its ``blind_mac``.
+    """Merge duplicate vault entries and index every readable entry exactly.
 
-    Visits each user holding entries without ``blind_mac`` (written before
-    revision 0004, when concurrent stores could duplicate a value), one
-    transaction per user: decrypts the user's entries, groups them by kind and
-    normalised value, keeps one per group (the one already indexed, else the
-    oldest), rewrites references to the others (items of
-    ``memory_fragment.metadata["pii"]`` and SENSITIVE fact values
+    Visits each user holding entries not indexed exactly (written before
+    revision 0014, or before 0004, when concurrent stores could duplicate a
+    value), one transaction per user: decrypts the user's entries, groups them
+    by kind and exact value (two spellings of one number stay two entries),
+    keeps one per group (the one already indexed exactly, else one with a
+    ``blind_mac``, else the oldest), rewrites references to the others (items
+    of ``memory_fragment.metadata["pii"]`` and SENSITIVE fact values
     ``{"vault_id", "kind"}``) to it, deletes the others and indexes the one
-    kept. Entries that do not decrypt are marked unreadable and left.
+    kept (:func:`~structured_memory.pii.vault.index_exactly`). Entries that do
+    not decrypt are marked unreadable and left.
     Idempotent, and safe beside live traffic: the user's entries are locked
     first, and a store keeps the entry it returns locked until its reference
     is committed. ``progress`` gets 1 per user.
@@ -411,7 +421,7 @@ def repair_vault(
     failed: list[uuid.UUID] = []
     last: str | None = None
     while True:
-        query = select(_T.c.user_id).where(_T.c.blind_mac.is_(None)).distinct()
+        query = select(_T.c.user_id).where(_T.c.match_mac.is_(None)).distinct()
         if last is not None:
             query = query.where(_T.c.user_id > last)
         with cross_user_transaction(db) as conn:
@@ -454,33 +464,33 @@ def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultR
                 .where(_KEY.c.user_id == user_id)
                 .values(unreadable_since=_unreadable(_KEY))
             )
-    groups: dict[tuple[str, bytes], list[Row[Any]]] = {}
+    groups: dict[tuple[str, str], list[Row[Any]]] = {}
     failed: list[uuid.UUID] = []
     for row in rows:
         mine = and_(_T.c.id == row.id, _T.c.user_id == user_id)
         try:
-            clear = cipher.open(
-                Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)),
-                aad=aad_for(row.id, user_id, row.kind),
-                data_key=key,
-            )
+            clear = open_entry(cipher, row, key)
         except DecryptionError:
             conn.execute(update(_T).where(mine).values(unreadable_since=_unreadable(_T)))
             failed.append(row.id)
             continue
         if row.unreadable_since is not None:
             conn.execute(update(_T).where(mine).values(unreadable_since=None))
-        groups.setdefault((row.kind, cipher.blind_index(row.kind, clear)), []).append(row)
+        groups.setdefault((row.kind, clear), []).append(row)
     moved: dict[str, str] = {}
-    indexed = 0
-    for (kind, mac), members in groups.items():
-        keep = next((m for m in members if m.blind_mac is not None), members[0])
+    unindexed: list[tuple[Any, str]] = []
+    for (_, clear), members in groups.items():
+        keep = next(
+            (m for m in members if m.match_mac is not None),
+            next((m for m in members if m.blind_mac is not None), members[0]),
+        )
         drop = [m.id for m in members if m is not keep]
         if drop:
             conn.execute(delete(_T).where(_T.c.user_id == user_id, _T.c.id.in_(drop)))
             moved.update({str(d): str(keep.id) for d in drop})
-        if keep.blind_mac is None and fill_blind_mac(conn, keep.id, user_id, kind, mac):
-            indexed += 1
+        if keep.match_mac is None:
+            unindexed.append((keep, clear))
+    indexed = len(index_exactly(conn, cipher, user_id, unindexed))
     references = _move_references(conn, user_id, moved) if moved else 0
     return VaultRepairReport(1, len(moved), references, indexed, tuple(failed))
 
@@ -694,21 +704,24 @@ def flag_large_scopes(
     return flagged
 
 
-_USER_TABLES = [t.name for t in Base.metadata.sorted_tables if "user_id" in t.c]
+USER_TABLES = [t.name for t in Base.metadata.sorted_tables if "user_id" in t.c]
+"""The tables holding user data (those with a ``user_id`` column)."""
 
 
 def vacuum_user_tables(db: Database) -> list[VacuumedTable]:
-    """``VACUUM (ANALYZE)`` every user table with dead tuples; the tables, with their
-    dead tuples before.
+    """``VACUUM (ANALYZE)`` every user table; the tables, with their dead tuples before.
 
     Erasures, deletes and sweeps leave the old rows in the heap as dead
     tuples; VACUUM marks their space free for reuse (it does not overwrite it:
-    see "Erasure" in the README). Tables are chosen by
-    ``pg_stat_user_tables.n_dead_tup``, which each backend updates within about
-    a second of its commit, so deletes newer than that may wait for the next
-    run (or autovacuum). VACUUM cannot run in a transaction: this runs on an
-    autocommit connection, without the statement timeout, and takes only
-    locks that let reads and writes go on.
+    see "Erasure" in the README) and removes their index entries. Every user
+    table is vacuumed, not only those ``pg_stat_user_tables.n_dead_tup`` shows
+    dead tuples in: an erasure's own vacuum
+    (:mod:`structured_memory.erasure_vacuum`) prunes the heap without the
+    indexes and leaves that count at zero, and the count reaches the statistics
+    up to a second after a commit. A table with nothing to remove costs a scan
+    of its pages not yet all-visible. VACUUM cannot run in a transaction: this
+    runs on an autocommit connection, without the statement timeout, and takes
+    only locks that let reads and writes go on.
     """
     options = {"isolation_level": "AUTOCOMMIT", CROSS_USER: True}
     with Database(db.engine.execution_options(**options)).transaction() as conn:
@@ -716,9 +729,9 @@ def vacuum_user_tables(db: Database) -> list[VacuumedTable]:
             text(
                 "SELECT relname, n_dead_tup FROM pg_stat_user_tables "
                 "WHERE schemaname = current_schema() AND relname = ANY(:tables) "
-                "AND n_dead_tup > 0 ORDER BY relname"
+                "ORDER BY relname"
             ),
-            {"tables": _USER_TABLES},
+            {"tables": USER_TABLES},
         ).all()
         conn.execute(text("SET statement_timeout = 0"))
         try:

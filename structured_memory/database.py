@@ -116,7 +116,7 @@ def _translate(err: exc.DBAPIError, owner: str | None) -> DualtrackError:
     orig = err.orig
     state = getattr(orig, "sqlstate", None)
     if owner is not None and isinstance(orig, psycopg.errors.ForeignKeyViolation):
-        return UserNotFound("no profile for this user", user_id=owner)
+        return UserNotFound("no profile for this user")
     if err.connection_invalidated or _is_connection_failure(orig):
         return DatabaseUnavailable("PostgreSQL is unreachable or dropped the connection")
     if state in _BY_STATE:

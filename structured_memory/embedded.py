@@ -17,7 +17,8 @@ one server. What happens in each case:
   its pid in the wheel's ``pg/.handle_pids.json`` and its process start time
   in ``.embedded_users.json``, so a recycled pid is not mistaken for its dead
   owner. Users that no longer run (SIGKILL, OOM kill) are dropped at every
-  start and when a user exits; the last live user to exit stops the server
+  start and when a user exits (its own records with it); the last live user to
+  exit stops the server
   (``pg_ctl stop``, fast mode). If every user is killed, the server keeps
   running until the next process of the data dir starts and exits.
 - **The server died.** A start that finds no live postmaster for the data dir
@@ -149,7 +150,8 @@ def _join(pgdata: Path, users_file: Path) -> PostgresServer:
 
 
 def _prune_users(server: PostgresServer, users_file: Path, *, join: bool) -> None:
-    """Drop the users that no longer run; with ``join``, record this process as one.
+    """Drop the users that no longer run; with ``join``, record this process as one,
+    without, drop its record (it is leaving).
 
     Runs under the wheel's inter-process lock, which guards its pid list.
     """
@@ -168,6 +170,8 @@ def _prune_users(server: PostgresServer, users_file: Path, *, join: bool) -> Non
         if join and me not in live:
             live[me] = psutil.Process(me).create_time()
         pids.put(list(live))
+        if not join:  # leaving: the wheel's exit handler, next, takes this pid off its list
+            live.pop(me, None)
         users_file.write_text(json.dumps({str(pid): t for pid, t in live.items()}))
 
 

@@ -65,8 +65,8 @@ __all__ = [
     "upgrade",
 ]
 
-OLDEST_SUPPORTED = "0012"
-"""The oldest schema this code runs on: it reads what migrations 0004 to 0012 add.
+OLDEST_SUPPORTED = "0016"
+"""The oldest schema this code runs on: it reads what migrations 0004 to 0016 add.
 Raise it when code starts using what a newer migration adds."""
 
 _MIGRATION_LOCK = 0x6475616C  # "dual": the advisory lock key of migrations

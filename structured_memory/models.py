@@ -56,6 +56,9 @@ __all__ = [
     "PiiDataKey",
     "PiiVaultEntry",
     "ProfileCandidate",
+    "RateLimitBucket",
+    "RateLimitPeer",
+    "RateLimitProcess",
     "RevokedToken",
     "SandboxStatus",
     "SchemaCompat",
@@ -160,7 +163,9 @@ class UserProfile(Base):
 
 
 class UserDevice(Base):
-    """A device seen for a user, identified by a SHA-256 fingerprint."""
+    """A device seen for a user, identified by a fingerprint: an HMAC keyed for the user
+    (``fingerprint_keyed``), or the plain SHA-256 of a row written before revision 0013
+    and not yet re-keyed (``structured_memory.repositories.device``)."""
 
     __tablename__ = "user_device"
 
@@ -175,6 +180,7 @@ class UserDevice(Base):
     last_active: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     verified_count: Mapped[int] = mapped_column(Integer, server_default="0")
     is_trusted: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
+    fingerprint_keyed: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
 
     __table_args__ = (
         UniqueConstraint("user_id", "fingerprint"),
@@ -255,11 +261,13 @@ class PiiVaultEntry(Base):
 
     ``dek`` true: sealed with the user's data key (``key_id`` NULL); false: the
     format before revision 0004, sealed with ring key ``key_id``. ``blind_mac``
-    is the blind index under the ring's blind key, unique per user and kind;
-    NULL only on rows written before 0004 and not yet repaired or rotated,
-    which are found by ``blind_index`` (under the ring key of their time).
-    ``unreadable_since`` is set by rotation or repair when the row failed to
-    decrypt.
+    is the blind index of the exact value under the ring's blind key, unique per
+    user and kind, and ``match_mac`` that of the normalised value, by which any
+    spelling finds the entry. Rows written before 0014 (``match_mac`` NULL) hold
+    the normalised index in ``blind_mac``, and rows written before 0004 and not
+    yet repaired or rotated NULL there, found by ``blind_index`` (under the ring
+    key of their time). ``unreadable_since`` is set by rotation or repair when
+    the row failed to decrypt.
     """
 
     __tablename__ = "pii_vault"
@@ -275,6 +283,7 @@ class PiiVaultEntry(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
     dek: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     blind_mac: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    match_mac: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     unreadable_since: Mapped[datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True
     )
@@ -293,6 +302,13 @@ class PiiVaultEntry(Base):
             "user_id",
             unique=True,
             postgresql_where=sql_text("blind_mac IS NOT NULL"),
+        ),
+        Index(
+            "ix_pii_vault_kind_match_mac_user_id",
+            "kind",
+            "match_mac",
+            "user_id",
+            postgresql_where=sql_text("match_mac IS NOT NULL"),
         ),
     )
 
@@ -397,7 +413,8 @@ class SandboxStatus(StrEnum):
 
 
 class SessionSandbox(Base):
-    """A session's working memory: its writes are visible only inside it until merged."""
+    """An agent's working memory in a session: its writes are visible only inside it until
+    merged; one active sandbox per user, agent and session."""
 
     __tablename__ = "session_sandbox"
 
@@ -415,8 +432,9 @@ class SessionSandbox(Base):
         CheckConstraint(_in("status", SandboxStatus), name="status_known"),
         CheckConstraint("(status = 'active') = (closed_at IS NULL)", name="closed"),
         Index(
-            None,
+            "ix_session_sandbox_user_id_agent_session",
             "user_id",
+            sql_text("coalesce(agent_id, '')"),
             "session_id",
             unique=True,
             postgresql_where=sql_text("status = 'active'"),
@@ -435,6 +453,37 @@ class RevokedToken(Base):
     revoked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=_NOW)
 
     __table_args__ = (Index(None, "expires_at"),)
+
+
+class RateLimitBucket(Base):
+    """A token bucket the service's processes share, keyed by an HMAC of its name."""
+
+    __tablename__ = "rate_limit_bucket"
+
+    key: Mapped[bytes] = mapped_column(LargeBinary, primary_key=True)
+    rate: Mapped[float] = mapped_column(Float)
+    burst: Mapped[float] = mapped_column(Float)
+    tokens: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RateLimitProcess(Base):
+    """A service process that reconciles its rate limits, and when it last did."""
+
+    __tablename__ = "rate_limit_process"
+
+    process_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RateLimitPeer(Base):
+    """A process that used a bucket lately (the bucket is shared among these)."""
+
+    __tablename__ = "rate_limit_peer"
+
+    key: Mapped[bytes] = mapped_column(LargeBinary, primary_key=True)
+    process_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class EmbeddingSpace(Base):

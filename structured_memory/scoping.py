@@ -1,9 +1,10 @@
 """The one place a :class:`UserScope` becomes SQL: the user filter and visibility.
 
 Every repository statement on a table holding a ``user_id`` goes through
-:func:`owned` (the user predicate) and, for tables whose rows can be private
-to an agent or written inside a sandbox, :func:`visible` (user, agent-private,
-sandbox and live status together). The rule itself is
+:func:`owned` (the user predicate), :func:`owned_by_agent` for rows that belong
+to one agent of the user (its sandboxes) and, for tables whose rows can be
+private to an agent or written inside a sandbox, :func:`visible` (user,
+agent-private, sandbox and live status together). The rule itself is
 ``policies.scope.UserScope``; this module only renders it. Statements that
 span users on purpose are built in ``structured_memory.cross_user`` and carry
 its execution option instead.
@@ -23,6 +24,7 @@ from sqlalchemy import (
     Uuid,
     and_,
     bindparam,
+    func,
     or_,
 )
 from sqlalchemy.sql.selectable import NamedFromClause
@@ -34,6 +36,7 @@ __all__ = [
     "bound_values",
     "live",
     "owned",
+    "owned_by_agent",
     "shape_of",
     "visible",
     "visible_bound",
@@ -44,6 +47,13 @@ __all__ = [
 def owned(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[bool]:
     """Rows of ``table`` that belong to the scope's user."""
     return table.c.user_id == scope.user_id
+
+
+def owned_by_agent(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[bool]:
+    """Rows of ``table`` that belong to the scope's user and agent (a scope without an
+    agent: rows without one), as ``coalesce(agent_id, '')`` (an agent id is never empty)
+    so an index on that expression serves it."""
+    return and_(owned(table, scope), func.coalesce(table.c.agent_id, "") == (scope.agent_id or ""))
 
 
 def live(

@@ -10,13 +10,13 @@ from sqlalchemy import text
 
 from policies.errors import InvalidField, InvalidInput, InvalidText, RecordNotFound, UserNotFound
 from sdk.client import MemoryClient
-from structured_memory.repositories.device import fingerprint
+from structured_memory.repositories.device import device_digest
 
 
-def test_fingerprint_is_sha256_of_device_os_browser() -> None:
+def test_device_digest_is_sha256_of_device_os_browser() -> None:
     expected = hashlib.sha256(b"IMEI-1\x1fiOS 17\x1fSafari").hexdigest()
-    assert fingerprint("IMEI-1", "iOS 17", "Safari") == expected
-    assert fingerprint("IMEI-1", "iOS 17", "Chrome") != expected
+    assert device_digest("IMEI-1", "iOS 17", "Safari") == expected
+    assert device_digest("IMEI-1", "iOS 17", "Chrome") != expected
 
 
 def test_device_trusted_only_after_second_successful_verification(mem: MemoryClient) -> None:

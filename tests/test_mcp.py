@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -312,3 +312,21 @@ def test_stdio_refuses_to_start_with_a_bad_token(stdio_env: dict[str, str]) -> N
         assert done.stdout == "", "nothing reaches the protocol's stdout"
         assert "[unauthorized]" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_token_holds_a_bounded_number_of_open_streams(mcp_url: str) -> None:
+    """Idle SSE streams (GET) are held open by the server: a token may hold
+    ``mcp_streams_per_token`` of them (8), the next request is refused until one closes."""
+    headers = {"Authorization": f"Bearer {token()}", "Accept": "text/event-stream"}
+    with httpx.Client(timeout=BOUND_S) as http, ExitStack() as streams:
+        opened = [
+            streams.enter_context(http.stream("GET", mcp_url, headers=headers)).status_code
+            for _ in range(SERVICE.mcp_streams_per_token)
+        ]
+        assert opened == [200] * SERVICE.mcp_streams_per_token
+        with http.stream("GET", mcp_url, headers=headers) as refused:
+            assert refused.status_code == 429
+            assert json.loads(refused.read())["error"]["code"] == "rate_limited"
+        other = {**headers, "Authorization": f"Bearer {token(sub='buyer-002')}"}
+        with http.stream("GET", mcp_url, headers=other) as theirs:
+            assert theirs.status_code == 200, "the cap is per token"

@@ -189,3 +189,34 @@ def test_connection_refused_is_unavailable() -> None:
 def test_api_key_is_not_in_repr(server: FakeServer) -> None:
     with make(server) as embedder:
         assert "sk-test" not in repr(embedder.config)
+
+
+def test_settings_dumps_hide_the_api_keys_the_embedder_still_sends(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdk.settings import Settings
+    from unstructured_memory.profile.openai_chat import ChatExtractor
+    from unstructured_memory.profile.registry import create_extractor
+
+    monkeypatch.setenv(
+        "DUALTRACK_EMBEDDER_CONFIG",
+        json.dumps({"base_url": server.url, "model": "m", "api_key": "sk-test"}),
+    )
+    settings = Settings(
+        embedder="openai",
+        profile_extractor="openai",
+        profile_extractor_config={"base_url": server.url, "model": "m", "api_key": "sk-chat"},
+    )
+    for dump in (repr(settings), str(settings.model_dump()), settings.model_dump_json()):
+        assert "sk-test" not in dump
+        assert "sk-chat" not in dump
+    assert json.loads(settings.model_dump_json())["embedder_config"]["api_key"] == "**********"
+    embedder = create_embedder(settings.embedder, settings.embedder_config)
+    assert isinstance(embedder, OpenAIEmbedder)
+    with embedder:
+        embedder.embed_query("hi")
+    assert server.headers[0]["Authorization"] == "Bearer sk-test"
+    extractor = create_extractor(settings.profile_extractor, settings.profile_extractor_config)
+    assert isinstance(extractor, ChatExtractor)
+    assert extractor.config.api_key is not None
+    assert extractor.config.api_key.get_secret_value() == "sk-chat"

@@ -112,11 +112,10 @@ def test_ops_routes_need_the_ops_scope(api: TestClient, name: str) -> None:
     assert api.get(f"/v1/ops/{name}", headers=OPS).status_code == 200
 
 
-def test_probes_metrics_and_the_page_need_no_token(api: TestClient) -> None:
+def test_probes_and_the_page_need_no_token(api: TestClient) -> None:
     for path in (
         "/readyz",
         "/healthz",
-        "/metrics",
         "/ops",
         "/ops/static/ops.js",
         "/ops/static/ops.css",
@@ -129,6 +128,19 @@ def test_probes_metrics_and_the_page_need_no_token(api: TestClient) -> None:
     assert "connect-src 'self'" in csp
     assert api.get("/ops/static/secrets.txt").status_code == 404
     assert api.get("/ops/static/..%2Fapp.py").status_code == 404
+
+
+def test_metrics_need_an_ops_token_unless_configured_open(mem: MemoryClient) -> None:
+    with TestClient(create_app(service=SERVICE, client=mem)) as api:
+        assert api.get("/metrics").status_code == 401
+        assert api.get("/metrics", headers=USER).status_code == 403
+        scraped = api.get("/metrics", headers=OPS)
+        assert scraped.status_code == 200
+        assert scraped.headers["Cache-Control"] == "no-store"
+        assert "dualtrack_store_up" in scraped.text
+    open_metrics = SERVICE.model_copy(update={"metrics_access": "open"})
+    with TestClient(create_app(service=open_metrics, client=mem)) as api:
+        assert api.get("/metrics").status_code == 200
 
 
 def test_the_page_fetches_nothing_from_another_origin(api: TestClient) -> None:
@@ -397,7 +409,7 @@ def test_readyz_stays_200_while_the_index_is_down(
         keys = ops(api, "keys")
         assert (keys["active_key_age_days"], keys["stale"], keys["days_left"]) == (95, True, -5)
 
-        samples = metric_values(api.get("/metrics").text)
+        samples = metric_values(api.get("/metrics", headers=OPS).text)
         assert samples[("dualtrack_searches_total", (("degraded", "true"),))] == 1
         assert samples[("dualtrack_outbox_pending", ())] == 1
         assert samples[("dualtrack_pii_key_age_days", ())] == 95
@@ -413,7 +425,7 @@ def test_metrics_hold_the_latency_histogram_and_the_counters(api: TestClient) ->
     assert api.get(f"/v1/memories/{ids[0]}", headers=USER).status_code == 200
     api.get("/no/such/path")
 
-    text = api.get("/metrics").text
+    text = api.get("/metrics", headers=OPS).text
     samples = metric_values(text)
     assert samples[("dualtrack_memory_writes_total", (("policy", "implicit"),))] == 3
     assert samples[("dualtrack_memory_writes_total", (("policy", "explicit"),))] == 1
@@ -464,13 +476,13 @@ def test_each_app_has_its_own_registry(mem: MemoryClient) -> None:
             json={"text": "订单 88231", "lifecycle_policy": "implicit"},
         )
         assert (
-            metric_values(first.get("/metrics").text)[
+            metric_values(first.get("/metrics", headers=OPS).text)[
                 ("dualtrack_memory_writes_total", (("policy", "implicit"),))
             ]
             == 1
         )
         assert ("dualtrack_memory_writes_total", (("policy", "implicit"),)) not in metric_values(
-            second.get("/metrics").text
+            second.get("/metrics", headers=OPS).text
         )
 
 

@@ -46,9 +46,10 @@ SERVICE = ServiceSettings(
     jwt_audience="dualtrack",
     rate_per_s=1000,
     rate_burst=1000,
+    export_interval_s=0.001,
     max_body_bytes=256 * 1024,
 )
-SCOPES = ["memory:read", "memory:write", "memory:erase"]
+SCOPES = ["memory:read", "memory:write", "memory:erase", "account:export"]
 BUYER = "buyer-001"
 EXPLICIT = LifecyclePolicy.EXPLICIT
 IMPLICIT = LifecyclePolicy.IMPLICIT

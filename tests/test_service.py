@@ -23,6 +23,8 @@ SERVICE = ServiceSettings(
     jwt_audience="dualtrack",
     rate_per_s=1000,
     rate_burst=1000,
+    unauthorized_per_s=1000,
+    unauthorized_burst=1000,
     max_body_bytes=64 * 1024,
 )
 ALL = ["memory:read", "memory:write", "memory:erase"]
@@ -167,6 +169,29 @@ def test_limits_give_413_422_and_429(mem: MemoryClient) -> None:
         assert other.status_code != 429, "buckets are per agent"
 
 
+def test_refused_tokens_are_limited_per_address_and_probes_never(mem: MemoryClient) -> None:
+    tight = SERVICE.model_copy(update={"unauthorized_per_s": 0.001, "unauthorized_burst": 3})
+    forged = {"Authorization": "Bearer not.a.jwt"}
+    with TestClient(create_app(service=tight, client=mem)) as api:
+        refused = [api.get("/v1/profile", headers=forged).status_code for _ in range(4)]
+        assert refused == [401, 401, 401, 429]
+        assert api.get("/v1/profile", headers=auth(token())).status_code == 404, (
+            "a valid token from that address is served"
+        )
+        spoofed = {**forged, "X-Forwarded-For": "198.51.100.7"}
+        assert api.get("/v1/profile", headers=spoofed).status_code == 429, (
+            "X-Forwarded-For from a peer that is no configured proxy is ignored"
+        )
+        for path in ("/healthz", "/readyz"):
+            assert {api.get(path).status_code for _ in range(30)} == {200}, path
+    behind = tight.model_copy(update={"trusted_proxies": "testclient"})
+    with TestClient(create_app(service=behind, client=mem)) as api:
+        for client in ("198.51.100.7", "198.51.100.8"):
+            named = {**forged, "X-Forwarded-For": client}
+            refused = [api.get("/v1/profile", headers=named).status_code for _ in range(4)]
+            assert refused == [401, 401, 401, 429], "a trusted proxy's client is the address"
+
+
 def test_the_sandbox_header_scopes_reads_and_writes(api: TestClient, mem: MemoryClient) -> None:
     api.put("/v1/profile", headers=auth(token()))
     box = mem.for_agent("refund-agent").sandboxes.open("buyer-001", "s-1")
@@ -179,7 +204,11 @@ def test_the_sandbox_header_scopes_reads_and_writes(api: TestClient, mem: Memory
     assert outside == []
     foreign = {**auth(token(sub="buyer-002")), "X-Dualtrack-Sandbox": str(box.id)}
     api.put("/v1/profile", headers=auth(token(sub="buyer-002")))
-    assert api.post("/v1/search", headers=foreign, json={"query": "S20"}).json()["hits"] == []
-    assert api.post("/v1/memories", headers=foreign, json=body).status_code == 409
+    for answer in (
+        api.post("/v1/search", headers=foreign, json={"query": "S20"}),
+        api.post("/v1/memories", headers=foreign, json=body),
+    ):
+        assert answer.status_code == 404, "another user's sandbox is not found"
+        assert answer.json()["error"]["code"] == "sandbox_not_found"
     bad = {**auth(token()), "X-Dualtrack-Sandbox": str(uuid.uuid4())[:8]}
     assert api.get("/v1/profile", headers=bad).status_code == 400

@@ -216,18 +216,43 @@ def test_feedback_on_the_users_own_memories_only(api: TestClient) -> None:
     assert api.post("/v1/feedback", headers=me(), json=missing).status_code == 404
 
 
-def test_export_holds_the_users_own_data_with_pii_in_clear(api: TestClient) -> None:
+EXPORT = ["account:export"]
+
+
+def test_export_needs_its_own_scope_and_holds_the_users_pii_in_clear(api: TestClient) -> None:
     memory = {"text": f"我的手机号是 {PHONE}，订单 88231", "lifecycle_policy": "sensitive"}
     assert api.post("/v1/memories", headers=me(), json=memory).status_code == 201
-    exported = api.get("/v1/export", headers=me())
+    reader = api.get("/v1/export", headers=me(scopes=["memory:read"]))
+    assert reader.status_code == 403, "an agent reading memories does not get the clear PII"
+    assert PHONE not in reader.text
+    exported = api.get("/v1/export", headers=me(scopes=EXPORT))
     assert exported.status_code == 200
+    assert exported.headers["Cache-Control"] == "no-store"
     data = exported.json()
     assert data["user_id"] == BUYER
     assert [p["value"] for p in data["pii"]] == [PHONE], "decrypted for the user it belongs to"
     assert len(data["memories"]) == 1
-    theirs = api.get("/v1/export", headers=them())
+    theirs = api.get("/v1/export", headers=them(scopes=EXPORT))
     assert PHONE not in theirs.text
     assert theirs.json()["memories"] == []
+
+
+def test_one_export_per_user_a_minute_by_default(api: TestClient) -> None:
+    assert api.get("/v1/export", headers=me(scopes=EXPORT)).status_code == 200
+    again = api.get("/v1/export", headers=me(scopes=EXPORT, agent="account-portal"))
+    assert again.status_code == 429, "per user, whichever agent asks"
+    assert again.json()["error"]["code"] == "rate_limited"
+    assert 50 <= int(again.headers["Retry-After"]) <= 60
+    assert api.get("/v1/export", headers=them(scopes=EXPORT)).status_code == 200
+
+
+def test_data_routes_are_not_cached(api: TestClient) -> None:
+    fact = {"value": {"channel": "wechat"}, "lifecycle_policy": "explicit"}
+    assert api.put("/v1/facts/contact", headers=me(), json=fact).status_code == 200
+    for path in ("/v1/memories", "/v1/facts", "/v1/facts/contact", "/v1/profile", "/v1/devices"):
+        answer = api.get(path, headers=me())
+        assert answer.status_code == 200, path
+        assert answer.headers["Cache-Control"] == "no-store", path
 
 
 def test_erasure_needs_the_erase_scope_and_erases(api: TestClient) -> None:
@@ -237,7 +262,7 @@ def test_erasure_needs_the_erase_scope_and_erases(api: TestClient) -> None:
     assert api.delete("/v1/me", headers=rw).status_code == 403
     assert api.delete("/v1/me", headers=me()).status_code == 204
     assert api.get("/v1/profile", headers=me()).status_code == 404
-    assert api.get("/v1/export", headers=me()).status_code == 404
+    assert api.get("/v1/export", headers=me(scopes=EXPORT)).status_code == 404
     assert api.delete("/v1/me", headers=me()).status_code == 204, "idempotent"
     assert api.get("/v1/profile", headers=them()).status_code == 200, "only the token's user"
 

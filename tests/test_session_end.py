@@ -10,15 +10,16 @@ in 3 (the issue's own sessions: 6 and 5 of 10).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from policies.errors import DualtrackError, InvalidField, InvalidText, UserNotFound
 from sdk import MemoryClient
@@ -325,3 +326,136 @@ def test_bad_input_is_refused_before_anything_is_written(mem: MemoryClient) -> N
         mem.append_turns(USER, "  ", [Turn("user", "在吗")])
     assert mem.memories.list(USER) == []
     assert _count(mem, "SELECT count(*) FROM session_watermark WHERE user_id = :u", u=USER) == 0
+
+
+BAD_TURNS = {
+    "lone surrogate": [Turn("user", "订单 88231 \ud800 退款")],
+    "over 64 KiB": [Turn("user", "退" * 22_000)],  # 66,000 bytes in UTF-8
+    "NUL": [Turn("user", "订单 88231\x00 退款")],
+    "not a string": [Turn("user", 88231)],  # type: ignore[arg-type]
+}
+"""Turns every session path refuses, whatever turns come before them."""
+
+BAD_TRANSCRIPTS = {
+    **BAD_TURNS,
+    "empty": [],
+    "no user text": [Turn("assistant", "您好，请问有什么可以帮您"), Turn("user", "  ")],
+}
+"""Transcripts ``end_session`` refuses: bad turns anywhere, and (for a session with nothing
+stored to record) no user text."""
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TRANSCRIPTS))
+def test_end_session_refuses_a_bad_transcript_with_invalid_text_and_writes_nothing(
+    mem: MemoryClient, name: str
+) -> None:
+    from tests.test_hostile_input import _snapshot
+
+    mem.profiles.ensure(USER)
+    ok = Turn("user", "订单 88231 的扫地机不回充")
+    known: list[tuple[str, list[Turn]]] = [("s-known", [ok])] if name in BAD_TURNS else []
+    for session, before in [("s-new", []), *known]:
+        if before:
+            mem.append_turns(USER, session, before)
+        snapshot = _snapshot(mem)
+        with pytest.raises(InvalidText):
+            mem.end_session(USER, session, [*before, *BAD_TRANSCRIPTS[name]])
+        assert _snapshot(mem) == snapshot, f"{name}: a refused end_session wrote something"
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TURNS))
+def test_append_turns_refuses_a_bad_turn_with_invalid_text_and_writes_nothing(
+    mem: MemoryClient, name: str
+) -> None:
+    from tests.test_hostile_input import _snapshot
+
+    mem.profiles.ensure(USER)
+    snapshot = _snapshot(mem)
+    with pytest.raises(InvalidText):
+        mem.append_turns(USER, "s-1", [Turn("user", "在吗"), *BAD_TURNS[name]])
+    assert _snapshot(mem) == snapshot, f"{name}: a refused append_turns wrote something"
+
+
+Step = tuple[str, Callable[[], object]]
+
+
+@contextlib.contextmanager
+def _interleaved(mem: MemoryClient, steps: list[Step]) -> Iterator[None]:
+    """In this thread, before the first statement starting with each step's SQL prefix (in
+    order), run the step's call to completion in another thread: a race, forced."""
+    me, pending = threading.current_thread(), list(steps)
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if threading.current_thread() is me and pending:
+            prefix, call = pending[0]
+            if " ".join(statement.split()).startswith(prefix):
+                pending.pop(0)
+                other = threading.Thread(target=call)
+                other.start()
+                other.join(60)
+
+    event.listen(mem.database.engine, "before_cursor_execute", before)
+    try:
+        yield
+    finally:
+        event.remove(mem.database.engine, "before_cursor_execute", before)
+    assert pending == [], "every step of the race ran"
+
+
+def test_ensure_whose_user_is_erased_between_its_statements_returns_the_profile(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    erase = ("SELECT user_profile.user_id", lambda: mem.forget_user(USER))
+    with _interleaved(mem, [erase]):
+        profile = mem.profiles.ensure(USER)
+    assert profile.user_id == USER
+    assert mem.profiles.get(USER).user_id == USER, "ensured: the user exists"
+
+
+def test_a_store_whose_user_is_erased_between_its_statements_is_user_not_found(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    steps: list[Step] = [
+        ("INSERT INTO pii_data_key", lambda: mem.pii.store(USER, "email", "a@b.com")),
+        ("SELECT pii_data_key.key_id", lambda: mem.forget_user(USER)),
+    ]
+    with _interleaved(mem, steps), pytest.raises(UserNotFound):
+        mem.pii.store(USER, "phone", "13912345678")
+
+
+def test_creating_and_vaulting_racing_an_erasure_is_user_not_found_or_done(
+    mem: MemoryClient,
+) -> None:
+    """Three threads on one user: ``forget_user`` a bounded number of times, and meanwhile
+    ``profiles.ensure`` and ``pii.store`` over and over; each call returns or raises
+    ``UserNotFound``, nothing else (the forced races above make this one certain)."""
+    erasures = 300
+    erasing = threading.Event()
+    erasing.set()
+    seen: dict[str, list[str]] = {"ensure": [], "store": [], "forget": []}
+
+    def loop(name: str, call: Callable[[], object]) -> None:
+        done = 0
+        while erasing.is_set() if name != "forget" else done < erasures:
+            done += 1
+            try:
+                call()
+            except UserNotFound:
+                pass
+            except Exception as exc:  # what the test is about: anything else is a failure
+                seen[name].append(type(exc).__name__)
+        erasing.clear()
+
+    calls: dict[str, Callable[[], object]] = {
+        "ensure": lambda: mem.profiles.ensure(USER),
+        "store": lambda: mem.pii.store(USER, "phone", "13912345678"),
+        "forget": lambda: mem.forget_user(USER),
+    }
+    threads = [threading.Thread(target=loop, args=item) for item in calls.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert seen == {"ensure": [], "store": [], "forget": []}

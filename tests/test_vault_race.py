@@ -75,7 +75,9 @@ def test_eight_threads_store_one_phone_once(mem: MemoryClient) -> None:
     assert len(set(refs)) == 1
     assert _vault_rows(mem, user) == 1
     assert mem.pii.find(user, "phone", PHONE) == refs[0]
-    assert mem.pii.store(user, "phone", "+86 139-0000-0000") == refs[0]
+    other = mem.pii.store(user, "phone", "+86 139-0000-0000")
+    assert other != refs[0], "another spelling, another entry"
+    assert mem.pii.find(user, "phone", "+86 139-0000-0000") == other
     assert mem.pii.reveal(user, refs[0].id) == PHONE
     memory_id = mem.write(
         user,
@@ -83,7 +85,7 @@ def test_eight_threads_store_one_phone_once(mem: MemoryClient) -> None:
         lifecycle_policy=LifecyclePolicy.EXPLICIT,
     )
     assert isinstance(memory_id, uuid.UUID)
-    assert _vault_rows(mem, user) == 1
+    assert _vault_rows(mem, user) == 2, "the write found the entry of its exact value"
 
 
 def test_eight_threads_of_writes_mentioning_one_phone(mem: MemoryClient) -> None:

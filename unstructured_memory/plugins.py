@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from policies.errors import ConfigurationError
 
-__all__ = ["PluginSpec", "lazy_exports", "resolve"]
+__all__ = ["PluginSpec", "lazy_exports", "resolve", "seal_secrets"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,29 @@ def resolve(
         raise ConfigurationError(f"invalid config for {kind} {name!r}: {exc}") from exc
     module_name, _, class_name = spec.class_path.partition(":")
     return getattr(importlib.import_module(module_name), class_name), settings
+
+
+def seal_secrets(
+    name: str, specs: Mapping[str, PluginSpec], config: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``config`` with the value of each field its plugin's config declares ``SecretStr``
+    wrapped in one, so dumps and reprs of the settings holding it show ``**********``;
+    :func:`resolve` hands the plugin the clear value all the same.
+
+    A name no spec registers is left as it is (:func:`resolve` refuses it).
+    """
+    spec = specs.get(name)
+    if spec is None:
+        return dict(config)
+    secret = {
+        field
+        for field, info in spec.config.model_fields.items()
+        if SecretStr in (info.annotation, *getattr(info.annotation, "__args__", ()))
+    }
+    return {
+        key: SecretStr(value) if key in secret and isinstance(value, str) else value
+        for key, value in config.items()
+    }
 
 
 def lazy_exports(package: str, members: Mapping[str, str]) -> Callable[[str], Any]:

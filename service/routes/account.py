@@ -7,16 +7,20 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from sdk.schemas import ExportOut
-from service.deps import eraser, reader
+from service.deps import TokenFirstRoute, eraser, exporter
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", tags=["account"])
+router = APIRouter(prefix="/v1", tags=["account"], route_class=TokenFirstRoute)
 
 
 @router.get("/export", response_model=ExportOut, summary="Export everything about the user")
-def export(caller: reader) -> Any:
-    """Profile, devices, links, facts, PII (decrypted: the user's own), memories. Audited."""
+def export(caller: exporter) -> Any:
+    """Profile, devices, links, facts, PII (decrypted: the user's own), memories. Audited.
+
+    Needs ``account:export`` (no agent holds it by default: the export is the user's own
+    data-portability request) and is limited to one per user every
+    ``DUALTRACK_EXPORT_INTERVAL_S`` (429)."""
     return caller.run(lambda m: m.export_user(caller.user_id))
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from sdk.schemas import ContextBody, ContextOut
-from service.deps import reader
+from service.deps import TokenFirstRoute, reader
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", tags=["context"])
+router = APIRouter(prefix="/v1", tags=["context"], route_class=TokenFirstRoute)
 
 
 @router.post("/context", response_model=ContextOut, summary="Build the memory block for a prompt")

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Path, Response
 
 from policies.errors import RecordNotFound
 from sdk.schemas import DeviceRegister, DeviceVerify
-from service.deps import reader, writer
+from service.deps import TokenFirstRoute, reader, writer
 from structured_memory.records import Device
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/devices", tags=["devices"])
+router = APIRouter(prefix="/v1/devices", tags=["devices"], route_class=TokenFirstRoute)
 
 Fingerprint = Annotated[str, Path(min_length=64, max_length=64, pattern="^[0-9a-fA-F]{64}$")]
 

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Path, Response
 
 from policies.errors import RecordNotFound
 from sdk.schemas import FactPut
-from service.deps import reader, writer
+from service.deps import TokenFirstRoute, reader, writer
 from structured_memory.records import Fact
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/facts", tags=["facts"])
+router = APIRouter(prefix="/v1/facts", tags=["facts"], route_class=TokenFirstRoute)
 
 Key = Annotated[str, Path(min_length=1, max_length=128)]
 

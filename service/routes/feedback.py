@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from sdk.schemas import FeedbackBody, FeedbackOut
-from service.deps import writer
+from service.deps import TokenFirstRoute, writer
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", tags=["feedback"])
+router = APIRouter(prefix="/v1", tags=["feedback"], route_class=TokenFirstRoute)
 
 
 @router.post("/feedback", response_model=FeedbackOut, summary="Report a behaviour event")

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Response
 
 from policies.errors import RecordNotFound
 from sdk.schemas import LinkCreate, LinkEnd
-from service.deps import reader, writer
+from service.deps import TokenFirstRoute, reader, writer
 from structured_memory.records import BusinessLink
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/links", tags=["links"])
+router = APIRouter(prefix="/v1/links", tags=["links"], route_class=TokenFirstRoute)
 
 
 @router.post("", response_model=BusinessLink, summary="Link the user to a business entity")

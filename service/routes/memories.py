@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Request, Response
 
 from policies.errors import RecordNotFound
 from sdk.schemas import HitOut, SearchBody, SearchOut, WriteRequest, WriteResponse
-from service.deps import reader, writer
+from service.deps import TokenFirstRoute, reader, writer
 from service.metrics import metrics_of
 from structured_memory.repositories.fragments import FragmentRecord
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", tags=["memories"])
+router = APIRouter(prefix="/v1", tags=["memories"], route_class=TokenFirstRoute)
 
 
 @router.post("/memories", response_model=WriteResponse, status_code=201, summary="Write one memory")

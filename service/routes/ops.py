@@ -26,11 +26,11 @@ from sdk.schemas import (
     TenantsReport,
     VerifiersReport,
 )
-from service.deps import ops_caller
+from service.deps import TokenFirstRoute, ops_caller
 
 __all__ = ["DASHBOARD_CSP", "router"]
 
-router = APIRouter(tags=["ops"])
+router = APIRouter(tags=["ops"], route_class=TokenFirstRoute)
 
 Days = Annotated[int, Query(ge=1, le=MAX_WINDOW_DAYS, description="Days in the window.")]
 
@@ -43,15 +43,10 @@ DASHBOARD_CSP = (
 _ASSETS = {"ops.js": "text/javascript", "ops.css": "text/css"}
 
 
-def _no_store(response: Response) -> None:
-    response.headers["Cache-Control"] = "no-store"
-
-
 @router.get("/v1/ops/expiry", response_model=ExpiryReport, summary="Memories expiring per day")
-def expiry(caller: ops_caller, response: Response, days: Days = 30) -> ExpiryReport:
+def expiry(caller: ops_caller, days: Days = 30) -> ExpiryReport:
     """Live fragments and facts of every user expiring per UTC day, today to ``days``
     ahead, by lifecycle policy."""
-    _no_store(response)
     return caller.mem.ops.expiry(days=days)
 
 
@@ -62,51 +57,44 @@ def expiry(caller: ops_caller, response: Response, days: Days = 30) -> ExpiryRep
 )
 def confidence(
     caller: ops_caller,
-    response: Response,
     buckets: Annotated[int, Query(ge=2, le=100)] = 10,
 ) -> ConfidenceReport:
     """The confidence of live memories in equal buckets by status, and the queue of
     memories pending their user's confirmation (counts and the longest wait)."""
-    _no_store(response)
     return caller.mem.ops.confidence(buckets=buckets)
 
 
 @router.get(
     "/v1/ops/activity", response_model=ActivityReport, summary="Decays, sweeps, renewals per day"
 )
-def activity(caller: ops_caller, response: Response, days: Days = 30) -> ActivityReport:
+def activity(caller: ops_caller, days: Days = 30) -> ActivityReport:
     """Per UTC day over the last ``days`` days: confidence decays, memories swept,
     renewals (memories on the day of their latest use; a search's use is written within
     ``renewal_flush_s``)."""
-    _no_store(response)
     return caller.mem.ops.activity(days=days)
 
 
 @router.get("/v1/ops/outbox", response_model=OutboxReport, summary="Outbox lag")
-def outbox(caller: ops_caller, response: Response) -> OutboxReport:
+def outbox(caller: ops_caller) -> OutboxReport:
     """Index operations not applied yet, the oldest one's age and the failing ones."""
-    _no_store(response)
     return caller.mem.ops.outbox()
 
 
 @router.get("/v1/ops/tenants", response_model=TenantsReport, summary="Index tenants hot and cold")
-def tenants(caller: ops_caller, response: Response) -> TenantsReport:
+def tenants(caller: ops_caller) -> TenantsReport:
     """Weaviate's tenants by activity; ``applicable: false`` for an index without them."""
-    _no_store(response)
     return caller.mem.ops.tenants()
 
 
 @router.get("/v1/ops/keys", response_model=KeysReport, summary="PII key age against rotation")
-def keys(caller: ops_caller, response: Response) -> KeysReport:
+def keys(caller: ops_caller) -> KeysReport:
     """The active PII key's age against the 90-day rotation, entries still to re-wrap."""
-    _no_store(response)
     return caller.mem.ops.keys()
 
 
 @router.get("/v1/ops/verifiers", response_model=VerifiersReport, summary="Verifier outcomes")
-def verifiers(caller: ops_caller, response: Response, days: Days = 30) -> VerifiersReport:
+def verifiers(caller: ops_caller, days: Days = 30) -> VerifiersReport:
     """Business links by latest verification; verification changes per day by outcome."""
-    _no_store(response)
     return caller.mem.ops.verifiers(days=days)
 
 

@@ -6,11 +6,11 @@ from fastapi import APIRouter, Request, Response
 
 from sdk.schemas import RevocationBody
 from service.auth import TokenVerifier
-from service.deps import ops_caller
+from service.deps import TokenFirstRoute, ops_caller
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/ops", tags=["ops"])
+router = APIRouter(prefix="/v1/ops", tags=["ops"], route_class=TokenFirstRoute)
 
 
 @router.post(

@@ -1,7 +1,9 @@
 """``/readyz``, ``/healthz`` and ``/metrics``: what orchestrators and Prometheus call.
 
-None of them takes a token, so none shows anything sensitive: booleans,
-counts, ages and schema revisions only (no key id, no user, no address).
+The probes take no token and are not rate limited, so they show nothing
+sensitive: booleans, counts, ages and schema revisions only (no key id, no user,
+no address). ``/metrics`` needs an ``ops`` token unless
+``DUALTRACK_METRICS_ACCESS=open``.
 
 - ``/readyz`` is 200 while PostgreSQL answers and its schema is within the
   range this code serves, else 503. The search index is not consulted: an
@@ -10,20 +12,25 @@ counts, ages and schema revisions only (no key id, no user, no address).
 - ``/healthz`` reports everything (database, schema, index, outbox lag, the
   PII key's age): ``ok``, ``degraded`` (200: the index, the outbox or the key
   needs attention) or ``down`` (503: the database or its schema).
-- ``/metrics`` is the app's Prometheus registry in the text format.
+- ``/metrics`` is the app's Prometheus registry in the text format (it reads the
+  store: an ops token, and the ops agent's rate limit, bound what it costs).
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Literal
+
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from sdk.client import MemoryClient
 from sdk.schemas import HealthReport, ReadinessReport
+from service.auth import Scope
+from service.deps import Needs, TokenFirstRoute
 from service.metrics import metrics_of
 from structured_memory.pii.keyring import MAX_KEY_AGE_DAYS
 
-__all__ = ["OUTBOX_LAG_DEGRADED_S", "router"]
+__all__ = ["OUTBOX_LAG_DEGRADED_S", "metrics_router", "router"]
 
 router = APIRouter(tags=["probes"])
 
@@ -87,13 +94,21 @@ def healthz(request: Request) -> JSONResponse:
     )
 
 
-@router.get(
-    "/metrics",
-    response_class=Response,
-    responses={200: {"content": {_PROMETHEUS_TEXT: {}}, "description": "Prometheus text"}},
-    summary="Prometheus metrics of this process",
-)
 def metrics(request: Request) -> Response:
     """Request latency per route, writes by policy, searches (degraded or not), and the
     store's outbox lag, pending confirmations, decays, sweeps and verifier outcomes."""
     return Response(metrics_of(request).render(), media_type=_PROMETHEUS_TEXT)
+
+
+def metrics_router(access: Literal["ops", "open"]) -> APIRouter:
+    """``/metrics``, behind an ``ops`` token (``access="ops"``) or open to anyone."""
+    router = APIRouter(tags=["probes"], route_class=TokenFirstRoute)
+    router.add_api_route(
+        "/metrics",
+        metrics,
+        response_class=Response,
+        dependencies=[Depends(Needs(Scope.OPS))] if access == "ops" else [],
+        responses={200: {"content": {_PROMETHEUS_TEXT: {}}, "description": "Prometheus text"}},
+        summary="Prometheus metrics of this process",
+    )
+    return router

@@ -10,13 +10,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from policies.errors import ConcurrentModificationError, InvalidField
-from service.deps import reader, writer
+from service.deps import TokenFirstRoute, reader, writer
 from service.errors import error_body
 from structured_memory.records import Profile
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/profile", tags=["profile"])
+router = APIRouter(prefix="/v1/profile", tags=["profile"], route_class=TokenFirstRoute)
 
 
 class ProfilePatch(BaseModel):

@@ -14,12 +14,14 @@ from fastapi import APIRouter
 
 from policies.errors import InvalidField
 from sdk.schemas import DiscardOut, MergeBody, MergeOut, SandboxOut
-from service.deps import Caller, writer
+from service.deps import Caller, TokenFirstRoute, writer
 from service.routes.sessions import SessionId
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/sessions/{session_id}/sandbox", tags=["sandboxes"])
+router = APIRouter(
+    prefix="/v1/sessions/{session_id}/sandbox", tags=["sandboxes"], route_class=TokenFirstRoute
+)
 
 _HEADER = "X-Dualtrack-Sandbox"
 _NEEDS_HEADER: dict[int | str, dict[str, Any]] = {

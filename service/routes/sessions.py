@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from sdk.schemas import SessionOut, TranscriptBody, TurnsAppendedOut, TurnsBody
-from service.deps import writer
+from service.deps import TokenFirstRoute, writer
 
 __all__ = ["SessionId", "router"]
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], route_class=TokenFirstRoute)
 
 SessionId = Annotated[str, Path(min_length=1, max_length=128)]
 

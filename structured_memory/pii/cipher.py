@@ -16,11 +16,18 @@ In both, associated data binds the value's ciphertext to its row (vault id,
 user id, kind), so a ciphertext moved to another row or user fails
 authentication like any tampering. The blind index is HMAC-SHA256 of
 ``kind 0x1f normalised value`` under HKDF(blind key,
-``dualtrack-pii-blind-index-v2``) (column ``blind_mac``); the index of the
-ring format used HKDF(ring key, ``dualtrack-pii-blind-index-v1``) (column
-``blind_index``, still written under the active ring key for clients older
-than 0004 during a rolling upgrade). A wrapped data key is 48 bytes (32 plus
-the 16-byte tag); every nonce is 96 random bits.
+``dualtrack-pii-blind-index-v2``) (column ``match_mac``, and ``blind_mac`` of rows
+before 0014); the exact index the same HMAC of ``kind 0x1f value`` as given
+(column ``blind_mac``, unique: one entry per exact value), equal to the blind index
+for a value in normal form. The index of the ring format used HKDF(ring key,
+``dualtrack-pii-blind-index-v1``) (column ``blind_index``, still written under
+the active ring key for clients older than 0004 during a rolling upgrade). A
+wrapped data key is 48 bytes (32 plus the 16-byte tag); every nonce is 96 random
+bits.
+
+A device fingerprint is HMAC-SHA256 of the device's SHA-256 (of device id, OS and
+browser) under HKDF(blind key, ``dualtrack-device-fingerprint-v1 0x1f user id``): a key
+per user, which rotation never changes, as it never changes the blind key.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ _WRAP_V1 = b"dualtrack-pii-wrap-v1"
 _BLIND_V1 = b"dualtrack-pii-blind-index-v1"
 _BLIND_V2 = b"dualtrack-pii-blind-index-v2"
 _DATA_KEY_AAD = b"dualtrack-data-key-v1\x1f"
+_DEVICE_V1 = b"dualtrack-device-fingerprint-v1\x1f"
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,11 @@ def normalise(kind: str, value: str) -> str:
 
 
 def _hmac(key: bytes, kind: str, value: str) -> bytes:
-    message = kind.encode() + b"\x1f" + normalise(kind, value).encode("utf-8")
+    return _mac(key, kind, normalise(kind, value))
+
+
+def _mac(key: bytes, kind: str, value: str) -> bytes:
+    message = kind.encode() + b"\x1f" + value.encode("utf-8")
     return hmac.new(key, message, hashlib.sha256).digest()
 
 
@@ -153,8 +165,24 @@ class PiiCipher:
         return _decrypt(key, sealed, aad, "PII ciphertext").decode("utf-8")
 
     def blind_index(self, kind: str, value: str) -> bytes:
-        """The blind index of a value under the blind key (column ``blind_mac``)."""
+        """The blind index of a value's normalised form under the blind key (column
+        ``match_mac``): every spelling of one value has it."""
         return _hmac(derive_key(self.ring.blind.secret, _BLIND_V2), kind, value)
+
+    def exact_index(self, kind: str, value: str) -> bytes:
+        """The blind index of the value exactly as given (column ``blind_mac``)."""
+        return _mac(derive_key(self.ring.blind.secret, _BLIND_V2), kind, value)
+
+    def device_fingerprint(self, user_id: str, digest: str) -> str:
+        """The fingerprint of a device of ``user_id``: 64 hex digits, keyed for the user,
+        of ``digest`` (the SHA-256 hex of device id, OS and browser)."""
+        key = derive_key(self.ring.blind.secret, _DEVICE_V1 + user_id.encode())
+        return hmac.new(key, bytes.fromhex(digest), hashlib.sha256).hexdigest()
+
+    def purpose_key(self, purpose: bytes) -> bytes:
+        """A key of the blind key's for ``purpose`` (HKDF): the same on every pod and
+        across rotations, for keyed hashes outside the vault (rate-limit bucket names)."""
+        return derive_key(self.ring.blind.secret, purpose)
 
     def legacy_blind_index(self, kind: str, value: str) -> bytes:
         """The ring-format blind index under the active ring key (column ``blind_index``)."""

@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from policies.errors import InvalidField, RecordNotFound
-from policies.pii import PiiKind, PiiMatch, find_pii, mask_pii
+from policies.pii import PiiKind, PiiMatch, check_pii_values, find_pii, mask_pii
 from policies.scope import UserScope
 from structured_memory.models import PiiVaultEntry, table_of
 from structured_memory.scoping import owned
@@ -176,7 +176,8 @@ def _unique(refs: list[Ref]) -> list[Ref]:
 def plan_json(value: Any, field: str) -> JsonPlan:
     """Mask every string of ``value`` holding PII (see the module docstring for the forms).
 
-    Raises :class:`InvalidField` if a key holds PII.
+    Raises :class:`InvalidField` if a key holds PII, :class:`InvalidText` if the value
+    names more than ``MAX_PII_VALUES`` distinct personal values.
     """
     found: list[PiiMatch] = []
 
@@ -201,7 +202,9 @@ def plan_json(value: Any, field: str) -> JsonPlan:
             return [walk(v) for v in node]
         return node
 
-    return JsonPlan(walk(value), tuple(found))
+    planned = walk(value)
+    check_pii_values(found, field)
+    return JsonPlan(planned, tuple(found))
 
 
 def _walk_refs(node: Any) -> Iterator[dict[str, Any]]:

@@ -23,17 +23,50 @@ from sqlalchemy import Connection, bindparam, delete, func, select, tuple_, upda
 
 from policies.audit import AuditAction, check_details
 from policies.errors import InvalidField, InvalidInput, RecordNotFound
+from policies.pii import PiiKind
 from policies.scope import UserScope
-from policies.validation import check_choice, check_field_length, check_timestamp, check_uuid
+from policies.validation import (
+    check_choice,
+    check_field_length,
+    check_no_pii,
+    check_timestamp,
+    check_uuid,
+)
 from structured_memory.audit import record_many
 from structured_memory.database import INFINITY, Database
 from structured_memory.models import BusinessEntityType, LinkRole, UserBusinessLink, table_of
 from structured_memory.records import BusinessLink
 from structured_memory.scoping import owned
 
-__all__ = ["BusinessLinkRepository", "PriorState", "StateCheck"]
+__all__ = ["BusinessLinkRepository", "PriorState", "StateCheck", "check_entity_id"]
 
 _T = table_of(UserBusinessLink)
+
+_NUMBERED = frozenset(
+    {
+        BusinessEntityType.ORDER,
+        BusinessEntityType.REFUND,
+        BusinessEntityType.RETURN,
+        BusinessEntityType.EXCHANGE,
+        BusinessEntityType.TICKET,
+        BusinessEntityType.WORK_ORDER,
+    }
+)
+"""Entities a system of record numbers itself (orders, refunds, tickets, ...)."""
+
+_NUMBER_SHAPES = frozenset({PiiKind.PHONE, PiiKind.BANK_CARD})
+"""What such a number may look like: an 11-digit order number reads as a mobile number,
+a 16-19-digit refund number may pass the Luhn check of a bank card."""
+
+
+def check_entity_id(entity_type: str, entity_id: str) -> str:
+    """``entity_id`` read with its (checked) ``entity_type`` as the cue, as the masker reads
+    a number after 订单号: an order, refund, return, exchange, ticket or work-order number
+    may have the shape of a phone or bank card number, never hold an e-mail, an ID card
+    number or an address; a supplier, warehouse or contract id may hold no PII at all.
+    Else :class:`InvalidField` (the id is stored and shown in clear)."""
+    allowed = _NUMBER_SHAPES if entity_type in _NUMBERED else frozenset()
+    return check_no_pii(entity_id, "entity_id", allowed=allowed)
 
 
 @dataclass(frozen=True)
@@ -89,16 +122,17 @@ class BusinessLinkRepository:
     ) -> BusinessLink:
         """Link the user to an entity. ``effective_from`` defaults to now, ``effective_to`` to open.
 
-        Raises :class:`InvalidField` for an unknown type or role, naive
-        datetimes or ones outside 1900-2200, or an empty range;
+        Raises :class:`InvalidField` for an unknown type or role, an id holding PII
+        (:func:`check_entity_id`), naive datetimes or ones outside 1900-2200, or an empty range;
         :class:`UserNotFound` without a profile.
         """
-        entity = check_field_length("entity_id", entity_id, 128)
+        kind = check_choice(BusinessEntityType, entity_type, "entity_type")
+        entity = check_entity_id(kind, check_field_length("entity_id", entity_id, 128))
         if not entity.strip():
             raise InvalidField("entity_id is empty", field="entity_id")
         values: dict[str, object] = {
             "user_id": scope.user_id,
-            "entity_type": check_choice(BusinessEntityType, entity_type, "entity_type"),
+            "entity_type": kind,
             "entity_id": entity,
             "role": check_choice(LinkRole, role, "role"),
             "effective_to": check_timestamp(effective_to, "effective_to") or INFINITY,
@@ -167,15 +201,17 @@ class BusinessLinkRepository:
 
         Used by session end for the ids a session named. The caller holds the user's
         profile row (``FOR NO KEY UPDATE``), so concurrent calls for one user add
-        each link once. :class:`InvalidField` for an unknown type or a bad id.
+        each link once. :class:`InvalidField` for an unknown type or an overlong id; an
+        id holding PII for its type (:func:`check_entity_id`) is not linked.
         """
-        wanted = {
-            (
-                check_choice(BusinessEntityType, t, "entity_type"),
-                check_field_length("entity_id", i, 128),
-            )
-            for t, i in keys
-        }
+        wanted = set()
+        for t, i in keys:
+            kind = check_choice(BusinessEntityType, t, "entity_type")
+            entity = check_field_length("entity_id", i, 128)
+            try:
+                wanted.add((kind, check_entity_id(kind, entity)))
+            except InvalidField:
+                continue
         if not wanted:
             return []
         now = func.now()

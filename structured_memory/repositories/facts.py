@@ -35,6 +35,7 @@ from policies.validation import (
     check_field_length,
     check_json,
     check_json_depth,
+    check_no_pii,
     check_number,
     check_uuid,
 )
@@ -61,7 +62,7 @@ from structured_memory.repositories.fragments import (
 )
 from structured_memory.scoping import live, owned
 
-__all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository"]
+__all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "check_source"]
 
 MAX_FACT_VALUE_BYTES = 16 * 1024
 
@@ -78,6 +79,12 @@ def _check_value(policy: LifecyclePolicy, value: Any) -> JsonPlan:
             field="value",
         )
     return plan_json(value, "value")
+
+
+def check_source(source: str) -> str:
+    """A fact's ``source`` if it is at most 64 characters holding no PII (it is stored and
+    shown in clear), else :class:`InvalidField`."""
+    return check_no_pii(check_field_length("source", source, 64), "source")
 
 
 class FactRepository:
@@ -193,7 +200,7 @@ class FactRepository:
             ).value,
             "last_used_at": now,
             "updated_at": now,
-            "source": check_field_length("source", source, 64),
+            "source": check_source(source),
             "agent_id": scope.agent_id,
             "expires_at": life.expires_at(now),
             "renew_days": life.renew_days,

@@ -8,7 +8,9 @@ sweeper has removed them yet. A search reads its hits with
 :meth:`FragmentLedger.hydrate` and marks those it returns
 :meth:`~FragmentLedger.used`: each is renewed by its own renewal period
 (``renew_days``, decided by ``policies.ttl``), deferred and batched
-(``structured_memory.renewals``) unless its expiry is near.
+(``structured_memory.renewals``) unless its expiry is near. Hydration also
+names the hits whose index context holds a turn expired since (``stale``):
+their index still carries the expired turn's words until they are re-indexed.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from structured_memory.scoping import (
 __all__ = [
     "FragmentLedger",
     "FragmentRecord",
+    "Hydrated",
     "IndexRow",
     "Neighbour",
     "NewFragment",
@@ -200,16 +203,45 @@ _SESSION_COUNTS = (
 _INSERT = _T.insert().values(embedding=bindparam("packed_embedding", type_=PACKED_VECTOR))
 
 
+def _context_expired(context_ids: Any, rows: Any, now: Any) -> Any:
+    """Whether ``context_ids`` (a row's index context) holds a turn expired at ``now``; the
+    turns looked at are those of every row of ``rows`` (a CTE or subquery with a
+    ``context_ids`` column, the row's included). One deleted since was re-indexed away
+    at once, by ``WritePath.forget``.
+
+    The turns of all the rows are read in one lookup by primary key, the expiry tested
+    outside the index condition: a generic plan cannot turn it into a scan of the
+    user's rows or of the expiry index. A context holds only its row's user's turns.
+    """
+    turn = _T.alias("context_turn")
+    expired = (
+        select(
+            func.coalesce(
+                func.array_agg(turn.c.id).filter(turn.c.expires_at <= now),
+                cast(literal("{}"), ARRAY(Uuid)),
+            )
+        )
+        .where(turn.c.id.in_(select(func.unnest(rows.c.context_ids))))
+        .scalar_subquery()
+    )
+    return context_ids.overlap(expired)
+
+
 def _hydrate(shape: Shape) -> Select[Any]:
     """Rows by primary key first, then the scope's visibility: the planner cannot pick a
-    scan of the user's rows (for a user with many, estimated like a small one)."""
+    scan of the user's rows (for a user with many, estimated like a small one). Each
+    with whether its context expired (:func:`_context_expired`)."""
     by_id = (
-        select(*_RECORD_COLUMNS)
+        select(*_RECORD_COLUMNS, _T.c.context_ids)
         .where(_T.c.id == any_(bindparam("ids", type_=ARRAY(Uuid))))
         .cte("by_id")
         .prefix_with("MATERIALIZED")
     )
-    return select(by_id).where(visible_bound(by_id, shape))
+    now = bindparam("now", type_=DateTime(timezone=True))
+    stale = _context_expired(by_id.c.context_ids, by_id, now)
+    return select(*[by_id.c[c.name] for c in _RECORD_COLUMNS], stale.label("stale")).where(
+        visible_bound(by_id, shape)
+    )
 
 
 _HYDRATE = {
@@ -254,6 +286,15 @@ class Neighbour:
 
 
 _NEIGHBOUR_COLUMNS = [_T.c[name] for name in Neighbour.__dataclass_fields__]
+
+
+@dataclass(frozen=True)
+class Hydrated:
+    """The visible, live records of a search's hits, and which of them are ``stale``:
+    indexed with the words of a turn that has expired since."""
+
+    records: dict[uuid.UUID, FragmentRecord]
+    stale: frozenset[uuid.UUID]
 
 
 def vault_ids_of(metadata: Any) -> list[uuid.UUID]:
@@ -451,18 +492,16 @@ class FragmentLedger:
         conn.execute(_INSERT, rows)
         return [f.id for f in fragments]
 
-    def hydrate(
-        self, scope: UserScope, ids: Sequence[uuid.UUID], *, now: datetime
-    ) -> dict[uuid.UUID, FragmentRecord]:
-        """The fragments among ``ids`` visible in ``scope`` at ``now`` (a read; see
-        :meth:`used` for what a caller that returns them must do)."""
+    def hydrate(self, scope: UserScope, ids: Sequence[uuid.UUID], *, now: datetime) -> Hydrated:
+        """The fragments among ``ids`` visible in ``scope`` at ``now``, and the stale ones
+        among them (a read; see :meth:`used` for what a caller that returns them must do)."""
         if not ids:
-            return {}
+            return Hydrated({}, frozenset())
         with self._db.reading() as conn:
             rows = conn.execute(
                 _HYDRATE[shape_of(scope)], {"ids": list(ids), **bound_values(scope, now)}
             ).all()
-        return {r.id: _record(r) for r in rows}
+        return Hydrated({r.id: _record(r) for r in rows}, frozenset(r.id for r in rows if r.stale))
 
     def used(self, scope: UserScope, records: Iterable[FragmentRecord], *, now: datetime) -> None:
         """Mark ``records`` used at ``now``: ``last_used_at`` becomes ``now`` and each
@@ -626,12 +665,30 @@ class FragmentLedger:
     def neighbours(
         self, conn: Connection, scope: UserScope, gone: Sequence[uuid.UUID]
     ) -> Sequence[Neighbour]:
-        """The user's fragments whose index context drew on a fragment of ``gone``."""
+        """The user's fragments whose index context drew on a fragment of ``gone``, locked."""
         if not gone:
             return []
+        return self._neighbours(conn, scope, _T.c.context_ids.overlap(list(gone)))
+
+    def stale(
+        self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID], *, now: datetime
+    ) -> Sequence[Neighbour]:
+        """The user's fragments among ``ids`` whose context holds a turn expired at ``now``,
+        locked (one another transaction re-indexed meanwhile is no longer among them)."""
+        if not ids:
+            return []
+        candidates = (
+            select(_T.c.context_ids).where(owned(_T, scope), _T.c.id.in_(list(ids))).subquery()
+        )
+        return self._neighbours(
+            conn, scope, _T.c.id.in_(list(ids)), _context_expired(_T.c.context_ids, candidates, now)
+        )
+
+    def _neighbours(self, conn: Connection, scope: UserScope, *where: Any) -> Sequence[Neighbour]:
         rows = conn.execute(
             select(*_NEIGHBOUR_COLUMNS)
-            .where(owned(_T, scope), _T.c.context_ids.overlap(list(gone)))
+            .where(owned(_T, scope), *where)
+            .order_by(_T.c.id)
             .with_for_update()
         ).all()
         return [Neighbour(**dict(r._mapping)) for r in rows]

@@ -148,7 +148,7 @@ class LearnedProfileRepository:
         """The user's learned profile (no lock); :class:`UserNotFound` without a profile."""
         attributes = conn.execute(select(_P.c.attributes).where(owned(_P, scope))).scalar()
         if attributes is None:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+            raise UserNotFound("no profile for this user")
         rows = conn.execute(select(_C).where(owned(_C, scope))).all()
         return _decode(attributes.get(LEARNED_KEY), rows)
 
@@ -171,7 +171,7 @@ class LearnedProfileRepository:
             .with_for_update(key_share=True)
         ).one_or_none()
         if row is None:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+            raise UserNotFound("no profile for this user")
         candidates = conn.execute(select(_C).where(owned(_C, scope))).all()
         before = _decode(row.attributes.get(LEARNED_KEY), candidates)
         merged = merge(

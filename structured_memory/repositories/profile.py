@@ -32,7 +32,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.audit import AuditAction
 from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
-from policies.pii import PiiMatch, mask_pii
+from policies.pii import PiiMatch, check_pii_values, mask_pii
 from policies.scope import UserScope
 from policies.validation import (
     check_field_length,
@@ -54,6 +54,7 @@ from structured_memory.pii.fields import (
 from structured_memory.pii.vault import PiiVault
 from structured_memory.records import Profile
 from structured_memory.repositories.fragments import release_vault_entries
+from structured_memory.scoping import owned
 
 __all__ = [
     "MAX_ATTRIBUTES_BYTES",
@@ -68,6 +69,8 @@ NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push", "phone"
 MAX_ATTRIBUTES_BYTES = 64 * 1024
 MAX_SUMMARY_CHARS = 4000
 SUMMARY_PII_KEY = "profile_summary_pii"
+_ENSURE_ATTEMPTS = 3
+"""How often ``ensure`` tries again when an erasure removes the row it found."""
 """The key of ``attributes`` holding the vault references of ``profile_summary``'s PII."""
 
 _T = table_of(UserProfile)
@@ -173,15 +176,25 @@ class ProfileRepository:
         with self._db.transaction() as conn:
             row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
         if row is None:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+            raise UserNotFound("no profile for this user")
         return Profile.model_validate(row._mapping)
 
     def ensure(self, scope: UserScope) -> Profile:
-        """The user's profile, created with defaults if it does not exist yet."""
+        """The user's profile, created with defaults if it does not exist yet.
+
+        An erasure of the user committing between the insert (which found the row)
+        and the read is retried: the user is created again. Raises
+        :class:`UserNotFound` only if erasures win every attempt.
+        """
+        create = pg_insert(_T).values(user_id=scope.user_id).on_conflict_do_nothing()
         with self._db.transaction() as conn:
-            conn.execute(pg_insert(_T).values(user_id=scope.user_id).on_conflict_do_nothing())
-            row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one()
-        return Profile.model_validate(row._mapping)
+            for _ in range(_ENSURE_ATTEMPTS):
+                row = conn.execute(create.returning(_T)).one_or_none()
+                if row is None:
+                    row = conn.execute(select(_T).where(owned(_T, scope))).one_or_none()
+                if row is not None:
+                    return Profile.model_validate(row._mapping)
+        raise UserNotFound("the user was erased while being created; retry")
 
     def create(self, scope: UserScope, **fields: object) -> Profile:
         """Create the profile with the given fields; raise if it exists or a field is bad."""
@@ -277,7 +290,7 @@ class ProfileRepository:
                     details={"version": row.version, "fields": sorted(changes)},
                 )
         if row is None:
-            raise UserNotFound("no profile for this user", user_id=scope.user_id)
+            raise UserNotFound("no profile for this user")
         return updated, Profile.model_validate(row._mapping)
 
     def _sealed(
@@ -309,6 +322,7 @@ class ProfileRepository:
             return refs[key]
 
         wanted = [*(attributes.matches if attributes else ()), *(summary[1] if summary else ())]
+        check_pii_values(wanted, "profile")
         for m in sorted(wanted, key=lambda m: (m.kind.value, m.value)):
             store(m)
         if summary is not None:

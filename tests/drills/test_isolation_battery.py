@@ -511,11 +511,12 @@ def _sdk_search(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
         sdk.attempt("sdk:look-alike user", "export_user", partial(b.export_user, uid))
 
 
-def _inside(box: uuid.UUID, call: Callable[[], object]) -> Callable[[], object]:
-    """``call`` run with ``box`` current for the attacker (what the header does)."""
+def _inside(b: MemoryClient, box: uuid.UUID, call: Callable[[], object]) -> Callable[[], object]:
+    """``call`` run with ``box`` current for the attacker's client ``b`` (what the header
+    does, without the service's check that the sandbox is the caller's)."""
 
     def run() -> object:
-        tok = enter(ActiveSandbox(ATTACKER, "", box))
+        tok = enter(ActiveSandbox(ATTACKER, b.agent_id, "", box))
         try:
             return call()
         finally:
@@ -534,11 +535,11 @@ def _sdk_sandbox(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
     )
     discard = partial(b.sandboxes.discard, ATTACKER, SESSION, v.box)
     sdk.attempt(ch, "sandboxes.discard", discard, sent=v.box)
-    listed = _inside(v.box, partial(b.memories.list, ATTACKER))
+    listed = _inside(b, v.box, partial(b.memories.list, ATTACKER))
     sdk.attempt(ch, "list inside", listed, sent=v.box)
-    searched = _inside(v.box, partial(b.search, ATTACKER, "S20 订单 88231"))
+    searched = _inside(b, v.box, partial(b.search, ATTACKER, "S20 订单 88231"))
     sdk.attempt(ch, "search inside", searched, sent=v.box)
-    got = _inside(v.box, partial(b.memories.get, ATTACKER, v.sandboxed))
+    got = _inside(b, v.box, partial(b.memories.get, ATTACKER, v.sandboxed))
     sdk.attempt(ch, "get inside", got, sent=both)
 
 

@@ -72,6 +72,16 @@ Loader = Callable[[Sequence[uuid.UUID]], Mapping[uuid.UUID, IndexedFragment]]
 
 
 @dataclass(frozen=True)
+class _Immediate:
+    """A change applied at once, outside the queue (its queued entry follows)."""
+
+    op: OutboxOp
+    user_id: str
+    fragment_id: uuid.UUID | None
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
 class DrainReport:
     """What one drain did."""
 
@@ -120,6 +130,12 @@ class OutboxWorker:
                 return DrainReport(0, len(entries))
             batch.done()
             return DrainReport(len(entries), 0)
+
+    def apply_now(self, changes: Sequence[tuple[OutboxOp, str, uuid.UUID | None]]) -> None:
+        """Apply ``(op, user_id, fragment_id)`` changes at once, as a batch would (their
+        queued entries still follow, idempotent); raises :class:`StoreUnavailable`."""
+        if changes:
+            self._index.apply(self._ops([_Immediate(*change) for change in changes]))
 
     def drain(self, *, deadline_s: float = 30.0) -> DrainReport:
         """Drain until the outbox has nothing due, a batch fails, or ``deadline_s`` passes."""
