@@ -712,6 +712,7 @@ def _states_value(piece: str) -> bool:
 
 def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
     out = []
+    scoped = False  # "For today only, …": what follows in the turn is for now too
     for a, b in clauses(u.text, lang):
         piece = u.text[a:b]
         fams = families(piece)
@@ -725,7 +726,10 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
                 kind, fams, refusal = ActKind.RETRACTION, refused, True
         elif u.role != "user" and _UNDONE.search(piece) is not None:
             kind = ActKind.RETRACTION
-        one_off = cues.ONE_OFF.search(piece) is not None
+        if kind is ActKind.INSTRUCTION:
+            scoped = False
+        one_off = scoped or cues.ONE_OFF.search(piece) is not None
+        scoped = scoped or one_off
         out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
     return out
 

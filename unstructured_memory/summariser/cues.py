@@ -54,7 +54,7 @@ _NEG_ZH = (  # the last branch: 不 before a verb of contact or delivery
 )
 _NEG_EN = (
     r"don'?t|do not|doesn'?t|does not|never|no more|not|stop|no|without|rather than|"
-    r"instead of|avoid|[A-Za-z]+n't"
+    r"instead of|avoid|anything but|except|other than|[A-Za-z]+n't"
 )
 NEGATION: Final = _words(_NEG_ZH, _NEG_EN)
 """A negation cue; :func:`~unstructured_memory.summariser.acts.negated` decides what it governs."""
@@ -76,18 +76,22 @@ _FUTURE_EN = (
     r"whenever you|from here on|in general|as a rule|don'?t ever|no more|stop (?:calling|"
     r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)|from today|"
     r"for all (?:my |future )?orders|on all (?:my |future )?orders|by default|"
-    r"please (?:always|only|never)|only ever|please note that i"
+    r"please (?:always|only|never)|only ever|please note that i|stick with|stay with|"
+    r"as usual|my default|my go-to|back to [a-z]+ (?:as usual|again)"
 )
 INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
 """Words that make a statement about how to treat the user last beyond this request."""
 
 ONE_OFF: Final = _words(
     r"这次|这回|这一次|本次|这单|这一单|这(?:个|台|件|款)?[^，,。！？；]{0,6}订单|这笔|这件|单独这|这个快递|"
+    r"就今天|只今天|今天先|只这一次|就这一次|"
     r"这个包裹|这批|这趟|今天的|明天的|"
     r"帮(?:我)?(?:朋友|同事|邻居|亲戚|室友)|替(?:朋友|同事|邻居)|(?:我)?(?:朋友|同事|室友)(?:的|说|要|想)",
     r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)|"
     r"this (?:parcel|package|delivery|shipment)|today'?s delivery|for a friend|my friend'?s?|"
-    r"a friend of mine|my colleague|my neighbou?r'?s|on behalf of",
+    r"a friend of mine|my colleague|my neighbou?r'?s|on behalf of|(?:for )?today only|"
+    r"just (?:for )?today|only today|for my (?:brother|sister|friend|colleague|boss|neighbou?r)|"
+    r"(?:he|she)'?s a",
 )
 """Words that limit what is said to the present request, or to somebody else."""
 

@@ -231,8 +231,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"|{_CARRIER_ZH}(?:快递|物流)?(?:就行|就好|吧|最好|比较好|靠谱|快|发货|到付|配送)"
             rf"|(?i:(?:ship|send|use|deliver|post)[a-z]*\s+(?:it\s+|them\s+|everything\s+|"
             rf"orders?\s+|parcels?\s+|big items\s+)?(?:with|via|by|through)\s+{_CARRIER_EN}"
-            rf"|(?:use|choose|pick|prefer|want|go with)\s+{_CARRIER_EN}"
+            rf"|(?:use|choose|pick|prefer|want|go with|stick with|stay with|switch to|"
+            rf"put me on|back to)\s+{_CARRIER_EN}"
             rf"|{_CARRIER_EN}\s+(?:only|please|is better|works best)"
+            rf"|{_CARRIER_EN}'?s\s+(?:fine|ok|okay|my go-to|my default|best)"
+            rf"|(?:anything but|except|other than|rather than|instead of)\s+{_CARRIER_EN}"
             rf"|(?:no|not|never|don'?t use|avoid)\s+{_CARRIER_EN})"
         ),
         names=LinearPattern(r"快递公司|物流公司|快递|(?i:carrier|courier|shipping company)"),
@@ -389,9 +392,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
         LinearPattern(
             r"(?:鞋码|尺码|码数|穿|我是)[^，,。！？；]{0,4}\d{2}(?:\.5)?\s*(?:码|号)?"
             r"|(?:身高|体重)\s*\d{2,3}"
-            r"|(?i:(?:shoe |dress |ring )?size (?:us |eu |uk )?\d{1,2}(?:\.5)?|"
-            r"i'?m (?:a )?(?:us |eu |uk )(?:size )?\d{1,2}(?:\.5)?|i wear (?:a )?(?:size )?"
-            r"(?:us |eu |uk )?\d{1,2}(?:\.5)?)"
+            r"|(?i:my (?:shoe |dress |ring |clothes )?size is (?:us |eu |uk )?\d{1,2}(?:\.5)?|"
+            r"i'?m (?:always )?(?:a )?(?:(?:us|eu|uk) (?:size )?|size )\d{1,2}(?:\.5)?(?:$|[^0-9])|"
+            r"i wear (?:a )?(?:size )?(?:us |eu |uk )?\d{1,2}(?:\.5)?)"
         ),
         fact=True,
         context=True,
