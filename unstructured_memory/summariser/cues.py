@@ -50,7 +50,7 @@ CLAUSE_EN: Final = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")
 
 _NEG_ZH = (  # the last branch: 不 before a verb of contact or delivery
     r"别再|不要再|不用再|不再|再也别|再也不要|再也不|千万别|千万不要|不要|不用|不想|不需要|不必|无需|"
-    r"用不着|勿|别|禁止|拒绝|不许|不准|免|不(?:[发打用走寄送放给联系通知推开])"
+    r"用不着|勿|别|甭|禁止|拒绝|不许|不准|免|不(?:[发打用走寄送放给联系通知推开])"
 )
 _NEG_EN = (
     r"don'?t|do not|doesn'?t|does not|never|no more|not|stop|no|without|rather than|"
@@ -61,8 +61,8 @@ NEGATION: Final = _words(_NEG_ZH, _NEG_EN)
 
 _FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
     r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|之后都|日后|下次|下回|每次|每回|一律|统一|统统|"
-    r"总是|一直都?|永远|始终|平时都?|从今天起|从现在起|从今往后|从此|以后都|"
-    r"记住|记得|记一下|备注一下|备注|都(?:直接|用|走|发|放|寄|打|联系|送|给|开|要|是|别|不|只)|全部都|"
+    r"总是|一直都?|永远|始终|平时都?|从今天起|从现在起|从今往后|从此|以后都|打今儿起|打今天起|从今儿起|往后都|回回|"
+    r"记住|记得|记一下|备注一下|备注|都(?:直接|用|走|发|放|搁|寄|打|联系|送|给|开|要|是|别|甭|不要|不用|只)|全部都|"
     r"别再|不要再|不用再|不再|再也别|再也不要|千万别|"
     r"有(?:事|急事|什么事|情况|消息|进展|变化|问题|需要)(?:的话)?(?:就|请|麻烦|直接)?"
     r"(?:用|走|发|打|联系|找|通知)"
@@ -184,8 +184,13 @@ CORRECTION: Final = tuple(
         r"my mistake,?|should\s+(?:be|have\s+been)|actually,?|make\s+that|scratch\s+that,?)\s+"
         r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
         r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
-        r"(?i:(?P<right>[^\s,.;!?]{1,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
-        r"(?P<wrong>[^\s,.;!?]{1,30}))",
+        r"(?i:(?:it'?s|it is|that'?s|the name is)\s+(?P<right>[^\s,.;!?]{2,30})"
+        r"(?:\s+with\s+an?\s+[^\s,.;!?]{1,3})?\s*[,;]?\s*not\s+(?:the\s+|a\s+|an\s+)?"
+        r"(?P<wrong>[^\s,.;!?]{2,30}))",
+        r"(?i:(?P<right>(?:[a-z]+\s)?[a-z0-9-]*\d[a-z0-9-]*)\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
+        r"(?P<wrong>(?:[a-z]+\s)?[a-z0-9-]*\d[a-z0-9-]*))",
+        r"(?i:(?P<right>[^\s,.;!?]{2,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
+        r"(?P<wrong>[^\s,.;!?]{2,30}))",
     )
 )
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""

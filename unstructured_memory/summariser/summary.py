@@ -216,8 +216,11 @@ _CLAUSE_ZH = LinearPattern(r"[^，。！？!?；;,\n]+")
 _CLAUSE_EN = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")  # a decimal point does not end a clause
 _SUBJECTLESS_EN = re.compile(
     r"(?i)^(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is|was|stopped|keeps|"
-    r"never|arrived|came|broke|leaks?)\b"
+    r"never|arrived|came|broke|leaks?)\b(?!\s+(?:this|that|it|there|these|those|the|a|an|my|"
+    r"your|he|she|they)\b)"
 )
+"""A clause that says what happened without its subject ("stopped working"); one that asks
+("Is this rain cover compatible…") has its subject after the verb."""
 _LEAD_ZH = LinearPattern(
     r"^(?:您好|你好|亲|请问|麻烦|就是|但是|可是|然后|而且|现在|已经|还|我的|我|这个|那个|这台|那台|它|"
     r"这款|这|那|你们的|你们|的|了|是|，|\s)+"

@@ -245,7 +245,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "收货方式",
         "drop-off",
         LinearPattern(
-            r"放(?:在|到)?[^，,。！？；]{0,8}?(?:丰巢|快递柜|柜子|智能柜|驿站|菜鸟驿站|代收点|门口|家门口|门外|前台|"
+            r"[放搁存撂](?:在|到)?[^，,。！？；]{0,8}?(?:丰巢|快递柜|柜子|智能柜|驿站|菜鸟驿站|代收点|门口|家门口|门外|"
+            r"前台|"
             r"门卫|物业|保安室|楼下|邻居|传达室|收发室)|(?:丰巢|快递柜|驿站|代收点|门卫|前台|物业)(?:就行|就好|吧|代收|签收)"
             r"|(?:别|不要|不用)放(?:门口|[^，,。！？]{1,6})|送(?:到|去)(?:公司|单位|前台|门卫)"
             r"|送货上门|(?:别|不要)放驿站"
@@ -254,8 +255,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
             r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point|"
             r"(?:hand|give)\s+(?:it|them|everything|parcels?|packages?|the [a-z]+)\s+to\s+"
-            r"(?:the|my|our)\s+[a-z ]{0,20}(?:guard|security|concierge|doorman|porter|reception|"
-            r"neighbou?r|office)|"
+            r"(?:(?:the|my|our)\s+[a-z ]{0,20}(?:guard|security|concierge|doorman|porter|reception|"
+            r"neighbou?r|office|mother|mum|mom|father|dad|wife|husband|son|daughter)|her|him)|"
             r"(?:bring|deliver|take|carry)\s+(?:it|them|everything|parcels?|packages?|"
             r"the [a-z]+)\s+(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor))"
         ),
@@ -303,7 +304,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "饮食",
         "diet",
         LinearPattern(
-            r"吃素|素食|吃斋|不吃(?:肉|辣|猪肉|牛肉|羊肉|海鲜|鱼|蛋|葱|香菜|荤)|忌口|清真|乳糖不耐"
+            r"吃素|素食|吃斋|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
             r"|(?:我|孩子|儿子|女儿|宝宝|老婆|老公|家人|家里人|他|她|爸|妈)[^，,。！？]{0,4}(?:对)?"
             r"[^，,。！？]{0,6}过敏|过敏体质"
             r"|(?i:vegetarian|vegan|allergic to|allergy|halal|kosher|gluten[- ]free|lactose|"
@@ -334,6 +335,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:包装|外包装|礼盒|塑料袋|价格单|价签|小票|发货单|吊牌|购物袋)[^，,。！？]{0,8}"
             r"(?:别|不要|不用|去掉|拿掉|放|撕掉)|(?:别|不要|不用)[^，,。！？]{0,6}(?:包装|塑料袋|价格单|价签|"
             r"小票|发货单|购物袋)|保密发货|隐私发货|礼品包装|(?:要|用)礼盒"
+            r"|(?:多|加)(?:塞|放|加)?[^，,。！？]{0,4}(?:冰袋|冰块|泡沫箱|保温袋)|冷链[^，,。！？]{0,8}冰袋"
             r"|(?i:gift[- ]wrap|plain (?:box|packaging|parcel)|"
             r"no (?:price tags?|receipts?|invoices?) in|discreet|"
             r"(?:don'?t|no|without) (?:plastic|packaging|price tags?)|eco packaging)"
@@ -349,7 +351,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:沟通|交流|客服|师傅|回复)"
             r"|(?i:(?:speak|reply|respond|talk|write|answer)[a-z]*\s+(?:to me\s+)?in\s+"
             r"(?:english|chinese|mandarin|cantonese|spanish|french|german|japanese|korean)|"
-            r"(?:english|mandarin|cantonese)[- ]speaking)"
+            r"(?:english|mandarin|cantonese)[- ]speaking|only (?:speaks? )?(?:english|mandarin|"
+            r"cantonese|shanghainese|chinese)|(?:don'?t|doesn'?t|can'?t) speak (?:english|"
+            r"mandarin|chinese|cantonese))"
+            r"|只会(?:说|讲)?(?:粤语|上海话|方言|普通话|英语)|不会(?:说|讲)普通话"
         ),
         names=LinearPattern(r"语言|(?i:language)"),
     ),
@@ -358,9 +363,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "沟通须知",
         "accessibility",
         LinearPattern(
-            r"耳朵不好|听力不好|听力不太好|听不清|耳背|助听器|视力不好|看不清字|眼睛不好"
+            r"耳朵不好|听力不好|听力不太好|听不清|耳背|助听器|视力不好|看不清字|眼睛不好|色盲|色弱"
             r"|(?i:hard of hearing|deaf|hearing (?:aid|impair|loss|problem)|visually impaired|"
-            r"can'?t hear|large (?:print|text)|partially sighted)"
+            r"can'?t hear|large (?:print|text)|partially sighted|colou?r-?blind)"
         ),
         fact=True,
     ),
@@ -407,10 +412,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:给|帮|为|替)(?:我)?(?:儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|"
             r"孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公)|我(?:家)?(?:儿子|女儿|闺女|老婆|老公|媳妇|爱人|"
             r"孩子|宝宝|爸|妈)"
-            r"|(?i:(?:for|to) my (?:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|"
-            r"father|parents|partner|baby|grandma|grandpa|grandmother|grandfather)|my (?:son|"
-            r"daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
-            r"baby)(?:'s)?\s)"
+            r"|(?i:(?:for|to) my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|"
+            r"dad|mother|father|parents|partner|baby|grandma|grandpa|grandmother|grandfather)|"
+            r"my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|"
+            r"father|parents|partner|baby)(?:'s)?(?:$|[^a-z]))"
         ),
         fact=True,
         context=True,
@@ -420,7 +425,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "爱好",
         "hobbies",
         LinearPattern(
-            r"(?:喜欢|爱|经常|平时|周末|每周|每天|常常|一直在)(?:去)?(?:钓鱼|跑步|跑马拉松|健身|露营|骑行|骑车|"
+            r"(?:喜欢|爱|经常|平时|周末|每周|每天|常常|一直在|我)[^。！？；]{0,12}?(?:钓鱼|跑步|跑马拉松|健身|"
+            r"露营|骑行|骑车|"
             r"爬山|游泳|瑜伽|摄影|拍照|烘焙|弹钢琴|弹吉他|画画|滑雪|打篮球|踢足球|打羽毛球|打网球|打乒乓|"
             r"徒步|登山|打游戏|玩游戏|追剧|做饭|看书|钓)"
             r"|(?i:i (?:love|enjoy|like|go|do)\s+(?:to\s+)?(?:running|run|fishing|fish|hiking|hike|"
