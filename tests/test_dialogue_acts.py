@@ -104,6 +104,55 @@ def test_a_corrected_model_is_the_device_the_profile_keeps() -> None:
     assert devices == ["P10"]
 
 
+@pytest.mark.parametrize(
+    ("turns", "right", "wrong"),
+    [
+        (
+            _turns(
+                ("u", "这款钢化膜适配小米 13 吗"),
+                ("a", "适配小米 13，直屏设计。"),
+                ("u", "等下，我说错了，我手机是小米 14，不是 13，去年就换了"),
+            ),
+            "小米 14",
+            "13",
+        ),
+        (
+            _turns(
+                ("u", "这个手机壳华为 nova 11 能用不"),
+                ("u", "等会儿 我刚看了下设置 写的是 nova 12 不是 11，我记混了"),
+            ),
+            "nova 12",
+            "11",
+        ),
+        (
+            _turns(
+                ("u", "Does this case fit an iPhone 13?"),
+                ("u", "Sorry, it's an iPhone 15, not 13."),
+            ),
+            "iPhone 15",
+            "13",
+        ),
+    ],
+)
+def test_a_generation_corrected_by_its_number_keeps_the_name_before_it(
+    turns: list[Turn], right: str, wrong: str
+) -> None:
+    text = summarise("u", "s", turns).summary_text
+    name = right.rsplit(" ", 1)[0]
+    assert right in text
+    assert f"{name} {wrong}" not in text
+    assert f"{name} {name}" not in text, "the name is not said twice"
+
+
+def test_a_device_said_before_its_correction_is_kept_as_corrected() -> None:
+    got = _observed(
+        "订单 6336471 买的电池装不上，我的吸尘器是戴森 V10",
+        "我看了下机身铭牌，是 V12，不是 V10，我记错了",
+    )
+    devices = [value for kind, slot, value in got if slot.startswith("device_model")]
+    assert devices == ["戴森 V12"]
+
+
 def test_substitution_replaces_a_code_holding_the_wrong_part() -> None:
     assert (
         substitute("适配 HL-L2370DW 的硒鼓", [("L2370", "HL-L2350DW")]) == "适配 HL-L2350DW 的硒鼓"

@@ -35,6 +35,7 @@ from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.summariser import cues
 from unstructured_memory.summariser.acts import Act, ActKind, negated
+from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.summary import SessionSummary
 from unstructured_memory.summariser.topics import (
@@ -158,6 +159,7 @@ def observe_session(
     dialogue = summary.dialogue
     index = summary.turn_index or tuple(range(len(turns)))
     wrong = frozenset(turns[index[t]].text[a:b].casefold() for t, a, b in dialogue.wrong_spans())
+    pairs = tuple(dialogue.pairs([turns[i].text for i in index]))
     lang = summary.language
     observations: list[Observation] = []
     instructions: dict[str, list[str]] = {}
@@ -168,16 +170,29 @@ def observe_session(
         at = turn.time or summary.occurred_at
         at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
         acts = [a for a in dialogue.acts if a.turn == k] if dialogue.acts else []
-        observer = _Observer(summary.session_id, at, lang, wrong)
+        observer = _Observer(summary.session_id, at, lang, wrong, pairs)
         observations += observer.turn(turn.text, acts)
         for key, text in observer.instructions:
             said = instructions.setdefault(key, [])
             if text not in said:
                 said.append(text)
-    return observations, [
+    return _last_of_each(observations), [
         Instruction(key, "；".join(texts)[:MAX_INSTRUCTION_CHARS])
         for key, texts in instructions.items()
     ]
+
+
+def _last_of_each(observations: list[Observation]) -> list[Observation]:
+    """``observations`` with each value said again kept only where it was last said (a
+    device named before and in its correction is one observation)."""
+    seen: set[tuple[object, ...]] = set()
+    out: list[Observation] = []
+    for o in reversed(observations):
+        key = (o.kind, o.slot, o.value, o.explicit, o.negated)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return out[::-1]
 
 
 def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
@@ -212,11 +227,19 @@ _MEMBER_NAMES: Final = {
 class _Observer:
     """Observations and instructions of one user turn, stamped with its session and time."""
 
-    def __init__(self, session: str, at: datetime, lang: Lang, wrong: frozenset[str]) -> None:
+    def __init__(
+        self,
+        session: str,
+        at: datetime,
+        lang: Lang,
+        wrong: frozenset[str],
+        pairs: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self.session = session
         self.at = at
         self.lang = lang
         self.wrong = wrong
+        self.pairs = pairs
         self.instructions: list[tuple[str, str]] = []
 
     def _make(
@@ -252,12 +275,17 @@ class _Observer:
             for e in extract_entities(said)
             if text[e.start : e.end].strip() and said[e.start : e.end].casefold() not in self.wrong
         ]
+        folded = said.casefold()
+        fixed = any(w.casefold() in folded for w, _ in self.pairs)
+        if fixed:  # a device said before its correction is the corrected one
+            out += self._devices_corrected(text)
         for a, b in _SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
                 continue
             mine = [x for x in acts if a <= x.start < b and x.live]
-            out += self._device(sentence, [e for e in entities if a <= e.start and e.end <= b])
+            if not fixed:
+                out += self._device(sentence, [e for e in entities if a <= e.start and e.end <= b])
             out += self._member(sentence)
             if _TEMPORARY.search(sentence) is not None:
                 if _QUESTION.search(sentence) is None:
@@ -274,6 +302,16 @@ class _Observer:
         said = "，".join(timed) if timed else sentence
         masked = mask_pii(" ".join(said.split()))[0]
         return [self._make(ObservationKind.TEMPORARY, "intent", masked)]
+
+    def _devices_corrected(self, text: str) -> list[Observation]:
+        """The devices of a turn read with every corrected-away value replaced by the right
+        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``)."""
+        fixed = substitute(text, self.pairs)
+        entities = extract_entities(fixed)
+        out = []
+        for a, b in _SENTENCE.spans(fixed):
+            out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b])
+        return out
 
     def _device(self, sentence: str, entities: list[Entity]) -> list[Observation]:
         models = [e for e in entities if e.type == "MODEL"]

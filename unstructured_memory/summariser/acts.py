@@ -281,6 +281,10 @@ _VALUE_WORD: Final = LinearPattern(
 a day."""
 
 _NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
+_GENERATION: Final = LinearPattern(
+    r"(\s?\d{1,3}(?:\s?(?i:pro|max|ultra|plus|mini|lite))?)(?:$|[^0-9A-Za-z])"
+)
+"""A model's number after its brand ("小米 14", "iPhone 15 Pro")."""
 
 _CORRECTED_LABELS: Final = ID_LABELS | {"MODEL", "PRODUCT", "BRAND", "DATE"}
 """Labels whose value a word of error replaces with the next one of the same label."""
@@ -296,6 +300,9 @@ def _value_span(u: Utterance, a: int, b: int) -> tuple[tuple[int, int], str | No
     looks like a value; ``None`` otherwise."""
     found = _entity_at(u, a, b)
     if found is not None:
+        generation = _GENERATION.match(u.text[found.end : b]) if found.type == "BRAND" else None
+        if generation is not None:  # "小米 14": a brand and its number name a model
+            return (found.start, found.end + generation.end(1)), "MODEL"
         return (found.start, found.end), found.type
     piece = u.text[a:b].strip()
     if piece and len(piece) <= 16 and _VALUE_WORD.search(piece) is not None:
@@ -395,6 +402,20 @@ def _same_value(
     return utterances[i].text[a:b].casefold() == said.casefold()
 
 
+def _own_part(text: str, right: tuple[int, int], wrong: str) -> tuple[int, int]:
+    """The part of the right value that the wrong one stands for: its last number when the
+    wrong value is a bare number ("小米 14，不是 13", "nova 12 不是 11": the name before it
+    is kept as said, only the generation changes)."""
+    a, b = right
+    said = text[a:b]
+    if _NUMBER.fullmatch(wrong.strip()) is None or _NUMBER.fullmatch(said) is not None:
+        return right
+    tail = [(x, y) for x, y in _NUMBER.spans(said)]
+    if not tail or tail[-1][1] != len(said) or not said[: tail[-1][0]].strip():
+        return right
+    return a + tail[-1][0], b
+
+
 def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]:
     u = utterances[turn]
     mark = cues.CORRECTION_MARK.search(u.text)
@@ -428,6 +449,8 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
             else:
                 continue
             taken.append(span)
+            if wrong is not None:
+                ra, rb = _own_part(u.text, (ra, rb), utterances[wrong[0]].text[wrong[1] : wrong[2]])
             out.append(Correction(turn, (ra, rb), wrong, label))
     if mark is not None and not out:
         out += _marked(utterances, turn, mark.end())
