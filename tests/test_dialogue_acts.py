@@ -153,6 +153,28 @@ def test_a_device_said_before_its_correction_is_kept_as_corrected() -> None:
     assert devices == ["戴森 V12"]
 
 
+@pytest.mark.parametrize(
+    ("first", "again", "right", "wrong"),
+    [
+        ("我是油皮，推荐个洗面奶", "哦说反了，我是干皮，冬天脸上还起皮", "干皮", "油皮"),
+        (
+            "I have oily skin, which cleanser would you suggest?",
+            "Sorry, I mixed it up: I have dry skin, it flakes in winter",
+            "dry skin",
+            "oily skin",
+        ),
+    ],
+)
+def test_a_fact_stated_again_after_a_word_of_error_replaces_the_first(
+    first: str, again: str, right: str, wrong: str
+) -> None:
+    turns = _turns(("u", first), ("a", "好的 / Sure."), ("u", again))
+    text = summarise("u", "s", turns).summary_text
+    assert wrong not in text
+    facts = [value for kind, slot, value in _observed(first, again) if slot == "skin"]
+    assert facts and right in facts[-1] and wrong not in facts[-1]
+
+
 def test_substitution_replaces_a_code_holding_the_wrong_part() -> None:
     assert (
         substitute("适配 HL-L2370DW 的硒鼓", [("L2370", "HL-L2350DW")]) == "适配 HL-L2350DW 的硒鼓"
@@ -203,6 +225,40 @@ def test_a_refused_request_is_no_request() -> None:
         _turns(("u", "I don't want to cancel order 6174456, just hold it until the 12th")),
     )
     assert "cancel" not in english.summary_text.lower()
+
+
+@pytest.mark.parametrize(
+    ("turns", "why", "stale"),
+    [
+        (
+            _turns(
+                ("u", "电热水壶不加热了，订单 6352731，我要退款，你们上门取件吧"),
+                ("a", "已提交退款申请 RF6352731A，明天上午快递员上门取件。"),
+                ("u", "等下，是底座插头松了，插紧就好了。退款不退了，上门取件也取消吧"),
+                ("a", "好的，已撤销退款申请 RF6352731A，并取消上门取件。"),
+            ),
+            "插头松",
+            "不加热",
+        ),
+        (
+            _turns(
+                ("u", "I want to return the drill, order 88123, it keeps overheating"),
+                ("a", "Return opened."),
+                ("u", "Actually never mind the return, it was the battery, a new one works fine"),
+            ),
+            "battery",
+            "overheating",
+        ),
+    ],
+)
+def test_a_withdrawal_is_recorded_with_the_reason_given_for_it(
+    turns: list[Turn], why: str, stale: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert why in summary.summary_text
+    assert stale not in summary.summary_text, "the first reason no longer holds"
+    asked = {f for a in summary.dialogue.live("user") if a.kind is ActKind.REQUEST for f in a.families}
+    assert not asked, "every request was taken back"
 
 
 def test_a_withdrawn_complaint_says_it_was_withdrawn() -> None:
@@ -287,6 +343,14 @@ def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
     got = _instructions(*texts)
     assert [k for k, _ in got if k.startswith(key)], got
     assert any(word in text for _, text in got)
+
+
+def test_an_instruction_said_over_two_clauses_is_kept_whole_and_left_out_of_the_record() -> None:
+    turns = _turns(("u", "If you need to call me, do it after 6pm, I'm at the office all day"))
+    assert [(k, t) for k, t in _instructions(turns[0].text) if k == "contact_time"] == [
+        ("contact_time", "If you need to call me, do it after 6pm")
+    ]
+    assert "6pm" not in summarise("u", "s", turns).summary_text
 
 
 def test_a_narrative_is_no_instruction() -> None:

@@ -473,6 +473,27 @@ def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Corr
         wrong = _last_of(utterances, turn, a, None, u.text[a:b])
         if wrong is not None:
             return [Correction(turn, (a, b), wrong, None)]
+    return _restated(utterances, turn, after)
+
+
+def _restated(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
+    """A fact about the user stated again after a word of error ("哦说反了，我是干皮" after
+    "我是油皮") replaces the last statement of that topic the user made before."""
+    u = utterances[turn]
+    for topic in TOPICS:
+        if not topic.fact:
+            continue
+        right = next((m for m in topic.pattern.finditer(u.text) if m.start() >= after), None)
+        if right is None:
+            continue
+        for i in range(turn, -1, -1):
+            if utterances[i].role != "user":
+                continue
+            said = utterances[i].text[: right.start()] if i == turn else utterances[i].text
+            before = [m for m in topic.pattern.finditer(said) if m.group(0) != right.group(0)]
+            if before:
+                wrong = (i, before[-1].start(), before[-1].end())
+                return [Correction(turn, right.span(), wrong, None)]
     return []
 
 
@@ -503,7 +524,8 @@ _OFFER: Final = LinearPattern(
 """The agent offering more help: a bare "不用了" after it closes the talk, retracts nothing."""
 
 _UNDONE: Final = LinearPattern(
-    r"已(?:为您)?(?:取消|撤销|撤回|删除|作废)|(?:取消|撤销|撤回)了|不再(?:为您)?(?:安排|处理)"
+    r"(?:已|并|也|同时|一并)(?:为您)?(?:取消|撤销|撤回|删除|作废)|(?:取消|撤销|撤回)了|"
+    r"不再(?:为您)?(?:安排|处理)"
     r"|(?i:cancel+ed|withdrawn|removed|dropped|called off|no longer)"
 )
 """The agent confirming that something was undone: it states no step of its own."""

@@ -57,6 +57,10 @@ class Amended:
     """The request families of the user's live acts (what they finally asked for)."""
     requested: frozenset[str] = frozenset()
     """The families of the user's live requests (asked for, not asked about)."""
+    settling: tuple[tuple[int, int], ...] = ()
+    """Spans of what the user said beside a retraction, in its turn ("是底座插头松了，插紧
+    就好了。退款不退了"): why the request was taken back, which the record quotes instead
+    of the reason first given."""
 
     def without(self, spans: Sequence[tuple[int, int]]) -> Amended:
         """The view with ``spans`` blanked too (the user's words on a rejected option)."""
@@ -139,6 +143,12 @@ def amend(
             kept_entities.append(Entity(c.label, text[a:b], a, b))
     kept_entities.sort(key=lambda e: e.start)
     live = [a for a in dialogue.live("user") if not _stated(a)]
+    retracting = {a.turn for a in live if a.kind is ActKind.RETRACTION} if dialogue.retracted else set()
+    settling = tuple(
+        (starts[a.turn] + a.start, starts[a.turn] + a.end)
+        for a in live
+        if a.turn in retracting and a.kind in _SETTLING and not a.families
+    )
     asks = any(a.kind is ActKind.REQUEST for a in live)
     withdrawn = () if asks else dialogue.retracted
     return Amended(
@@ -150,7 +160,12 @@ def amend(
         withdrawn=withdrawn,
         asked=frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families),
         requested=frozenset(f for a in live if a.kind is ActKind.REQUEST for f in a.families),
+        settling=settling,
     )
+
+
+_SETTLING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
+"""Acts that may say why a request was taken back."""
 
 
 def _stated(act: Act) -> bool:

@@ -110,19 +110,20 @@ PAST: Final = _words(
 QUESTION: Final = LinearPattern(
     r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少"
     r"|(?i:^\s*(?:how|what|when|where|which|why|who)\s)"
-    r"|(?i:^\s*(?:can|could|would|will|is|are|does|do|did|have|has|should)\s+(?:you|i|it|we|"
+    r"|(?i:^\s*(?:can|could|would|will|is|are|does|did|have|has|should)\s+(?:you|i|it|we|"
     r"they|he|she|this|that|these|those|my|your|the|there|a|an)\s)"
+    r"|(?i:^\s*do\s+(?:you|i|we|they|these|those|my|your|the|there)\s)"
     r"|(?i:any (?:news|update))"
 )
-"""A question (a clause asking, not telling)."""
+"""A question (a clause asking, not telling; "do it after 6pm" tells)."""
 
 SMALL_TALK: Final = LinearPattern(
     r"^\s*(?:您好|你好|在吗|在不在|亲|哈+|嗯+|哦+|噢|好的|好吧|好滴|好嘞|行|可以|ok|OK|谢谢|多谢|感谢|辛苦了?|"
-    r"麻烦了|拜拜|再见|没事了|没有了|就这样|明白|知道了|收到|了解|"
+    r"麻烦了|拜拜|再见|没事了|没有了|就这样|明白|知道了|收到|了解|等下|等一下|等等|稍等|慢着|"
     r"(?i:hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|sure|perfect|"
-    r"no worries|that'?s all|nothing else|alright))[\s啦呀啊哈吧的了呢!！.。~～]*$"
+    r"no worries|that'?s all|nothing else|alright|wait|hold on|hang on))[\s啦呀啊哈吧的了呢!！.。~～]*$"
 )
-"""A clause that is only a greeting, thanks or acknowledgement."""
+"""A clause that is only a greeting, thanks, an acknowledgement or a pause ("等下")."""
 
 PREFERENCE: Final = _words(
     r"喜欢|偏好|习惯|比较想要|更想要|倾向|就行|就好|就可以|比较好|更好|最好",
@@ -200,7 +201,8 @@ RETRACTION: Final = _words(
     r"(?:就|也|还是|那就|那)?算了|作罢|作废|撤回|撤销|收回|"
     r"不(?:退|换|投诉|催|修|改|寄|要求|申请|合并|拦截|加急|保价|包装|开票|改地址|转寄)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
-    r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约)",
+    r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约|取件)|"
+    r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消",
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
@@ -217,7 +219,7 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
     (name, LinearPattern(rx))
     for name, rx in (
         ("refund", r"退款|退钱|仅退款|(?i:refund|money back)"),
-        ("return", r"退货|退掉|退回|寄回|退了|(?i:return|send (?:it|them|this) back)"),
+        ("return", r"退货|退掉|退回|寄回|退了|上门取件|(?i:return|send (?:it|them|this) back)"),
         (
             "exchange",
             r"换货|调换|换(?:一|个|成|大|小|新|码|尺码|颜色|号|台|件|双)"
@@ -233,7 +235,7 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ),
         ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
         ("invoice", r"发票|开票|(?i:invoice|receipt)"),
-        ("repair", r"维修|修理|上门|保修|(?i:repair|technician|fix)"),
+        ("repair", r"维修|修理|上门(?:$|[^取])|保修|(?i:repair|technician|fix)"),
         ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),

@@ -358,6 +358,8 @@ class _Slots:
     session said nothing else)."""
     withdrawn: tuple[str, ...] = ()
     """Request families the user took back with nothing in their place."""
+    settled: str = ""
+    """Why the user took them back, in their words (:attr:`Amended.settling`)."""
     purchase: bool = False
     """The user finally asked to buy something."""
     requested: frozenset[str] = frozenset()
@@ -426,6 +428,16 @@ def _chosen_product(choice: Choice, entities: list[Entity], spans: list[_Span], 
     return f"{base} {label}" if base and base.lower() not in label.lower() else label
 
 
+_SETTLED_CLAUSES: Final = 3
+
+
+def _settled(view: Amended, lang: Lang) -> str:
+    """What the user said beside their retraction, as the record quotes it (a few clauses)."""
+    pieces = [_tidy(view.fix(view.view[a:b]), lang) for a, b in view.settling]
+    said = [p for p in pieces if p and words_in(p)][:_SETTLED_CLAUSES]
+    return ("，" if lang == "zh" else ", ").join(said)
+
+
 def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None) -> _Slots:
     text, entities, fix = view.view, view.entities, view.fix
     etas = [
@@ -460,6 +472,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None)
         topic=_topic(text, spans, entities, lang, fix),
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
+        settled=_settled(view, lang) if view.withdrawn else "",
         purchase="purchase" in view.asked,
         requested=view.requested,
     )
@@ -616,9 +629,8 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
-        head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (
-            f"：{detail or s.topic}" if detail or s.topic else ""
-        )
+        why = s.settled or detail or s.topic
+        head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (f"：{why}" if why else "")
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"更新了画像：{'、'.join(s.kept)}"
     verb = s.eta_verb or {
@@ -674,7 +686,8 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
         head = f"withdrew {_withdrawn(s, 'en')}" + (f" for {subject}" if subject else "")
-        head += f": {detail or s.topic}" if detail or s.topic else ""
+        why = s.settled or detail or s.topic
+        head += f": {why}" if why else ""
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"updated their profile: {', '.join(s.kept)}"
     tail = "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)

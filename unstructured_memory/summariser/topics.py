@@ -405,6 +405,23 @@ TOPICS: Final[tuple[Topic, ...]] = (
         context=True,
     ),
     Topic(
+        "skin",
+        "肤质",
+        "skin type",
+        LinearPattern(
+            r"(?:我|本人|自己)[^，,。！？；]{0,4}?(?:大?油皮|干皮|混油|混干|混合性?皮肤?|敏感肌|油性皮肤|"
+            r"干性皮肤|中性皮肤|痘痘肌|油痘肌|干敏皮?)"
+            r"|(?:我|本人)的?(?:皮肤|脸)[^，,。！？；]{0,3}(?:偏干|偏油|很干|很油|特别干|特别油|敏感|"
+            r"容易过敏|混合)"
+            r"|(?i:(?:i have|i've got|i got)\s+(?:very |quite |really |super |a bit )?(?:oily|dry|"
+            r"combination|sensitive|normal|acne-prone)\s+skin|my skin(?:'s| is)\s+(?:very |quite |"
+            r"really |super |a bit )?(?:oily|dry|sensitive|combination)|i'?m (?:oily|dry|"
+            r"sensitive)-skinned)"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
         "family",
         "家人",
         "family",
