@@ -172,7 +172,9 @@ def test_a_fact_stated_again_after_a_word_of_error_replaces_the_first(
     text = summarise("u", "s", turns).summary_text
     assert wrong not in text
     facts = [value for kind, slot, value in _observed(first, again) if slot == "skin"]
-    assert facts and right in facts[-1] and wrong not in facts[-1]
+    assert facts
+    assert right in facts[-1]
+    assert wrong not in facts[-1]
 
 
 def test_substitution_replaces_a_code_holding_the_wrong_part() -> None:
@@ -257,7 +259,8 @@ def test_a_withdrawal_is_recorded_with_the_reason_given_for_it(
     summary = summarise("u", "s", turns)
     assert why in summary.summary_text
     assert stale not in summary.summary_text, "the first reason no longer holds"
-    asked = {f for a in summary.dialogue.live("user") if a.kind is ActKind.REQUEST for f in a.families}
+    live = summary.dialogue.live("user")
+    asked = {f for a in live if a.kind is ActKind.REQUEST for f in a.families}
     assert not asked, "every request was taken back"
 
 

@@ -143,7 +143,7 @@ def amend(
             kept_entities.append(Entity(c.label, text[a:b], a, b))
     kept_entities.sort(key=lambda e: e.start)
     live = [a for a in dialogue.live("user") if not _stated(a)]
-    retracting = {a.turn for a in live if a.kind is ActKind.RETRACTION} if dialogue.retracted else set()
+    retracting = {a.turn for a in live if a.kind is ActKind.RETRACTION and dialogue.retracted}
     settling = tuple(
         (starts[a.turn] + a.start, starts[a.turn] + a.end)
         for a in live

@@ -121,7 +121,8 @@ SMALL_TALK: Final = LinearPattern(
     r"^\s*(?:您好|你好|在吗|在不在|亲|哈+|嗯+|哦+|噢|好的|好吧|好滴|好嘞|行|可以|ok|OK|谢谢|多谢|感谢|辛苦了?|"
     r"麻烦了|拜拜|再见|没事了|没有了|就这样|明白|知道了|收到|了解|等下|等一下|等等|稍等|慢着|"
     r"(?i:hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|sure|perfect|"
-    r"no worries|that'?s all|nothing else|alright|wait|hold on|hang on))[\s啦呀啊哈吧的了呢!！.。~～]*$"
+    r"no worries|that'?s all|nothing else|alright|wait|hold on|hang on))"
+    r"[\s啦呀啊哈吧的了呢!！.。~～]*$"
 )
 """A clause that is only a greeting, thanks, an acknowledgement or a pause ("等下")."""
 
