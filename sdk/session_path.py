@@ -73,6 +73,7 @@ from structured_memory.repositories.session import (
 )
 from unstructured_memory.profile.base import ProfileExtractor
 from unstructured_memory.summariser.summary import summarise, withdrawal_pairs
+from unstructured_memory.summariser.topics import TOPICS, Topic
 from unstructured_memory.summariser.transcript import ROLES, Role, Turn
 
 __all__ = ["MAX_APPEND_TURNS", "SessionConfig", "SessionPath"]
@@ -81,6 +82,9 @@ _log = logging.getLogger(__name__)
 
 MAX_APPEND_TURNS: Final = 1000
 """Most turns one ``append_turns`` call takes."""
+
+_TOPICS: Final = {t.key: t for t in TOPICS if not t.context}
+"""The topics an instruction names, whose older statements a change makes stale."""
 
 _ATTEMPTS: Final = 5
 """How often processing starts over when the watermark moved under it."""
@@ -309,10 +313,15 @@ class SessionPath:
         def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
             advance(conn, fragments[0].id)
             self._learned.merge(conn, scope, observations, confirmations=self._config.confirmations)
+            restated: dict[str, Topic] = {}  # what earlier records may state otherwise
+            olds: list[str] = []
             for key in extraction.withdrawn:
-                self._facts.delete_within(conn, scope, key)
+                former = self._facts.delete_within(conn, scope, key)
+                if former is not None and key in _TOPICS:
+                    restated[key] = _TOPICS[key]
+                    olds.append(str(former.value))
             for instruction in extraction.instructions:
-                self._facts.put_within(
+                former = self._facts.replace_within(
                     conn,
                     scope,
                     instruction.key,
@@ -320,6 +329,14 @@ class SessionPath:
                     lifecycle_policy=LifecyclePolicy.EXPLICIT,
                     source="session",
                 )
+                if instruction.key in _TOPICS and (
+                    former is None or former.value != instruction.text
+                ):
+                    restated[instruction.key] = _TOPICS[instruction.key]
+                    olds += [] if former is None else [str(former.value)]
+            if restated:
+                news = [i.text for i in extraction.instructions]
+                self._writes.restate(conn, scope, list(restated.values()), olds, news)
             self._links.add_missing(conn, scope, sorted(keys))
             if corrected:  # values said wrong in earlier sessions too
                 self._links.end_named(conn, scope, {wrong for wrong, _ in corrected})

@@ -86,11 +86,14 @@ from unstructured_memory.contextual import (
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import Entity
+from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.summary import SessionSummary, analyse_text
+from unstructured_memory.summariser.topics import Topic
 from unstructured_memory.tokenize import keyword_terms
 
 __all__ = [
     "MAX_METADATA_BYTES",
+    "RESTATED_RECORDS",
     "STAGES",
     "StageObserver",
     "Within",
@@ -102,6 +105,12 @@ _log = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16 * 1024
 """Largest ``metadata`` accepted, as UTF-8 JSON."""
+
+RESTATED_RECORDS = 50
+"""How many of the user's latest records a changed instruction is looked for in."""
+
+_RECORDS = (MemoryKind.INTERACTION_RECORD.value, MemoryKind.NOTE.value)
+"""The kinds an amendment rewrites: what sessions recorded."""
 
 Within = Callable[[Connection, list[NewFragment]], list[NewFragment]]
 """Work joined to a write's transaction, after the vault and TTL stages and before the
@@ -634,26 +643,70 @@ class WritePath:
         ``latest`` most recent only and those also holding all of ``naming``, when given.
         Values holding PII are never searched for. Returns how many records changed."""
         pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
-        kinds = [MemoryKind.INTERACTION_RECORD.value, MemoryKind.NOTE.value]
         rows = self._ledger.naming(
-            conn, scope, [w for w, _ in pairs], kinds, latest=latest, also=naming
+            conn, scope, [w for w, _ in pairs], _RECORDS, latest=latest, also=naming
         )
+        return self._rewrite(
+            conn,
+            scope,
+            [
+                (
+                    fragment_id,
+                    substitute(text, pairs),
+                    [
+                        {**e, "text": substitute(str(e.get("text", "")), pairs)}
+                        if isinstance(e, dict)
+                        else e
+                        for e in entities
+                    ],
+                )
+                for fragment_id, text, entities in rows
+            ],
+        )
+
+    def restate(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        topics: Sequence[Topic],
+        olds: Sequence[str],
+        news: Sequence[str],
+        *,
+        latest: int = RESTATED_RECORDS,
+    ) -> int:
+        """Rewrite the user's ``latest`` most recent interaction records and notes that
+        state an instruction of ``topics`` the user gave, changed or withdrew since
+        (``olds``: the instructions as they were; ``news``: as they are now), each such
+        clause replaced by a marker
+        (:func:`~unstructured_memory.summariser.restated.restate`); the derived index is
+        told. Returns how many records changed."""
+        rows = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
+        changed = []
+        for fragment_id, text, entities in rows:
+            lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+            new = restate(text, topics, olds, news, lang=lang)
+            if new is not None:
+                changed.append((fragment_id, new, list(entities)))
+        return self._rewrite(conn, scope, changed)
+
+    def _rewrite(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        rows: Sequence[tuple[uuid.UUID, str, Sequence[Any]]],
+    ) -> int:
+        """Store each ``(id, text, entities)`` as the fragment's new text, re-embedded and
+        re-indexed, and tell the derived index; returns how many."""
         if not rows:
             return 0
-        texts = [substitute(text, pairs) for _, text, _ in rows]
-        vectors = self._embedder.embed_documents(texts)
-        for (fragment_id, _, entities), text, vector in zip(rows, texts, vectors, strict=True):
+        vectors = self._embedder.embed_documents([text for _, text, _ in rows])
+        for (fragment_id, text, entities), vector in zip(rows, vectors, strict=True):
             self._ledger.rewrite(
                 conn,
                 scope,
                 fragment_id,
                 text=text,
-                entities=[
-                    {**e, "text": substitute(str(e.get("text", "")), pairs)}
-                    if isinstance(e, dict)
-                    else e
-                    for e in entities
-                ],
+                entities=entities,
                 index_text=" ".join(keyword_terms(text)),
                 embedding=vector,
             )

@@ -15,6 +15,8 @@ from unstructured_memory.summariser.acts import ActKind, Utterance, negated, rea
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.choice import final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
+from unstructured_memory.summariser.restated import restate
+from unstructured_memory.summariser.topics import TOPICS
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 
@@ -435,3 +437,59 @@ def test_any_text_reads_into_acts_inside_its_clauses(said: list[tuple[str, str]]
 
 def _entities(text: str) -> list[Entity]:
     return extract_entities(text) if text.strip() and "\x00" not in text else []
+
+
+# --------------------------------------------------------------------------- restated
+
+_BY_KEY = {t.key: t for t in TOPICS}
+
+
+@pytest.mark.parametrize(
+    ("record", "key", "said", "gone", "kept"),
+    [
+        (
+            "The user contacted customer service: Same as usual for this one, under the doormat.",
+            "dropoff",
+            (
+                "You can leave parcels outside my door, under the doormat is fine",
+                "hand it to the security guard at the main gate",
+            ),
+            "doormat",
+            "Same as usual",
+        ),
+        (
+            "用户咨询订单 6353001 的相关事宜：鱼线轮也一样，顺丰到付，运费我出",
+            "payment",
+            ("", "以后别给我发到付了"),
+            "运费我出",
+            "6353001",
+        ),
+        (
+            "用户查询订单 6352203 的沙发的物流进度，预计周末送达",
+            "delivery_time",
+            ("以后大件都周末给我送吧", ""),
+            "周末",
+            "沙发",
+        ),
+    ],
+)
+def test_a_changed_instruction_is_no_longer_stated_by_an_older_record(
+    record: str, key: str, said: tuple[str, str], gone: str, kept: str
+) -> None:
+    """``said``: the instruction before and after (empty: none)."""
+    old, new = said
+    lang = "en" if record.isascii() else "zh"
+    text = restate(record, [_BY_KEY[key]], [old] if old else [], [new] if new else [], lang=lang)
+    assert text is not None
+    assert gone not in text
+    assert kept in text
+    assert (_BY_KEY[key].zh if lang == "zh" else _BY_KEY[key].en) in text
+
+
+def test_a_record_agreeing_with_the_new_instruction_or_of_another_topic_stays() -> None:
+    carrier = [_BY_KEY["carrier"]]
+    assert (
+        restate("用户咨询订单 6353001 的相关事宜：这单走中通", carrier, [], ["以后都走中通"])
+        is None
+    )
+    assert restate("用户查询订单 6353001 的物流进度", carrier, ["大件都走德邦"], []) is None

@@ -106,3 +106,32 @@ def test_a_request_withdrawn_in_a_later_session_is_withdrawn_in_its_record(
     assert "撤回了退货申请" in records[0].text, records[0].text
     assert "申请退货" not in records[0].text
     assert "6339001" in records[0].text
+
+
+def test_a_changed_instruction_leaves_no_older_record_stating_the_old_one(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    _session(mem, "s-1", ("u", "快递放门口的地垫下面就行"), ("a", "好的，已备注。"))
+    _session(
+        mem,
+        "s-2",
+        ("u", "这单洗衣液订单 6167702 还是老样子，放门口地垫下面"),
+        ("a", "好的。"),
+        day=1,
+    )
+    assert any("地垫" in m.text for m in mem.memories.list(USER)), "a one-off is recorded"
+    _session(
+        mem,
+        "s-3",
+        ("u", "上次的包裹被偷了，以后别放门口了，交给小区门卫"),
+        ("a", "好的，以后交给门卫。"),
+        day=2,
+    )
+    texts = [m.text for m in mem.memories.list(USER)]
+    assert not [t for t in texts if "地垫" in t], texts
+    assert any("6167702" in t for t in texts), "the rest of the record stays"
+    ctx = mem.build_context(USER, "洗衣液今天能送到吗", max_tokens=600)
+    assert "门卫" in ctx.text
+    assert "地垫" not in ctx.text
+    assert not [h for h in mem.search(USER, "地垫", limit=5) if "地垫" in h.text]

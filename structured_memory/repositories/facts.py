@@ -19,6 +19,7 @@ references; a key holding PII is refused.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,7 +63,7 @@ from structured_memory.repositories.fragments import (
 )
 from structured_memory.scoping import live, owned
 
-__all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "check_source"]
+__all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "Former", "check_source"]
 
 MAX_FACT_VALUE_BYTES = 16 * 1024
 
@@ -85,6 +86,13 @@ def check_source(source: str) -> str:
     """A fact's ``source`` if it is at most 64 characters holding no PII (it is stored and
     shown in clear), else :class:`InvalidField`."""
     return check_no_pii(check_field_length("source", source, 64), "source")
+
+
+@dataclass(frozen=True, slots=True)
+class Former:
+    """The value a fact held before a write replaced or deleted it (as stored: masked)."""
+
+    value: Any
 
 
 class FactRepository:
@@ -141,10 +149,10 @@ class FactRepository:
                     now=now,
                 )
 
-        row = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
+        row, _ = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
         return Fact.model_validate(row._mapping)
 
-    def put_within(
+    def replace_within(
         self,
         conn: Connection,
         scope: UserScope,
@@ -154,10 +162,11 @@ class FactRepository:
         lifecycle_policy: LifecyclePolicy,
         source: str = "",
         now: datetime | None = None,
-    ) -> Fact:
+    ) -> Former | None:
         """:meth:`put` inside the caller's transaction (a session's end writes the user's
-        instructions with its record); raises as :meth:`put` does."""
-        row = self._put(
+        instructions with its record); the value it replaced (``None`` for a new key).
+        Raises as :meth:`put` does."""
+        _, replaced = self._put(
             conn,
             scope,
             key,
@@ -167,7 +176,7 @@ class FactRepository:
             source=source,
             now=now,
         )
-        return Fact.model_validate(row._mapping)
+        return None if replaced is None else Former(replaced)
 
     def _put(
         self,
@@ -180,7 +189,8 @@ class FactRepository:
         confidence: float,
         source: str,
         now: datetime | None,
-    ) -> Any:
+    ) -> tuple[Any, Any]:
+        """The new row and the value it replaced (``None`` for a new key)."""
         policy = require_policy(lifecycle_policy)
         key = check_key(check_field_length("key", key, 128), "key")
         if not key.strip():
@@ -217,7 +227,7 @@ class FactRepository:
             memory_id=row.id,
             details={"kind": "fact", "policy": policy, "replaced": replaced is not None},
         )
-        return row
+        return row, replaced
 
     def _store(self, conn: Connection, scope: UserScope, kind: str, value: str) -> Ref:
         ref = self._vault.store(scope, kind, value, join=conn)
@@ -325,17 +335,17 @@ class FactRepository:
 
         def unit() -> bool:
             with self._db.transaction() as conn:
-                return self.delete_within(conn, scope, key)
+                return self.delete_within(conn, scope, key) is not None
 
         return self._db.retrying(unit)
 
-    def delete_within(self, conn: Connection, scope: UserScope, key: str) -> bool:
+    def delete_within(self, conn: Connection, scope: UserScope, key: str) -> Former | None:
         """:meth:`delete` inside the caller's transaction (a session's end takes back an
-        instruction the user withdrew); returns whether the fact existed."""
+        instruction the user withdrew); the value deleted, ``None`` when there was none."""
         gone = conn.execute(
             delete(_T).where(owned(_T, scope), _T.c.key == key).returning(_T.c.id, _T.c.value)
         ).one_or_none()
         if gone is not None:
             release_vault_entries(conn, scope, references_in(gone.value))
             record(conn, scope, AuditAction.DELETE, memory_id=gone.id, details={"kind": "fact"})
-        return gone is not None
+        return None if gone is None else Former(gone.value)

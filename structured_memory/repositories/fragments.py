@@ -721,6 +721,25 @@ class FragmentLedger:
         rows = conn.execute(query.order_by(_T.c.id).with_for_update()).all()
         return [(r.id, r.text, list(r.entities)) for r in rows]
 
+    def latest(
+        self, conn: Connection, scope: UserScope, kinds: Sequence[str], *, limit: int
+    ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
+        """``(id, text, entities)`` of the user's ``limit`` most recent fragments of
+        ``kinds``, locked for update."""
+        chosen = (
+            select(_T.c.id)
+            .where(owned(_T, scope), _T.c.kind.in_(list(kinds)))
+            .order_by(_T.c.occurred_at.desc(), _T.c.id)
+            .limit(limit)
+        )
+        rows = conn.execute(
+            select(_T.c.id, _T.c.text, _T.c.entities)
+            .where(owned(_T, scope), _T.c.id.in_(chosen))
+            .order_by(_T.c.id)
+            .with_for_update()
+        ).all()
+        return [(r.id, r.text, list(r.entities)) for r in rows]
+
     def rewrite(
         self,
         conn: Connection,

@@ -249,9 +249,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"前台|"
             r"门卫|物业|保安室|楼下|邻居|传达室|收发室)|(?:丰巢|快递柜|驿站|代收点|门卫|前台|物业)(?:就行|就好|吧|代收|签收)"
             r"|(?:别|不要|不用)放(?:门口|[^，,。！？]{1,6})|送(?:到|去)(?:公司|单位|前台|门卫)"
+            r"|(?:交给|交到|转交|给到)[^，,。！？；]{0,6}?(?:门卫|物业|保安|前台|邻居|传达室|收发室|驿站|丰巢)"
             r"|送货上门|(?:别|不要)放驿站"
             r"|(?i:leave (?:it|them|the (?:parcel|package|box)s?|parcels|packages|deliveries)\s+"
             r"(?:at|with|by|in|on|behind|outside)\s+[^,.;!?]{2,30}|(?:parcel|package) locker|"
+            r"under the (?:door)?mat|(?:outside|at) (?:my|the) (?:front |back )?door(?:$|[^a-z])|"
             r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
             r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point|"
             r"(?:hand|give)\s+(?:it|them|everything|parcels?|packages?|the [a-z]+)\s+to\s+"
@@ -374,8 +376,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "付款方式",
         "payment",
         LinearPattern(
-            r"货到付款|到付|花呗|分期付|信用卡(?:支付|付)|(?i:cash on delivery|pay on delivery|"
-            r"in installments|installment plan|pay by (?:card|paypal))"
+            r"货到付款|到付|运费我[出付来]|运费自理|花呗|分期付|信用卡(?:支付|付)|"
+            r"(?i:cash on delivery|pay on delivery|in installments|installment plan|"
+            r"pay by (?:card|paypal)|i'?ll pay (?:for )?(?:the )?(?:shipping|postage))"
         ),
         names=LinearPattern(r"付款方式|支付方式|(?i:payment method)"),
     ),
