@@ -76,7 +76,7 @@ def restate(
             return True
         for topic in topics:  # the topic's value said here, unless it is the new one
             m = topic.pattern.search(clause)
-            if m is not None and not _said_in(_units(m.group(0)), new_units):
+            if m is not None and not _said_in(_units(m.group(0) or ""), new_units):
                 return True
         return False
 
