@@ -317,9 +317,9 @@ class SessionPath:
             olds: list[str] = []
             for key in extraction.withdrawn:
                 former = self._facts.delete_within(conn, scope, key)
-                if former is not None and key in _TOPICS:
+                if key in _TOPICS:  # a one-off or a note of it goes too
                     restated[key] = _TOPICS[key]
-                    olds.append(str(former.value))
+                    olds += [] if former is None else [str(former.value)]
             for instruction in extraction.instructions:
                 former = self._facts.replace_within(
                     conn,

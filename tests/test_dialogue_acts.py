@@ -266,6 +266,16 @@ def test_a_withdrawal_is_recorded_with_the_reason_given_for_it(
     assert not asked, "every request was taken back"
 
 
+@pytest.mark.parametrize(
+    "said", ["出差取消了，昨天说放驿站的不用了，正常送到家", "Trip's cancelled, forget the locker"]
+)
+def test_taking_a_plan_back_is_no_cancellation(said: str) -> None:
+    summary = summarise("u", "s", _turns(("u", said)))
+    assert summary.intent.value != "return_request"
+    assert "取消订单" not in summary.summary_text
+    assert "cancellation" not in summary.summary_text
+
+
 def test_a_withdrawn_complaint_says_it_was_withdrawn() -> None:
     summary = summarise("u", "s", _turns(("u", "那个投诉撤回吧，已经解决了")))
     assert "撤回了投诉" in summary.summary_text
@@ -356,6 +366,34 @@ def test_an_instruction_said_over_two_clauses_is_kept_whole_and_left_out_of_the_
         ("contact_time", "If you need to call me, do it after 6pm")
     ]
     assert "6pm" not in summarise("u", "s", turns).summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "note", "fact"),
+    [
+        (
+            "Hiking's out for now, my wife has a bad knee, she had surgery last spring",
+            "Hiking's out for now",
+            ("family@wife", "bad knee"),
+        ),
+        ("I'm away next week, leave it with the concierge", "concierge", None),
+        ("这周出差，快递先放公司前台吧", "前台", None),
+        ("这几天先别打电话，我老婆刚生完孩子在休息", "别打电话", ("family@老婆", "老婆")),
+    ],
+)
+def test_a_time_bound_sentence_keeps_its_intent_as_a_note_and_its_facts_as_facts(
+    said: str, note: str, fact: tuple[str, str] | None
+) -> None:
+    got = _observed(said)
+    notes = [value for kind, _, value in got if kind == "temporary"]
+    assert len(notes) == 1
+    assert note in notes[0]
+    lasting = [(slot, value) for kind, slot, value in got if kind != "temporary"]
+    if fact is None:
+        assert lasting == [], "what to do meanwhile is no instruction"
+    else:
+        assert [slot for slot, _ in lasting] == [fact[0]]
+        assert fact[1] in lasting[0][1]
 
 
 def test_a_narrative_is_no_instruction() -> None:

@@ -135,3 +135,27 @@ def test_a_changed_instruction_leaves_no_older_record_stating_the_old_one(
     assert "门卫" in ctx.text
     assert "地垫" not in ctx.text
     assert not [h for h in mem.search(USER, "地垫", limit=5) if "地垫" in h.text]
+
+
+def test_a_withdrawn_plan_leaves_no_note_of_it(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    _session(
+        mem,
+        "s-1",
+        ("u", "订单 6353712 的包裹先别送上门了，我这周出差，放菜鸟驿站吧"),
+        ("a", "好的，已备注放驿站。"),
+    )
+    assert any("驿站" in m.text for m in mem.memories.list(USER)), "the plan is noted"
+    _session(
+        mem,
+        "s-2",
+        ("u", "出差取消了，昨天说放驿站的不用了，正常送到家"),
+        ("a", "好的，已改回送货上门。"),
+        day=1,
+    )
+    texts = [m.text for m in mem.memories.list(USER)]
+    assert not [t for t in texts if "驿站" in t], texts
+    assert not [t for t in texts if "取消订单" in t], "taking a plan back cancels no order"
+    ctx = mem.build_context(USER, "包裹今天能送到家吗", max_tokens=600)
+    assert "驿站" not in ctx.text
+    assert "6353712" in ctx.text

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -182,6 +183,34 @@ def observe_session(
     ]
 
 
+_MEANWHILE: Final = frozenset(
+    {ActKind.TEMPORARY, ActKind.REQUEST, ActKind.INSTRUCTION, ActKind.PREFERENCE}
+)
+
+
+def _meanwhile(act: Act) -> bool:
+    """Whether a clause of a time-bound sentence belongs in its note: the intent itself and
+    what it asks meanwhile (a request, an instruction, a statement of how to deliver)."""
+    return act.kind in _MEANWHILE or (
+        act.kind is ActKind.STATEMENT
+        and any(k in _TOPICS and not _TOPICS[k].fact for k in act.topics)
+    )
+
+
+def _facts_beside(text: str, acts: Sequence[Act]) -> list[Act]:
+    """The clauses of a time-bound sentence that state a fact about the user, with only
+    their fact topics ("Hiking's out for now, my wife has a bad knee": the knee is no
+    intent of this week; what to do meanwhile is, so no instruction is kept)."""
+    out = []
+    for act in acts:
+        if act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end]):
+            continue
+        facts = tuple(k for k in act.topics if k in _TOPICS and _TOPICS[k].fact)
+        if facts:
+            out.append(replace(act, topics=facts))
+    return out
+
+
 def _last_of_each(observations: list[Observation]) -> list[Observation]:
     """``observations`` with each value said again kept only where it was last said (a
     device named before and in its correction is one observation)."""
@@ -290,6 +319,7 @@ class _Observer:
             if _TEMPORARY.search(sentence) is not None:
                 if _QUESTION.search(sentence) is None:
                     out += self._temporary(text, sentence, mine)
+                out += self._topics(text, _facts_beside(text, mine))
                 continue
             out += self._preferences(text, sentence, mine)
             out += self._topics(text, mine)
@@ -297,9 +327,13 @@ class _Observer:
 
     def _temporary(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
         """A time-bound intent, masked as said: the clauses of the sentence that hold its
-        time words (the sentence when the acts are unknown)."""
-        timed = [text[x.start : x.end] for x in acts if x.kind is ActKind.TEMPORARY]
-        said = "，".join(timed) if timed else sentence
+        time words and what it asks meanwhile ("I'm away next week, leave it with the
+        concierge"), not its facts about the user nor its questions (the sentence when the
+        acts are unknown)."""
+        timed = [text[x.start : x.end] for x in acts if _meanwhile(x)]
+        if not any(x.kind is ActKind.TEMPORARY for x in acts):
+            timed = []
+        said = ("，" if self.lang == "zh" else ", ").join(timed) if timed else sentence
         masked = mask_pii(" ".join(said.split()))[0]
         return [self._make(ObservationKind.TEMPORARY, "intent", masked)]
 
@@ -393,6 +427,10 @@ class _Observer:
             )
         return out
 
+    def _words(self, piece: str) -> str:
+        """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
+        return mask_pii(substitute(" ".join(piece.split()), self.pairs))[0]
+
     def _topics(self, text: str, acts: Sequence[Act]) -> list[Observation]:
         """Lasting statements with a topic (:attr:`Act.topics`) in one sentence: facts about
         the user become observations (their clause's words), instructions explicit facts
@@ -402,7 +440,7 @@ class _Observer:
         out = []
         lasting = [a for a in acts if a.topics]
         join = "，" if self.lang == "zh" else ", "
-        said = join.join(mask_pii(" ".join(text[a.start : a.end].split()))[0] for a in lasting)
+        said = join.join(self._words(text[a.start : a.end]) for a in lasting)
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
         facts: dict[tuple[str, str | None], list[str]] = {}
         for act in lasting:
@@ -410,7 +448,7 @@ class _Observer:
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
-                    words = mask_pii(" ".join(piece.split()))[0]
+                    words = self._words(piece)
                     facts.setdefault((key, _member(topic, piece)), []).append(words)
         out += [
             self._make(ObservationKind.FACT, key, join.join(words), scenario=scenario)

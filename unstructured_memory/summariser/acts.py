@@ -773,7 +773,9 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
             kind = ActKind.RETRACTION
         if kind is ActKind.INSTRUCTION:
             scoped = False
-        one_off = scoped or cues.ONE_OFF.search(piece) is not None
+        # a fact about the user outlasts the request it is said with ("for now, my wife has
+        # a bad knee"): only its own cue limits it
+        one_off = (scoped and kind is not ActKind.FACT) or cues.ONE_OFF.search(piece) is not None
         scoped = scoped or one_off
         out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
     return out

@@ -212,7 +212,7 @@ RETRACTION: Final = _words(
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
     r"forget what i said|undo|call off|disregard|cancel that|don'?t worry about|skip the|"
     r"hold off on|(?:i'?ve )?changed my mind|let'?s not|not any ?more|i'?ll pass|drop it|"
-    r"leave it|no longer want",
+    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 

@@ -50,7 +50,7 @@ from policies.validation import (
     check_text,
     check_user_id,
 )
-from unstructured_memory.summariser.acts import Dialogue, Utterance, read_dialogue
+from unstructured_memory.summariser.acts import ActKind, Dialogue, Utterance, read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, options, stated_choice
 from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
@@ -527,6 +527,16 @@ _SUBSUMED: Final = frozenset(
 """Intents a request made in the same session outranks (its status, the delivery asked
 before it)."""
 
+
+def _takes_back(dialogue: Dialogue, view: Amended) -> bool:
+    """Whether a session only takes things back: the user retracted a request or a topic
+    and asked for nothing of a return's kind (its words of cancelling name no order)."""
+    retracting = dialogue.withdrawn_topics or any(
+        a.kind is ActKind.RETRACTION for a in dialogue.live("user")
+    )
+    return bool(retracting) and not _ASKED_BACK & view.asked
+
+
 _FAMILY_HEADS: Final = {
     "price": ("申请价保", "requested a price adjustment"),
     "merge": ("申请合并发货", "asked to combine the shipments"),
@@ -738,6 +748,8 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         intent = replace(intent, label=Intent.OTHER)
     elif intent.label in _SUBSUMED and _ASKED_BACK & view.requested:
         intent = replace(intent, label=Intent.RETURN_REQUEST)  # "要退款…退款多久到账"
+    elif intent.label is Intent.RETURN_REQUEST and _takes_back(dialogue, view):
+        intent = replace(intent, label=Intent.OTHER)  # "出差取消了，放驿站的不用了"
     pii = [
         PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
         for s in user_spans

@@ -32,6 +32,18 @@ __all__ = [
 ]
 
 
+_PET_ZH: Final = (
+    r"猫咪|狗狗|猫|狗|仓鼠|兔子|鹦鹉|宠物|布偶|英短|美短|蓝猫|橘猫|狸花|暹罗|加菲|缅因|金毛|泰迪|柯基|"
+    r"哈士奇|二哈|边牧|柴犬|拉布拉多|萨摩耶|比熊|博美|法斗|雪纳瑞|德牧"
+)
+_PET_EN: Final = (
+    r"cats?|dogs?|pupp(?:y|ies)|kittens?|pets?|retrievers?|corgis?|labs?|labradors?|poodles?|"
+    r"beagles?|huskies|husky|ragdolls?|terriers?|spaniels?|bulldogs?|shepherds?|hamsters?|rabbits?|"
+    r"parrots?"
+)
+"""Animals and common breeds said of one's pet (a prior: the shape around them decides)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Topic:
     """One topic: ``key`` names it in the profile; ``fact`` topics are facts about the
@@ -462,10 +474,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "宠物",
         "pets",
         LinearPattern(
-            r"(?:我家|家里|我)(?:养了?|有)(?:[一两三]只)?(?:猫|狗|猫咪|狗狗|仓鼠|兔子|鹦鹉|宠物)"
+            rf"(?:我家|家里)(?:养了?|有)?(?:[一两三四]?只|俩|仨)?(?:{_PET_ZH})"
+            rf"|我(?:养了?|有)(?:[一两三四]?只|俩|仨)?(?:{_PET_ZH})"
             r"|(?:[一两三四五]|\d)只(?:猫|狗|猫咪|狗狗|主子)|(?:我家|家里)的?(?:猫|狗|猫咪|狗狗|主子)"
-            r"|(?i:i have (?:a |two |three )?(?:cats?|dogs?|puppy|kitten|pets?)|"
-            r"my (?:cat|dog|puppy|kitten)s?\s|(?:two|three|\d) (?:cats|dogs))"
+            rf"|(?i:i have (?:a |an |two |three )?(?:[a-z]+ )?(?:{_PET_EN})|"
+            rf"(?:my|our) (?:[a-z]+ )?(?:{_PET_EN})\s|(?:two|three|\d) (?:cats|dogs))"
         ),
         fact=True,
         context=True,
