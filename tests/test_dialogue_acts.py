@@ -396,6 +396,27 @@ def test_a_time_bound_sentence_keeps_its_intent_as_a_note_and_its_facts_as_facts
         assert fact[1] in lasting[0][1]
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("US men's 10. Wide. Save it.", ["US men's 10", "Wide"]),
+        ("鞋码 42，脚背高，记住哈", ["鞋码 42", "脚背高"]),
+        ("我家门禁坏了，快递到了打电话叫我下楼拿。帮我记一下", ["门禁坏了", "下楼拿"]),
+    ],
+)
+def test_what_the_user_asks_to_have_remembered_is_one_explicit_note(
+    said: str, kept: list[str]
+) -> None:
+    notes = [text for key, text in _instructions(said) if key.startswith("note:")]
+    assert len(notes) == 1
+    assert all(k in notes[0] for k in kept)
+    assert not any(w in notes[0] for w in ("Save it", "记住", "记一下"))
+
+
+def test_asking_whether_something_can_be_saved_is_no_memo() -> None:
+    assert _instructions("Can you save it?") == []
+
+
 def test_a_narrative_is_no_instruction() -> None:
     assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
 

@@ -183,6 +183,9 @@ def observe_session(
     ]
 
 
+_UNSAID: Final = frozenset({ActKind.QUESTION, ActKind.SMALL_TALK})
+"""Clauses a note of what the user asked to remember leaves out."""
+
 _MEANWHILE: Final = frozenset(
     {ActKind.TEMPORARY, ActKind.REQUEST, ActKind.INSTRUCTION, ActKind.PREFERENCE}
 )
@@ -308,6 +311,7 @@ class _Observer:
         fixed = any(w.casefold() in folded for w, _ in self.pairs)
         if fixed:  # a device said before its correction is the corrected one
             out += self._devices_corrected(text)
+        memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
         for a, b in _SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
@@ -323,7 +327,27 @@ class _Observer:
                 continue
             out += self._preferences(text, sentence, mine)
             out += self._topics(text, mine)
+        if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
+            self._memo(text, [x for x in acts if x not in memo])
         return out
+
+    def _memo(self, text: str, acts: Sequence[Act]) -> None:
+        """The clauses of a turn the user asked to have remembered, as one explicit note in
+        place of the turn's other notes: those stating something (not questions, small
+        talk or instructions of a topic, which are kept as such)."""
+        kept = [
+            self._words(text[x.start : x.end])
+            for x in acts
+            if x.live
+            and x.kind not in _UNSAID
+            and not any(k in _TOPICS and not _TOPICS[k].fact for k in x.topics)
+            and text[x.start : x.end].strip()
+        ]
+        self.instructions = [(k, t) for k, t in self.instructions if not k.startswith(NOTE_PREFIX)]
+        if kept:
+            said = ("，" if self.lang == "zh" else ", ").join(kept)
+            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
 
     def _temporary(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
         """A time-bound intent, masked as said: the clauses of the sentence that hold its

@@ -31,6 +31,7 @@ __all__ = [
     "CORRECTION_MARK",
     "FACT",
     "INSTRUCTION",
+    "MEMO",
     "NEGATION",
     "ONE_OFF",
     "PAST",
@@ -81,6 +82,14 @@ _FUTURE_EN = (
 )
 INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
 """Words that make a statement about how to treat the user last beyond this request."""
+
+MEMO: Final = LinearPattern(
+    r"^\s*(?:请|麻烦)?(?:帮我|给我)?(?:记一下|记下来?|记住|记好|记着|存一下|备注一下|备注下|备个注)"
+    r"(?:了|吧|哈|啊|呀|哦|就行|一下)*\s*[。.!！~～]*\s*$"
+    r"|(?i:^\s*(?:please\s+)?(?:save|note|remember|record|keep)\s+(?:it|that|this|those)"
+    r"(?:\s+(?:down|on file|for next time|for later))?(?:,?\s*please)?\s*[.!]*\s*$)"
+)
+"""A sentence that only asks to remember what the turn said ("Save it.", "帮我记一下")."""
 
 ONE_OFF: Final = _words(
     r"这次|这回|这一次|本次|这单|这一单|这(?:个|台|件|款)?[^，,。！？；]{0,6}订单|这笔|这件|单独这|这个快递|"

@@ -414,7 +414,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?:身高|体重)\s*\d{2,3}"
             r"|(?i:my (?:shoe |dress |ring |clothes )?size is (?:us |eu |uk )?\d{1,2}(?:\.5)?|"
             r"i'?m (?:always )?(?:a )?(?:(?:us|eu|uk) (?:size )?|size )\d{1,2}(?:\.5)?(?:$|[^0-9])|"
-            r"i wear (?:a )?(?:size )?(?:us |eu |uk )?\d{1,2}(?:\.5)?)"
+            r"i wear (?:a )?(?:size )?(?:us |eu |uk )?\d{1,2}(?:\.5)?|"
+            r"(?:^|[,.:;]\s*|(?:in|size|wear|a|an|my|fit|fits|take|i'?m|i am|it'?s|is)\s+)"
+            r"(?:us|eu|uk)\s+(?:men'?s\s+|women'?s\s+)?(?:size\s+)?\d{1,2}(?:\.5)?"
+            r"(?:\s*$|\s*[,.;!?)]|\s+(?:wide|narrow|regular|please|shoes?|boots?|sneakers?|"
+            r"trainers?|in|for|and|or)(?:$|[^a-z])))"
         ),
         fact=True,
         context=True,
