@@ -100,6 +100,31 @@ def test_a_correction_in_words_replaces_the_value_wherever_it_is_quoted() -> Non
     assert "周二" not in summary.summary_text
 
 
+def test_a_colour_meant_replaces_the_one_said_and_asides_about_it_go() -> None:
+    turns = _turns(
+        ("u", "I'll take the cast iron dutch oven, the sage green one."),
+        ("a", "Great, sage green added, order 6533540."),
+        ("u", "Wait, sorry, I meant olive. Sage is the pale one, right? I want the darker one."),
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert "olive" in text
+    assert "sage" not in text.casefold()
+
+
+def test_a_misspelling_named_is_a_correction_of_an_earlier_session() -> None:
+    turns = _turns(
+        ("u", "I misspelled my friend's name on the card for 6536118. It's Markus, not Marcus.")
+    )
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.pairs([t.text for t in turns]) == [("Marcus", "Markus")]
+    assert "Marcus" not in summary.summary_text
+
+
+def test_a_plain_word_said_against_another_is_no_correction_without_a_word_of_error() -> None:
+    turns = _turns(("u", "It's a gift, not a return"))
+    assert summarise("u", "s", turns).dialogue.corrections == ()
+
+
 def test_a_corrected_model_is_the_device_the_profile_keeps() -> None:
     got = _observed("我家扫地机是石头 G20", "上次我说错型号了，我家扫地机是石头 P10，不是 G20")
     devices = [value for kind, slot, value in got if slot.startswith("device_model")]

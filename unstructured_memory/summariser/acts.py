@@ -274,6 +274,7 @@ def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
 
 _VALUE_WORD: Final = LinearPattern(
     r"\d|[红黑白蓝灰绿粉紫黄金银棕橙]色?|^(?:[SMLX]{1,3}L?|[SMLX]{1,3}码)$|周[一二三四五六日天]|星期|礼拜"
+    rf"|(?i:(?:^|\s)(?:{cues.COLOUR_EN})(?:$|\s))"
     r"|(?i:black|white|blue|red|green|grey|gray|pink|silver|gold|small|medium|large|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 )
@@ -317,10 +318,20 @@ def _last_of(
     """The value a correction that names only the right one replaces: the last value
     labelled ``label`` said before ``utterances[turn].text[before]``, other than the right
     one; for a number that is no entity, the last number alike said by the user."""
+    colour = label is None and cues.COLOUR.fullmatch(right) is not None
     for i in range(turn, -1, -1):
         u = utterances[i]
         limit = before if i == turn else len(u.text)
-        if label is not None or _NUMBER.fullmatch(right) is None:
+        if colour:  # "the sage green one … I meant olive"
+            if u.role == "user":
+                said = [
+                    (a, b)
+                    for a, b in cues.COLOUR.spans(u.text[:limit])
+                    if u.text[a:b].casefold() != right.casefold() and _whole_word(u.text, a, b)
+                ]
+                if said:
+                    return i, *said[-1]
+        elif label is not None or _NUMBER.fullmatch(right) is None:
             wanted = {label} if label is not None and label not in ID_LABELS else ID_LABELS
             found = [
                 e
@@ -338,6 +349,11 @@ def _last_of(
             if numbers:
                 return i, *numbers[-1]
     return None
+
+
+def _whole_word(text: str, a: int, b: int) -> bool:
+    """Whether ``text[a:b]`` is not part of a longer Latin word ("red" in "bored")."""
+    return (a == 0 or not text[a - 1].isalpha()) and (b == len(text) or not text[b].isalpha())
 
 
 def _alike(a: str, b: str) -> bool:
@@ -373,7 +389,8 @@ def _said_word(
     if _DEICTIC.match(wrong) is not None or _DEICTIC.match(right) is not None:
         return None  # "这个不是我的": no value replaced
     earlier = [t.text for t in utterances[:turn]] + [u.text[: m.start()]]
-    if not any(wrong.casefold() in t.casefold() for t in earlier):
+    marked = cues.CORRECTION_MARK.search(u.text) is not None  # said in an earlier session
+    if not marked and not any(wrong.casefold() in t.casefold() for t in earlier):
         return None
     start = ra + len(u.text[ra:rb]) - len(u.text[ra:rb].lstrip())
     return ((wa, wa + len(u.text[wa:wb].rstrip())), None), ((start, start + len(right)), None)
@@ -513,6 +530,40 @@ def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> Non
                 and act.start <= c.wrong[1] < act.end
             ):
                 acts[k] = replace(act, live=False)
+
+
+def _mark_asides(
+    utterances: Sequence[Utterance], acts: list[Act], corrections: Sequence[Correction]
+) -> None:
+    """A clause of the user's correcting turn that speaks of the corrected-away value again
+    ("I meant olive. Sage is the pale one, right?") stops counting: it is about the value
+    left behind. The value's first word counts too ("sage" of "sage green")."""
+    for c in corrections:
+        if c.wrong is None:
+            continue
+        t, a, b = c.wrong
+        said = utterances[t].text[a:b].strip().casefold()
+        words = {said, said.split()[0]} if " " in said else {said}
+        words = {w for w in words if len(w) >= 2}
+        text = utterances[c.turn].text
+        for k, act in enumerate(acts):
+            if act.turn != c.turn or act.role != "user" or not act.live:
+                continue
+            if act.start <= c.right[0] < act.end:
+                continue
+            piece = text[act.start : act.end].casefold()
+            if any(_holds_word(piece, w) for w in words):
+                acts[k] = replace(act, live=False)
+
+
+def _holds_word(piece: str, word: str) -> bool:
+    """Whether ``piece`` says ``word`` (as a word of its own when it is Latin)."""
+    at = piece.find(word)
+    while at >= 0:
+        if not word.isascii() or _whole_word(piece, at, at + len(word)):
+            return True
+        at = piece.find(word, at + 1)
+    return False
 
 
 # --------------------------------------------------------------------------- retractions
@@ -791,6 +842,7 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
             corrections += _corrections(utterances, turn)
         acts += _acts_of(u, turn, lang)
     _mark_corrections(acts, corrections)
+    _mark_asides(utterances, acts, corrections)
     retracted: list[str] = []
     unmatched: list[str] = []
 

@@ -27,6 +27,7 @@ __all__ = [
     "CHOICE",
     "CLAUSE_EN",
     "CLAUSE_ZH",
+    "COLOUR",
     "CORRECTION",
     "CORRECTION_MARK",
     "FACT",
@@ -162,9 +163,18 @@ CORRECTION_MARK: Final = _words(
     r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"
     r"纠正|口误|笔误|打错字|反了",
     r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually|"
-    r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that",
+    r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that|"
+    r"misspel+(?:ed|t)?|spel+(?:ed|t) (?:it|that|the [a-z]+|[a-z]+ name) wrong",
 )
 """A word saying that something said before was wrong."""
+
+COLOUR_EN: Final = (
+    r"black|white|gr[ae]y|silver|gold|rose gold|champagne|red|blue|navy|sky blue|green|olive|"
+    r"sage|mint|teal|yellow|mustard|orange|pink|purple|lavender|lilac|beige|cream|ivory|khaki|"
+    r"brown|tan|burgundy|maroon|charcoal|coral|taupe"
+)
+"""English colour words: a value a correction may name alone ("I meant olive")."""
+COLOUR: Final = LinearPattern(rf"(?i:(?:{COLOUR_EN})(?:\s+(?:{COLOUR_EN}))?)")
 
 CORRECTION: Final = tuple(
     LinearPattern(rx)
@@ -195,6 +205,9 @@ CORRECTION: Final = tuple(
         r"my mistake,?|should\s+(?:be|have\s+been)|actually,?|make\s+that|scratch\s+that,?)\s+"
         r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
         r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
+        rf"(?i:(?:i\s+meant|i\s+mean|make\s+(?:it|that)|i\s+want(?:ed)?)\s+(?:the\s+)?"
+        rf"(?P<right>(?:{COLOUR_EN})(?:\s+(?:{COLOUR_EN}))?)(?:\s+(?:one|colou?r|version))?"
+        r"\s*(?:$|[,.;!?]))",
         r"(?i:(?:it'?s|it is|that'?s|the name is)\s+(?P<right>[^\s,.;!?]{2,30})"
         r"(?:\s+with\s+an?\s+[^\s,.;!?]{1,3})?\s*[,;]?\s*not\s+(?:the\s+|a\s+|an\s+)?"
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
