@@ -52,7 +52,13 @@ from policies.validation import (
 )
 from unstructured_memory.summariser.acts import Dialogue, Utterance, read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
-from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
+from unstructured_memory.summariser.entities import (
+    Entity,
+    Lang,
+    cue_before,
+    detect_language,
+    extract_entities,
+)
 from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
 from unstructured_memory.summariser.transcript import Turn
@@ -296,7 +302,21 @@ def _tidy(piece: str, lang: Lang) -> str:
         if _SUBJECTLESS_EN.match(piece):
             piece = "it " + piece
     piece = mask_pii(piece)[0].strip()
-    return piece[: _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE]
+    return _cut(piece, _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE)
+
+
+_CUT_AT = LinearPattern(r"[，,；;：:、]|\s")
+
+
+def _cut(piece: str, limit: int) -> str:
+    """``piece`` cut to ``limit`` characters: at its last clause break (or, failing one, a
+    space) within the limit when one leaves at least half of it, never inside a word."""
+    if len(piece) <= limit:
+        return piece
+    breaks = [a for a, _ in _CUT_AT.spans(piece[: limit + 1]) if a >= limit // 2]
+    clause = [a for a in breaks if not piece[a].isspace()]
+    at = (clause or breaks or [limit])[-1]
+    return piece[:at].rstrip(" ，,；;：:、")
 
 
 _SENTENCE_ZH = LinearPattern(r"[^。！？!?；;\n]+")
@@ -332,7 +352,8 @@ def _topic(
 class _Slots:
     orders: tuple[str, ...] = ()
     ids: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Identifiers other than orders: (label, values) in :data:`_ID_ORDER`."""
+    """Identifiers other than orders: (name, values) in :data:`_ID_ORDER`, a code named
+    by the cue the user said before it (``取件码``), else by its label's name."""
     product: str = ""
     amount: str = ""
     eta: str = ""
@@ -377,6 +398,18 @@ _ETA_VERB = LinearPattern(
 """The verb the agent said right after the expected date: 明天发出, 48 小时内联系您."""
 
 
+def _ids(text: str, entities: list[Entity], lang: Lang) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    named: dict[str, dict[str, None]] = {}
+    for label in _ID_ORDER:
+        for e in entities:
+            if e.type == label:
+                name = _ID_NAMES[label][0 if lang == "zh" else 1]
+                if label == "CODE":
+                    name = cue_before(text, e.start) or name
+                named.setdefault(name, {})[e.text] = None
+    return tuple((name, tuple(values)) for name, values in named.items())
+
+
 def _all(entities: list[Entity], label: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(e.text for e in entities if e.type == label))
 
@@ -409,7 +442,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
     return _Slots(
         orders=_all(entities, "ORDER_ID"),
-        ids=tuple((label, v) for label in _ID_ORDER if (v := _all(entities, label))),
+        ids=_ids(text, entities, lang),
         product=_product(entities, spans),
         amount=_first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans),
         eta=etas[-1].text if etas else "",
@@ -534,7 +567,7 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     if s.eta:
         lead = {"有效": "", "生效": "", "寄回": "需在"}.get(verb, "预计")
         eta = f"，{lead}{s.eta}{verb}"
-    ids = "".join(f"，{_ID_NAMES[label][0]} {'、'.join(values)}" for label, values in s.ids)
+    ids = "".join(f"，{name} {'、'.join(values)}" for name, values in s.ids)
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
     return _pangu("用户" + head + ids + did + eta)
 
@@ -577,7 +610,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     elif kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head, kept = kept, ""
     tail = f"; they also {kept}" if kept else ""
-    tail += "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
+    tail += "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     if s.eta:
