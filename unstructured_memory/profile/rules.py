@@ -33,7 +33,7 @@ from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser import cues
+from unstructured_memory.summariser import amounts, cues
 from unstructured_memory.summariser.acts import Act, ActKind, negated
 from unstructured_memory.summariser.amended import lasting
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
@@ -85,10 +85,15 @@ _AMOUNT = LinearPattern(
     r"(\d+(?:\.\d+)?)\s*(?:-|~|～|到|至)\s*(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(?:￥|¥|\$)\s*(\d+(?:\.\d+)?)(?:\s*(?:-|~|to)\s*(?:￥|¥|\$)?\s*(\d+(?:\.\d+)?))?"
+    rf"|(?P<said>{amounts.SAID})"
 )
+"""An amount: a range or a number with a unit or a currency sign, or one said in words or
+hedged (:data:`~unstructured_memory.summariser.amounts.SAID`: 两三千, 3000 左右, a couple
+hundred dollars), which counts when :func:`~unstructured_memory.summariser.amounts.is_amount`
+says so (:func:`_amount_in`)."""
 _BUDGET = LinearPattern(
-    r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间"
-    r"|(?i:budget|under|within|up to|around)"
+    r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间|出头|封顶|最多|顶多|就行|能接受|可以接受"
+    r"|(?i:budget|under|within|up to|around|about|max|at most|tops|or less|-?ish\s|is fine)"
 )
 _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
     ("self", LinearPattern(r"自用|自己用|给自己|(?i:for myself|for me)")),
@@ -120,7 +125,21 @@ def _first_group(m: LinearMatch, count: int) -> str:
     return ""
 
 
+def _amount_in(clause: str) -> LinearMatch | None:
+    """The first amount of ``clause`` (:data:`_AMOUNT`; one said in words only where
+    :func:`~unstructured_memory.summariser.amounts.is_amount` holds)."""
+    for m in _AMOUNT.finditer(clause):
+        if m.group("said") is None or (
+            amounts.is_amount(clause, m.start(), m.end()) and amounts.budget_text(m.group(0) or "")
+        ):
+            return m
+    return None
+
+
 def _budget_value(m: LinearMatch) -> str:
+    said = m.group("said")
+    if said:
+        return amounts.budget_text(said)
     low, high, single, sign, sign_high = (m.group(i) for i in range(1, 6))
     if low and high:
         return f"{low}-{high}元"
@@ -324,7 +343,7 @@ class _Observer:
             ]
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
-            amount = _AMOUNT.search(clause)
+            amount = _amount_in(clause)
             if amount is None:
                 continue
             scenario = _scenario(clause)
@@ -368,7 +387,7 @@ class _Observer:
                 and not found
                 and not coded
                 and not act.one_off
-                and _AMOUNT.search(piece) is None
+                and _amount_in(piece) is None
             ):
                 digest = hashlib.sha256(words.casefold().encode()).hexdigest()[:8]
                 self.instructions.append((f"{NOTE_PREFIX}{digest}", words))

@@ -13,13 +13,28 @@ Two pipelines, each built lazily once per process under a lock:
 
 Each pipeline runs two components. ``dualtrack_patterns`` finds ids, amounts,
 dates, models and PII with regular expressions run by RE2 in linear time
-(:mod:`policies.linear_re`; PII through :func:`policies.pii.recent_pii`) and
-sets ``doc.ents``; an ``entity_ruler`` (``overwrite_ents=False``) then adds
-PRODUCT and BRAND from the shipped lexicon ``data/lexicon.json``. Overlaps go
-to the more specific label:
+(:mod:`policies.linear_re`; PII through :func:`policies.pii.recent_pii`), and
+models, brands and products by shape and part of speech
+(:mod:`~unstructured_memory.summariser.shapes`), and sets ``doc.ents``; an
+``entity_ruler`` (``overwrite_ents=False``) then adds PRODUCT and BRAND from the
+shipped lexicon ``data/lexicon.json``, a prior for what the grammars miss.
+Overlaps go to the more specific label:
 PII > the ids named by a cue (REFUND_ID, RETURN_ID, EXCHANGE_ID, TICKET_ID,
-WORK_ORDER_ID, COUPON_CODE, INVOICE_NO, TRACKING_NO) > ORDER_ID > AMOUNT > DATE
-> MODEL > CODE > PRODUCT, BRAND.
+WORK_ORDER_ID, COUPON_CODE, INVOICE_NO, TRACKING_NO, and CODE after a code cue
+such as 取件码 or booking ref) > ORDER_ID > AMOUNT > DATE > MODEL, BRAND of a Latin
+name > CODE of no cue > PRODUCT, BRAND of a Chinese noun phrase > the lexicon.
+
+Identifiers are one grammar of shape: letters and digits in parts joined by one of
+``- _ / .`` (``TK-88-00412``, ``PO/64/2026/0117``, ``64.2611.0305``), or digit
+groups with a space between them (``2409 1558 8120``); full-width digits and
+letters are read as ASCII. After a cue an id needs a digit and four or five
+characters (three after a code cue: ``取件码 A7Q3``); with no cue, an id-like
+position (``77310 那个单子``, a list before ``这两单``, a turn that is one number,
+the answer to ``订单号是？``) or five digits in a row with more. Dates, amounts and
+numbers before their unit are never ids; a code said again without its cue takes
+the label its cue gave it (the same value, or an id of the same shape).
+Amounts said in words or hedged (``两三千``, ``一万出头``, ``3000 左右``, ``under two
+hundred bucks``) are AMOUNTs (:mod:`~unstructured_memory.summariser.amounts`).
 
 Labels: the identifiers of :data:`ID_LABELS` (orders, refunds, returns,
 exchanges, complaint tickets, work orders, coupon codes, invoice numbers,
@@ -54,6 +69,7 @@ from spacy.tokens import Doc, Span
 from policies.linear_re import LinearPattern, PatternSet, Subject
 from policies.pii import PiiKind, mask_value, recent_pii
 from policies.validation import check_text
+from unstructured_memory.summariser import amounts, shapes
 from unstructured_memory.tokenize import segment
 
 __all__ = [
@@ -182,6 +198,9 @@ _CURRENCY = r"(?:¥|￥|US\$|\$)"
 _CODE = r"(?P<pre>[^A-Za-z])(?i:rmb|cny|usd)\s?"
 _UNIT_WORDS = r"(?:元|块钱|块|(?i:rmb|yuan|dollars?|usd|bucks)(?P<{post}>$|[^A-Za-z])|美元|美金|刀)"
 
+_SAID: Final = 1000
+"""The check of an amount said in words: :func:`amounts.is_amount`."""
+
 _UNCUED_PRIORITY: Final = 6
 """The priority of a code no cue names (below every other label)."""
 
@@ -294,6 +313,8 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
         0,
     ),
     ("AMOUNT", 3, _ZH_NUM + r"+[百千万][一二两三四五六七八九十百千万]*(?:元|块钱|块)", 0),
+    # said in words or hedged: 两三千, 一万出头, 3000 左右, under two hundred bucks
+    ("AMOUNT", 3, rf"(?P<pre>[^0-9A-Za-z.])(?:{amounts.SAID})", _SAID),
     (
         "DATE",
         4,
@@ -469,6 +490,13 @@ def _pattern_candidates(text: str) -> list[_Candidate]:
     for k, (label, prio, rx) in enumerate(_PATTERNS):
         if k in hits:
             shortest = _SHORTEST[k]
+            if shortest == _SAID:
+                cands.extend(
+                    _Candidate(label, prio, a, b)
+                    for a, b in rx.scan(subject)
+                    if amounts.is_amount(text, a, b)
+                )
+                continue
             cands.extend(
                 _Candidate(label, prio, x, y)
                 for a, b in rx.scan(subject, _GROUPS[k])
@@ -484,7 +512,78 @@ def _pattern_candidates(text: str) -> list[_Candidate]:
                 follower = _Candidate(c.label, c.priority, x, y)
                 cands.append(follower)
                 queue.append(follower)
+    cands += _shape_candidates(text, cands)
     return cands
+
+
+_NAME_PRIORITY: Final = 5
+"""Models and brands of a Latin name (as the MODEL pattern)."""
+_PHRASE_PRIORITY: Final = 7
+"""Products of a Chinese noun phrase: below every pattern, above the lexicon."""
+_CJK_BEFORE = LinearPattern(r"[\u4e00-\u9fff]\s?$")
+_NUMBER_MODEL = LinearPattern(r"(?P<pre>[\u4e00-\u9fff ])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.%])")
+_PROPER: Final = frozenset({"nz", "nr", "nrt", "ns", "nt", "a", "j"})
+_LONE_NUMBER = LinearPattern(
+    r"(?P<pre>[^0-9A-Za-z.,#$¥￥-])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.,%元块])"
+)
+
+
+def _shape_candidates(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Models, brands and products found by shape and part of speech
+    (:mod:`~unstructured_memory.summariser.shapes`), around what the patterns found."""
+    lang: Lang = "zh" if _CJK_RE.search(text) else "en"
+    brands, products = _folded_lexicon()
+    spans = [(c.start, c.end) for c in found]
+
+    def taken(a: int, b: int) -> bool:
+        return any(x < b and a < y for x, y in spans)
+
+    out = [
+        _Candidate(label, _NAME_PRIORITY, a, b)
+        for label, a, b in shapes.latin_names(text, lang, brands, products)
+    ]
+    if lang != "zh":
+        spans += [(c.start, c.end) for c in out]
+        out += [
+            _Candidate(label, _PHRASE_PRIORITY, a, b)
+            for label, a, b in shapes.english_products(text)
+            if not taken(a, b)
+        ]
+        return out
+    models = [(c.start, c.end) for c in [*found, *out] if c.label == "MODEL"]
+    for start, _ in models:
+        if _CJK_BEFORE.search(text[max(0, start - 2) : start]) is not None:
+            brand = shapes.brand_before(text, start, brands, products)
+            if brand is not None and not taken(*brand):
+                out.append(_Candidate("BRAND", _NAME_PRIORITY, *brand))
+    for a, b in _NUMBER_MODEL.spans(text):  # 乐高 42143: a number after a brand
+        if taken(a, b):
+            continue
+        brand = shapes.brand_before(text, a, brands, products, proper=_PROPER)
+        if brand is not None:
+            out += [
+                _Candidate("BRAND", _NAME_PRIORITY, *brand),
+                _Candidate("MODEL", _NAME_PRIORITY, a, b),
+            ]
+    # a number of the shape of a numbered model said here is that kind of model too
+    # (乐高 42143 … 是 42115 那个): digits of the same length, standing alone
+    numbered = {
+        b - a
+        for label, a, b in ((c.label, c.start, c.end) for c in out)
+        if label == "MODEL" and text[a:b].isdigit()
+    }
+    spans += [(c.start, c.end) for c in out]
+    if numbered:
+        for a, b in _LONE_NUMBER.spans(text):
+            if b - a in numbered and not taken(a, b):
+                out.append(_Candidate("MODEL", _NAME_PRIORITY, a, b))
+    out += [
+        _Candidate(label, _PHRASE_PRIORITY, a, b)
+        for label, a, b in shapes.chinese_products(
+            text, brands, products, taken, [c.end for c in found if c.label == "ORDER_ID"]
+        )
+    ]
+    return out
 
 
 def _resolve(cands: list[_Candidate]) -> list[_Candidate]:
@@ -552,6 +651,16 @@ def _lexicon() -> dict[str, tuple[str, ...]]:
                 terms.append(term + "s")
         out[label] = tuple(dict.fromkeys(terms))
     return out
+
+
+@lru_cache(maxsize=1)
+def _folded_lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    """The lexicon's brands and products, case-folded."""
+    lex = _lexicon()
+    return (
+        frozenset(t.casefold() for t in lex["BRAND"]),
+        frozenset(t.casefold() for t in lex["PRODUCT"]),
+    )
 
 
 @lru_cache(maxsize=1)

@@ -200,18 +200,60 @@ _PROBLEM_ZH = LinearPattern(
     r"无法|不能|不了|坏了|坏掉|损坏|破损|破了|碎了|裂了|没收到|没有收到|收不到|没声音|不工作|不亮|不转|"
     r"漏水|漏电|异响|发错|少发|漏发|错发|质量问题|有问题|瑕疵|划痕|不充电|充不进|失败|过敏|不合适|"
     r"太小|太大|偏小|偏大|鼓包|生锈|异味|不一致|掉色|开胶|连不上|不想要|不要了|拍错|买错"
+    # the grammar of a symptom said in other words: a trigger (一碰就断), a negated result
+    # (拉不动, 不出水, 没反应), a defect predicate (松动, 卡住, 渗水, 吱吱响), a mark that
+    # appeared (出现一条绿线), an on-off fault (断断续续)
+    r"|一[^，,。！？!?；;\n]{1,6}就|[\u4e00-\u9fff]不(?:动|开|上|进|出|下|住|起来|下去|着|稳|准)"
+    r"|不(?:[转动亮响充通灵准稳热凉冷制出吸]|出[水风丝气声])|没(?:有)?(?:反应|声音?|信号|画面|图像|电|网|水|风)"
+    r"|松动|松了|松脱|晃|卡住|卡死|卡顿|卡了|堵|断了|断开|断充|断连|断流|掉线|变形|翘起|起皮|起泡|脱落|掉了|"
+    r"掉漆|褪色|发霉|霉|发黄|发烫|发热|过热|烫手|渗|进水|滴水|漏|失灵|失效|死机|重启|黑屏|白屏|花屏|闪屏|"
+    r"蓝屏|亮线|绿线|坏点|漏光|色差|响|叫|吱吱|咔咔|嗡嗡|嘎吱|杂音|噪音|电流声|串音|没电|掉电|充不满|"
+    r"结块|异物|有虫|发臭|变质|过期|破洞|开线|脱线|起球|缩水|勾丝|磨脚|夹脚|硌|扎手|红肿|刺痛|"
+    r"出现(?:了)?(?:一|几|两)?[条道个块片些点]|断断续续|时好时坏|时有时无|不灵敏|不好使|不好用|没法用"
 )
-_PROBLEM_EN = re.compile(
-    r"(?i)\b(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|not working|stopped|broken|"
-    r"broke|damaged|cracked|defective|missing|never arrived|wrong|leaks?|leaking|dead|faulty|"
-    r"too (?:small|big|large)|rude|late|fake|counterfeit)\b"
+"""A problem the user describes: a word of the lexicon or a symptom of the grammar."""
+_PROBLEM_EN = LinearPattern(
+    r"(?i:(?:^|[^A-Za-z'])(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|not working|"
+    r"stopped|stops|broken|broke|damaged|cracked|cracks|defective|missing|never arrived|wrong|"
+    r"leaks?|leaking|dead|faulty|too (?:small|big|large|loud|heavy|tight|short)|rude|late|fake|"
+    r"counterfeit|"
+    # a symptom in other words: a noise, a movement, a mark, a fault that comes and goes
+    r"crackl[a-z]*|squeak[a-z]*|squeal[a-z]*|rattl[a-z]*|buzz[a-z]*|hiss[a-z]*|click(?:s|ing)|"
+    r"grind[a-z]*|wobbl[a-z]*|flicker[a-z]*|blink[a-z]*|flash(?:es|ing)|stuck|sticks|sticking|"
+    r"jam(?:s|med|ming)?|clog[a-z]*|loose|fray[a-z]*|peel[a-z]*|chipped|scratch(?:ed|es)|"
+    r"dent(?:s|ed)?|stain(?:s|ed)?|ripped|tore|torn|fad(?:ed|ing)|warp[a-z]*|bent|overheat[a-z]*|"
+    r"burning smell|smells?|noisy|dead pixels?|drain[a-z]*|dies|died|cuts? out|drops? out|"
+    r"disconnect[a-z]*|lags?|lagging|freez[a-z]*|froze|crash[a-z]*|keeps? (?:[a-z]+ing)|"
+    r"has (?:a|an) (?:[a-z]+ )?(?:wave|crack|dent|scratch|stain|hole|line|bubble|gap|tear|kink)|"
+    r"halfway|(?:no|won'?t) (?:longer )?(?:register|respond|turn on|charge|pair|connect))"
+    r"(?P<post>$|[^A-Za-z]))"
 )
+"""A problem the user describes in English, in the same two ways."""
+_PROBLEM_GENERIC = LinearPattern(
+    r"^(?:[^，,]{0,8})(?:有问题|质量问题|坏了|坏掉|不能用|用不了|不好用|没法用|不好使|不工作)[了啊呀的]?$"
+    r"|(?i:^(?:[A-Za-z]+\s){0,4}(?:has|have|had) (?:a |some )?(?:problem|issue)s?$"
+    r"|^(?:[A-Za-z]+\s){0,4}(?:is|was|are|stopped) (?:broken|not working|faulty|defective)$)"
+)
+"""A clause naming a problem without saying what it is (``椅子有问题``): a later clause
+that says what it is goes into the record instead."""
+_GOES_ON = LinearPattern(
+    r"退|换|修|赔|补偿|投诉|麻烦|请|帮我|帮忙|给我|能不能|可不可以|怎么办|咋办|要求|希望|还是|行吧|好的|"
+    r"谢谢|我想|想要|吗|呢|[?？]|(?i:refund|return|replace|exchange|repair|please|can you|"
+    r"could you|would you|i want|i'd like|i need|thanks|help)"
+)
+"""What ends the description of a problem: a request, a question, thanks."""
 _QUESTION_ZH = LinearPattern(
     r"吗|呢|怎么|如何|能否|是否|多少|多久|哪|什么|有没有|能不能|可不可以|[?？]"
 )
-_QUESTION_EN = re.compile(r"(?i)\?|\b(?:how|what|which|when|does|do|is|can|could|will)\b")
+_QUESTION_EN = LinearPattern(
+    r"\?|(?i:^\s*(?:(?:hi|hello|hey|so|and|but|well|ok|okay|also|then|sorry)[\s,]+)*"
+    r"(?:how|what|which|when|where|why|who|does|do|did|is|are|was|can|could|will|would"
+    r"|should|any|has|have)(?P<post>$|[^A-Za-z']))"
+)
+"""A question: a question mark, or a clause opening with a question word or an inverted
+auxiliary (``can you``, ``is it``); ``I will wait`` and ``she can build`` are not."""
 _CLAUSE_ZH = LinearPattern(r"[^，。！？!?；;,\n]+")
-_CLAUSE_EN = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")  # a decimal point does not end a clause
+_CLAUSE_EN = LinearPattern(r"(?:[^.,!?;:\n]|[.,:]\d)+")  # nor does a decimal point or 10:30
 _SUBJECTLESS_EN = re.compile(
     r"(?i)^(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is|was|stopped|keeps|"
     r"never|arrived|came|broke|leaks?)\b"
@@ -222,7 +264,11 @@ _LEAD_ZH = LinearPattern(
 )
 _TRAIL_ZH = "了啊呀呢吧哦嘛的～~" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 """Particles and white space stripped from the end of a clause (``str.rstrip``)."""
-_LEAD_EN = LinearPattern(r"(?i)^(?:hi|hello|hey|so|and|but|well|um|ok|okay|please|,|\s)+")
+_LEAD_EN = LinearPattern(
+    r"(?i)^(?:(?:hi|hello|hey|so|and|but|well|um|ok|okay|please)(?P<post>$|[^A-Za-z'])|,|\s)+"
+)
+"""Greetings and fillers opening a clause, as whole words (``so``, never ``so`` of
+``something``)."""
 _PRONOUNS_EN = (
     (re.compile(r"\bI'm\b"), "they're"),
     (re.compile(r"\bI am\b"), "they are"),
@@ -268,25 +314,71 @@ def _clause(
     lang: Lang,
     *,
     fix: Callable[[str], str],
+    problem: bool = False,
 ) -> str:
-    """The first user clause holding ``cue``, trimmed to what follows its last product entity."""
+    """The first user clause holding ``cue`` (a question: also a clause ending in ``?``),
+    trimmed to what follows its last product entity.
+
+    A ``problem`` clause that names no symptom (``椅子有问题``) gives way to a later one
+    that does, and the description goes on over the clauses of its sentence that follow it
+    until a request or a question (``一坐下去就吱吱响，转一下也响，感觉是底下气杆那里``).
+    A question that is only a tag (``…, right?``) is quoted with the clause before it.
+    """
     clause_re = _CLAUSE_ZH if lang == "zh" else _CLAUSE_EN
     after = _AfterProducts(entities)
+    fallback = ""
     for span in spans:
         if span.role != "user":
             continue
-        for a, b in clause_re.spans(text[span.start : span.end]):
-            clause_start, clause_end = span.start + a, span.start + b
-            hit = cue.search(text[clause_start:clause_end])
-            if hit is None:
+        pieces = [
+            (span.start + a, span.start + b)
+            for a, b in clause_re.spans(text[span.start : span.end])
+        ]
+        for k, (clause_start, clause_end) in enumerate(pieces):
+            clause = text[clause_start:clause_end]
+            hit = cue.search(clause)
+            asked = not problem and text[clause_end : clause_end + 1] in ("?", "？")
+            if hit is None and not asked:
                 continue
             start = clause_start
-            if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
+            if asked and k and _TAG_QUESTION.fullmatch(clause.strip()) is not None:
+                start = pieces[k - 1][0]  # "…, right?": the clause the tag asks about
+            elif lang == "zh" and hit is not None:  # "扫地机无法回充" -> "无法回充"
                 start = after(clause_start, clause_start + hit.start())
-            piece = _tidy(fix(text[start:clause_end]), lang)
-            if piece:
-                return piece
-    return ""
+            end = clause_end
+            if problem:
+                end = _description_end(text, pieces, k, lang)
+            piece = _tidy(fix(text[start:end]), lang)
+            if not piece:
+                continue
+            if problem and _PROBLEM_GENERIC.search(_tidy(clause, lang)) is not None:
+                fallback = fallback or piece
+                continue
+            return piece
+    return fallback
+
+
+_TAG_QUESTION = LinearPattern(
+    r"(?i:right|ok|okay|correct|yes|no|yeah|是吧|对吧|对不对|是不是|行吗|好吗|可以吗)"
+)
+_SENTENCE_END = frozenset("。！？!?；;\n.")
+
+
+def _description_end(text: str, pieces: list[tuple[int, int]], k: int, lang: Lang) -> int:
+    """Where the description of a problem starting in clause ``k`` ends: the clauses of
+    the same sentence that follow it, up to a request or a question, within the record's
+    clause length."""
+    limit = _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE
+    start, end = pieces[k]
+    for a, b in pieces[k + 1 :]:
+        between = text[end:a]
+        if any(c in _SENTENCE_END for c in between) or b - start > limit:
+            break
+        nxt = text[a:b]
+        if not nxt.strip() or _GOES_ON.search(nxt) is not None:
+            break
+        end = b
+    return end
 
 
 def _tidy(piece: str, lang: Lang) -> str:
@@ -316,7 +408,38 @@ def _cut(piece: str, limit: int) -> str:
     breaks = [a for a, _ in _CUT_AT.spans(piece[: limit + 1]) if a >= limit // 2]
     clause = [a for a in breaks if not piece[a].isspace()]
     at = (clause or breaks or [limit])[-1]
-    return piece[:at].rstrip(" ，,；;：:、")
+    cut = piece[:at].rstrip(" ，,；;：:、")
+    while not clause and (last := cut.rsplit(" ", 1))[-1].lower() in _DANGLING and len(last) == 2:
+        cut = last[0]  # "stops halfway through the" -> "stops halfway through"
+    return cut
+
+
+_DANGLING: Final = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "and",
+        "or",
+        "for",
+        "from",
+        "my",
+        "their",
+        "his",
+        "her",
+        "its",
+        "this",
+        "that",
+    ]
+)
+"""Words an English quote cut short must not end on."""
 
 
 _SENTENCE_ZH = LinearPattern(r"[^。！？!?；;\n]+")
@@ -421,13 +544,28 @@ def _first(entities: list[Entity], label: str, spans: list[_Span], role: str | N
     return ""
 
 
+_MAX_MODELS: Final = 3
+"""Most models the record names (the user's, in order: 飞利浦 S5000、SH50)."""
+
+
 def _product(entities: list[Entity], spans: list[_Span]) -> str:
+    """Brand, models and product the user named first (else the agent): every model the
+    user named, so one said once in a long session is not lost."""
     parts: list[str] = []
     for label in ("BRAND", "MODEL", "PRODUCT"):
-        value = _first(entities, label, spans, "user") or _first(entities, label, spans)
-        if value and not any(value.lower() in p.lower() for p in parts):
-            parts = [p for p in parts if p.lower() not in value.lower()]
-            parts.append(value)
+        values = [_first(entities, label, spans, "user") or _first(entities, label, spans)]
+        if label == "MODEL" and values[0]:
+            said = [
+                e.text for e in entities if e.type == label and _role_at(spans, e.start) == "user"
+            ]
+            values = list(dict.fromkeys(said or values))[:_MAX_MODELS]
+        kept: list[str] = []
+        for value in values:
+            if value and not any(value.lower() in p.lower() for p in [*parts, *kept]):
+                parts = [p for p in parts if p.lower() not in value.lower()]
+                kept.append(value)
+        if kept:
+            parts.append("、".join(kept) if label == "MODEL" else kept[0])
     return " ".join(parts)
 
 
@@ -449,7 +587,13 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
         reason=_clause(
-            text, spans, entities, _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN, lang, fix=fix
+            text,
+            spans,
+            entities,
+            _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN,
+            lang,
+            fix=fix,
+            problem=True,
         ),
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix

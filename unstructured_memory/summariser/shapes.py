@@ -1,0 +1,644 @@
+"""Products, models and brands found by shape and part of speech, not by a word list.
+
+Two grammars feed :mod:`~unstructured_memory.summariser.entities` (the lexicon stays a
+prior, never the only door):
+
+* **Latin names** (:func:`latin_names`): a run of Latin tokens, each a capitalised or
+  camel-case word (``Kindle``, ``UPPAbaby``, ``Litter-Robot``), a model token of letters
+  and digits (``WH-1000XM5``, ``G20S``, ``Z9``, ``HL-L2350DW``), a number after a word
+  (``Mate 60``, ``Paperwhite 5``) or a series word (``Pro``, ``Ti``, ``Super``, ``RS``).
+  A run holding a model token or a number is a MODEL (``RTX 4070 Ti Super``); its first
+  word is the BRAND when another word follows it (``Kindle`` ``Paperwhite 5``,
+  ``Bugaboo`` ``Fox 5``) or the lexicon knows it (``Sony`` ``WH-1000XM5``). A run of
+  words only is a name too in Chinese text (``Kindle Oasis``: a Latin word there names a
+  brand or a model) and, in English text, after a determiner (``the Kindle Scribe``).
+  Ids (five digits in a row, three numbered parts) and sizes (``2K``, ``64GB``) are not
+  models.
+* **Chinese noun phrases** (:func:`chinese_products`): the nouns jieba tags
+  (``rjieba.tag``) after a purchase, ownership or pointing cue (``买的``, ``买个``,
+  ``我的``, ``那台``, ``订单 X 的``, ``推荐一款``) are a PRODUCT (``电动晾衣架``,
+  ``20 寸登机箱``); a brand word the lexicon knows at its head is its BRAND. The CJK
+  word right before a Latin model is its BRAND (``石头`` ``G20S``, ``小天才`` ``Z9``),
+  and a number of three to six digits after a brand is a MODEL (``乐高 42143``).
+
+Pure functions of the text; every pattern runs under RE2 in linear time, and jieba only
+tags the few characters after a cue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Final
+
+import rjieba
+
+from policies.linear_re import LinearPattern
+
+__all__ = ["brand_before", "chinese_products", "english_products", "latin_names"]
+
+Span = tuple[str, int, int]
+"""A found entity: (label, start, end)."""
+
+_WORD = r"(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[a-z]+[A-Z][A-Za-z]*)"
+_MODEL_TOKEN = r"[A-Za-z]{0,8}(?:-[A-Za-z]{1,8})?-?[0-9]{1,6}[A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+?"
+_TOKEN = rf"(?:{_MODEL_TOKEN}|{_WORD}|[0-9]{{1,6}})"
+_RUN = LinearPattern(
+    rf"(?P<pre>[^0-9A-Za-z_.@/#-])(?:{_TOKEN}(?: {_TOKEN}){{0,5}})(?P<post>$|[^0-9A-Za-z_@/#-])"
+)
+"""A run of Latin tokens between non-Latin characters."""
+_SIZE = LinearPattern(
+    r"[0-9]+(?:\.[0-9])?(?i:k|g|p|gb|tb|mb|w|v|l|ml|mm|cm|m|kg|mah|hz|wt|ft|oz|in|x|s|th|st|nd|rd)"
+)
+"""A number with a unit: ``2K``, ``5G``, ``64GB``, ``65W``, ``5wt``: a size, not a model."""
+_SPEC_EN = LinearPattern(r"[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*")
+"""A measure said as one word: ``100-inch``, ``9-foot``, ``5-weight``, ``3-pack``."""
+_DIGITS = LinearPattern(r"[0-9]+")
+_UNIT_AFTER = LinearPattern(
+    r"^\s?(?:元|块|个|件|台|把|只|寸|米|升|克|斤|天|年|月|号|岁|%|(?i:oz|inch|in|ft|foot|feet|"
+    r"cm|mm|ml|l|kg|lb|lbs|pm|am|days?|hours?|years?|pcs|pieces?|dollars?|bucks|yuan|gb|tb|w"
+    r"|v)(?P<post>$|[^A-Za-z]))"
+)
+_SERIES: Final = frozenset(
+    [
+        "pro",
+        "max",
+        "ultra",
+        "plus",
+        "mini",
+        "lite",
+        "se",
+        "air",
+        "turbo",
+        "slim",
+        "neo",
+        "ti",
+        "super",
+        "rs",
+        "gt",
+        "edge",
+        "note",
+        "prime",
+        "duo",
+        "fold",
+        "flip",
+        "classic",
+        "sport",
+        "elite",
+        "xl",
+    ]
+)
+"""Words that go on a model: ``Pro``, ``Ti Super``, ``RS``."""
+_KEEP_WHOLE: Final = frozenset(
+    [
+        "iphone",
+        "ipad",
+        "mate",
+        "pura",
+        "nova",
+        "galaxy",
+        "pixel",
+        "redmi",
+        "find",
+        "reno",
+        "mi",
+        "xiaomi",
+        "airpods",
+        "watch",
+        "macbook",
+        "surface",
+        "thinkpad",
+        "switch",
+    ]
+)
+"""Series names a model starts with: ``iPhone 15`` is one model, not a brand and a model."""
+_NOT_NAMES: Final = frozenset(
+    [
+        "i",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "your",
+        "his",
+        "her",
+        "their",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "we",
+        "he",
+        "she",
+        "they",
+        "you",
+        "hi",
+        "hello",
+        "hey",
+        "thanks",
+        "thank",
+        "sorry",
+        "yes",
+        "no",
+        "ok",
+        "okay",
+        "and",
+        "but",
+        "so",
+        "or",
+        "if",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "can",
+        "could",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "should",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "which",
+        "who",
+        "please",
+        "also",
+        "then",
+        "just",
+        "still",
+        "any",
+        "all",
+        "order",
+        "orders",
+        "ticket",
+        "refund",
+        "return",
+        "exchange",
+        "case",
+        "room",
+        "building",
+        "unit",
+        "floor",
+        "level",
+        "size",
+        "day",
+        "days",
+        "week",
+        "month",
+        "year",
+        "today",
+        "tomorrow",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "am",
+        "pm",
+        "vip",
+        "app",
+        "ok",
+        "id",
+        "sms",
+        "email",
+        "wechat",
+        "tracking",
+        "delivery",
+        "item",
+        "parcel",
+        "package",
+        "number",
+        "reference",
+        "ref",
+        "code",
+        "new",
+        "old",
+    ]
+)
+"""Capitalised words that name no product: sentence openers, days, months, business words."""
+_DETERMINER = LinearPattern(
+    r"(?i:(?:^|[^A-Za-z])(?:the|my|a|an|this|that|our|your|his|her|their|new|old)\s+)$"
+)
+
+
+def _has_digit(token: str) -> bool:
+    return any(c.isdigit() for c in token)
+
+
+def _is_model_token(token: str) -> bool:
+    """Letters and digits of a model: no id (five digits in a row, three numbered parts),
+    no size (``2K``, ``100-inch``), no lone number."""
+    if not _has_digit(token) or token.isdigit() or _SIZE.fullmatch(token) is not None:
+        return False
+    if _SPEC_EN.fullmatch(token) is not None:
+        return False
+    if not any(c.isalpha() for c in token):
+        return False
+    if max(b - a for a, b in _DIGITS.spans(token)) > 4:
+        return False
+    return sum(_has_digit(part) for part in token.split("-")) <= 2
+
+
+def _is_name(token: str) -> bool:
+    return token.lower() not in _NOT_NAMES and (
+        token[0].isupper() or any(c.isupper() for c in token[1:])
+    )
+
+
+def _tokens(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out, at = [], start
+    for piece in text[start:end].split(" "):
+        out.append((at, at + len(piece)))
+        at += len(piece) + 1
+    return out
+
+
+def _goes_on(text: str, tok: tuple[int, int], kept: list[tuple[int, int]]) -> bool:
+    """Whether token ``tok`` belongs to the name ``kept`` so far."""
+    a, b = tok
+    word = text[a:b]
+    if word.lower() in _NOT_NAMES:
+        return False
+    if word.isdigit():  # a number goes on a name (Mate 60, Paperwhite 5), never before a unit
+        return bool(kept) and len(word) <= 4 and _UNIT_AFTER.match(text[b : b + 8]) is None
+    if _has_digit(word):
+        return _is_model_token(word)
+    return (bool(kept) and word.lower() in _SERIES) or _is_name(word)
+
+
+def _is_unmodelled_name(
+    text: str, kept: list[tuple[int, int]], lang: str, lexicon: Collection[str]
+) -> bool:
+    """Whether words with no digit name a product: not an abbreviation or a shout, not the
+    lexicon's own term, and in English text after a determiner (``the Kindle Scribe``)."""
+    words = [text[a:b] for a, b in kept]
+    if all(w.isupper() for w in words) and (len(words) > 1 or len(words[0]) <= 3):
+        return False  # PLA, CPU, DROP TABLE
+    if " ".join(words).lower() in lexicon:
+        return False
+    return lang != "en" or _DETERMINER.search(text[max(0, kept[0][0] - 8) : kept[0][0]]) is not None
+
+
+def latin_names(
+    text: str, lang: str, brands: Collection[str], products: Collection[str]
+) -> list[Span]:
+    """MODEL and BRAND spans of the Latin runs of ``text`` (see the module docstring);
+    ``brands`` and ``products`` are the lexicon's terms, case-folded."""
+    out: list[Span] = []
+    lexicon = {*brands, *products}
+    for start, end in _RUN.spans(text):
+        toks = _tokens(text, start, end)
+        while toks and text[toks[0][0] : toks[0][1]].lower() in _NOT_NAMES:
+            toks = toks[1:]  # "The", "My", "Orders" open no name
+        kept: list[tuple[int, int]] = []
+        for tok in toks:
+            if not _goes_on(text, tok, kept):
+                break
+            kept.append(tok)
+        if not kept:
+            continue
+        words = [text[a:b] for a, b in kept]
+        if not any(_has_digit(w) for w in words) and not _is_unmodelled_name(
+            text, kept, lang, lexicon
+        ):
+            continue
+        first = words[0].lower()
+        split = (
+            len(kept) > 1
+            and first not in _KEEP_WHOLE
+            and (
+                first in brands
+                or (
+                    not words[0].isupper()
+                    and not words[1].isdigit()
+                    and words[1].lower() not in _SERIES
+                )
+            )
+        )
+        if split:
+            out += [("BRAND", kept[0][0], kept[0][1]), ("MODEL", kept[1][0], kept[-1][1])]
+        elif not (first in brands and len(kept) == 1):  # the lexicon's brand alone: its own
+            out.append(("MODEL", kept[0][0], kept[-1][1]))
+    return out
+
+
+_EN_PRODUCT = LinearPattern(
+    r"(?i:(?:^|[^A-Za-z])(?:the|my|a|an|this|that|our|your|his|her|their)\s+)"
+    r"(?P<p>[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*"
+    r"(?:\s+[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*){0,3}"
+    r"(?:\s+[A-Za-z][A-Za-z-]*){1,3})"
+)
+"""A determiner, measures (``100-inch``, ``9-foot 5-weight``) and the words they measure."""
+_EN_STOP: Final = frozenset(
+    [
+        "has",
+        "have",
+        "had",
+        "is",
+        "was",
+        "are",
+        "were",
+        "from",
+        "for",
+        "with",
+        "that",
+        "which",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "to",
+        "of",
+        "by",
+        "keeps",
+        "kept",
+        "doesn't",
+        "won't",
+        "isn't",
+        "can't",
+        "it",
+        "its",
+        "since",
+        "after",
+        "before",
+        "when",
+    ]
+)
+
+
+def english_products(text: str) -> list[Span]:
+    """PRODUCT spans of English measured noun phrases: ``the 100-inch ALR screen``,
+    ``a 9-foot 5-weight rod`` (the measures and up to two words after them, up to a verb
+    or a preposition)."""
+    out: list[Span] = []
+    for m in _EN_PRODUCT.finditer(text):
+        a, b = m.span(_EN_PRODUCT.groupindex["p"])
+        words = text[a:b].split()
+        kept: list[str] = []
+        measures = True
+        for w in words:
+            if measures and _SPEC_EN.fullmatch(w) is not None:
+                kept.append(w)
+                continue
+            measures = False
+            if w.lower() in _EN_STOP or (kept and sum(1 for k in kept if not k[0].isdigit()) >= 2):
+                break
+            kept.append(w)
+        if kept and not kept[-1][0].isdigit():
+            out.append(("PRODUCT", a, a + len(" ".join(kept))))
+    return out
+
+
+# --------------------------------------------------------------------------- Chinese
+
+_CUE = LinearPattern(
+    r"(?:买|装|收到|用|订|拿|入手|送|选|挑|换|推荐|看看|看下|看中|想要|要)(?:了|的|一?[个台根件双把款套只部条张瓶盒支辆])"
+    r"|(?:推荐|看看|看下|想要)(?:一下)?(?:一?[个台根件双把款套只部条张瓶盒支辆])?"
+    r"|(?:我|我家|我们|家里|你们|他|她)(?:的|家的)"
+    r"|(?:这|那)(?:个|台|款|件|双|把|根|套|只|部|条|张|瓶|盒|支|辆)"
+)
+"""Where a product is named next: after a purchase (买的, 买个), ownership (我的), pointing
+(那台); an order number (订单 6257702 的) is given by the caller."""
+_AFTER_ORDER = LinearPattern(r"^\s?(?:的|里的|那个|这个|里那个)")
+_SPEC = LinearPattern(
+    r"^\s?[0-9]{1,4}(?:\.[0-9])?\s?(?:寸|英寸|米|升|L|斤|公斤|码|匹|P|G|GB|T|TB|W|瓦|毫升|ml)\s?"
+)
+_NOUNS: Final = frozenset({"n", "nz", "nt", "ng", "vn", "nr", "nrt", "ns", "j", "l", "b"})
+_BRANDISH: Final = frozenset({"n", "nz", "nt", "nr", "nrt", "ns", "j", "a", "m"})
+_GENERIC: Final = frozenset(
+    [
+        "东西",
+        "事",
+        "事情",
+        "问题",
+        "情况",
+        "时候",
+        "地方",
+        "样子",
+        "感觉",
+        "款",
+        "种",
+        "颜色",
+        "尺码",
+        "价格",
+        "钱",
+        "订单",
+        "快递",
+        "包裹",
+        "货",
+        "商品",
+        "宝贝",
+        "产品",
+        "儿子",
+        "女儿",
+        "老婆",
+        "老公",
+        "孩子",
+        "宝宝",
+        "妈妈",
+        "爸爸",
+        "妈",
+        "爸",
+        "朋友",
+        "同学",
+        "公司",
+        "自己",
+        "我们",
+        "家里",
+        "家人",
+        "老人",
+        "客服",
+        "店",
+        "店家",
+        "型号",
+        "款式",
+        "版本",
+        "系列",
+        "型",
+        "号",
+        "链接",
+        "页面",
+        "东东",
+        "礼物",
+        "活动",
+        "优惠",
+        "发票",
+        "地址",
+        "电话",
+        "手机号",
+        "记录",
+        "信息",
+        "消息",
+        "通知",
+        "短信",
+        "照片",
+        "图片",
+        "视频",
+        "单子",
+        "钱款",
+        "售后",
+        "师傅",
+        "快递员",
+        "人",
+    ]
+)
+"""Nouns that name no product: people, things in general, business words."""
+_CLOSED: Final = frozenset(
+    [
+        "的",
+        "了",
+        "是",
+        "个",
+        "这",
+        "那",
+        "我",
+        "你",
+        "他",
+        "她",
+        "它",
+        "们",
+        "和",
+        "与",
+        "在",
+        "给",
+        "把",
+        "被",
+        "就",
+        "也",
+        "都",
+        "还",
+        "买",
+        "要",
+        "用",
+        "想",
+        "上",
+        "下",
+        "看",
+    ]
+)
+_MEASURE_END: Final = frozenset("个台款件只部双把套张条支块份瓶盒袋")
+
+
+def _np(tags: list[tuple[str, str]]) -> int:
+    """Characters of the noun phrase opening ``tags``: nouns, a one-character verb inside a
+    compound (登|机箱), at most eight characters."""
+    length = 0
+    for i, (word, tag) in enumerate(tags):
+        noun = tag in _NOUNS and word not in _CLOSED
+        compound = tag == "v" and len(word) == 1 and i + 1 < len(tags) and tags[i + 1][1] in _NOUNS
+        if not (noun or compound) or not all("\u4e00" <= c <= "\u9fff" for c in word):
+            break
+        if length + len(word) > 8:
+            break
+        length += len(word)
+    return length
+
+
+def chinese_products(
+    text: str,
+    brands: Collection[str],
+    products: Collection[str],
+    taken: Callable[[int, int], bool],
+    orders: Collection[int] = (),
+) -> list[Span]:
+    """PRODUCT and BRAND spans from the nouns after a cue, BRAND spans before the Latin
+    models already found and MODEL spans of numbers after a brand (see the module
+    docstring). ``taken(start, end)`` tells whether a span overlaps an entity found
+    before (an id, an amount, a model); ``orders`` are the ends of the order numbers, a
+    product named after which (``订单 6257702 的自动猫砂盆``) counts as after a cue."""
+    out: list[Span] = []
+    ends = [end for _, end in _CUE.spans(text)]
+    for end in orders:
+        m = _AFTER_ORDER.match(text[end : end + 6])
+        if m is not None:
+            ends.append(end + m.end())
+    for end in sorted(ends):
+        at = end
+        spec = _SPEC.match(text[at : at + 12])
+        head = at + (spec.end() if spec is not None else 0)
+        window = text[head : head + 12]
+        cut = next((i for i, c in enumerate(window) if not "\u4e00" <= c <= "\u9fff"), len(window))
+        if cut < 2:
+            continue
+        tags = rjieba.tag(window[:cut])
+        n = _np(tags)
+        if n < 2:
+            continue
+        phrase = window[:n]
+        first = tags[0][0]
+        if phrase in _GENERIC or first in _GENERIC:
+            continue
+        start = head
+        if first in brands and len(first) < n:
+            out.append(("BRAND", head, head + len(first)))
+            start = head + len(first)
+        elif first in brands:
+            continue
+        if spec is not None and start == head:
+            start = at + (len(text[at : at + 12]) - len(text[at : at + 12].lstrip()))
+        if not taken(start, head + n):
+            out.append(("PRODUCT", start, head + n))
+    return out
+
+
+def brand_before(
+    text: str,
+    start: int,
+    brands: Collection[str],
+    products: Collection[str],
+    *,
+    proper: Collection[str] = _BRANDISH,
+) -> tuple[int, int] | None:
+    """The Chinese brand right before the model at ``text[start]`` (one space between them
+    or none): the last words of the CJK run there that jieba tags as nouns, adjectives or
+    numerals (小天才, 石头, 九号), two to four characters; ``None`` for a verb, a pronoun,
+    a product or a business word (型号 X20, 买了 Z9). ``proper``: the tags a brand's last
+    word may have (a number after a brand asks for a proper noun: 乐高 42143, not 价格 1499);
+    a brand the lexicon knows always counts."""
+    end = start - 1 if start and text[start - 1] == " " else start
+    begin = end
+    while begin > 0 and end - begin < 10 and "\u4e00" <= text[begin - 1] <= "\u9fff":
+        begin -= 1
+    if end - begin < 2:
+        return None
+    run = text[begin:end]
+    tags = rjieba.tag(run)
+    if tags and tags[-1][0] in brands:
+        return end - len(tags[-1][0]), end
+    if tags and tags[-1][1] not in proper:
+        return None
+    length = 0
+    for word, tag in reversed(tags):
+        if tag not in _BRANDISH or word in _CLOSED or word in _GENERIC or word in products:
+            break
+        if tag == "m" and (word[-1] in _MEASURE_END or word[0] in "一两几这那"):
+            break
+        if length + len(word) > 4:
+            break
+        length += len(word)
+    if length < 2:
+        return None
+    return end - length, end
