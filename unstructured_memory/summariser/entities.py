@@ -141,6 +141,9 @@ _SEGMENTED = r"[0-9A-Za-z]+(?:[-_/.][0-9A-Za-z]+)*"
 64.2611.0305, SN64K9X0217, A7Q3 (that it holds a digit, and is long enough, is checked
 after the match: :func:`_id_ok`)."""
 _SPACED = r"[0-9]{3,6}(?: [0-9]{3,6})+"
+_FIVE_DIGITS = r"(?:[0-9A-Za-z]+[-_/.])*[0-9A-Za-z]*[0-9]{5}[0-9A-Za-z]*(?:[-_/.][0-9A-Za-z]+)*"
+"""An identifier of the :data:`_SEGMENTED` shape with five digits in a row: what an id no
+cue names needs (``64417-B``, ``TK-63-00418``)."""
 """Digit groups with one space between them, as people read a long number: 2409 1558 8120."""
 _TOKEN = rf"(?:{_SPACED}|{_SEGMENTED})"
 _ID = rf"(?P<id>{_TOKEN}){_E}"
@@ -374,7 +377,7 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     # codes of the shape of an identifier that no cue names: parts holding five digits
     # or more with a letter or a separator, or eight digits or more (see _id_ok); or a
     # turn that is one number of five digits or more
-    ("CODE", _UNCUED_PRIORITY, _B + rf"(?P<id>{_SEGMENTED}){_E}", -5),
+    ("CODE", _UNCUED_PRIORITY, _B + rf"(?P<id>{_FIVE_DIGITS}){_E}", -5),
     ("CODE", _UNCUED_PRIORITY, r"(?P<pre>\n)(?P<id>[A-Za-z]{0,4}\d{5,24})\s{0,3}(?P<post>$|\n)", 5),
 )
 _PATTERNS: Final[tuple[tuple[str, int, LinearPattern], ...]] = tuple(
@@ -482,13 +485,19 @@ class _Candidate:
     end: int
 
 
-def _pattern_candidates(text: str) -> list[_Candidate]:
-    cands = [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in recent_pii(text)]
+def _pattern_candidates(text: str, *, ids_only: bool = False) -> list[_Candidate]:
+    """The candidates of the patterns, PII and shapes in ``text`` (``ids_only``: of the
+    identifier patterns alone)."""
+    cands = (
+        []
+        if ids_only
+        else [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in recent_pii(text)]
+    )
     text = text.translate(_HALF_WIDTH)  # one character for one: offsets hold
     subject = Subject(text)
     hits = _PATTERN_SET.candidates(subject)
     for k, (label, prio, rx) in enumerate(_PATTERNS):
-        if k in hits:
+        if k in hits and (not ids_only or label in ID_LABELS):
             shortest = _SHORTEST[k]
             if shortest == _SAID:
                 cands.extend(
@@ -512,7 +521,8 @@ def _pattern_candidates(text: str) -> list[_Candidate]:
                 follower = _Candidate(c.label, c.priority, x, y)
                 cands.append(follower)
                 queue.append(follower)
-    cands += _shape_candidates(text, cands)
+    if not ids_only:
+        cands += _shape_candidates(text, cands)
     return cands
 
 
@@ -565,18 +575,7 @@ def _shape_candidates(text: str, found: list[_Candidate]) -> list[_Candidate]:
                 _Candidate("BRAND", _NAME_PRIORITY, *brand),
                 _Candidate("MODEL", _NAME_PRIORITY, a, b),
             ]
-    # a number of the shape of a numbered model said here is that kind of model too
-    # (乐高 42143 … 是 42115 那个): digits of the same length, standing alone
-    numbered = {
-        b - a
-        for label, a, b in ((c.label, c.start, c.end) for c in out)
-        if label == "MODEL" and text[a:b].isdigit()
-    }
     spans += [(c.start, c.end) for c in out]
-    if numbered:
-        for a, b in _LONE_NUMBER.spans(text):
-            if b - a in numbered and not taken(a, b):
-                out.append(_Candidate("MODEL", _NAME_PRIORITY, a, b))
     out += [
         _Candidate(label, _PHRASE_PRIORITY, a, b)
         for label, a, b in shapes.chinese_products(
@@ -629,10 +628,76 @@ def _shape(value: str) -> str:
     return "\x00" + value.upper().translate(_SHAPE_TABLE)
 
 
+@lru_cache(maxsize=1024)
+def _line_candidates(line: str) -> tuple[_Candidate, ...]:
+    """The candidates of one line (cached: a transcript and then each of its turns are
+    analysed, so every turn is scanned once)."""
+    return tuple(_pattern_candidates(line))
+
+
+_ASKED = LinearPattern(r"(?:[?？:：]|是)\s*$")
+"""A line ending in a question or a colon: the next may be the answer (``订单号是？`` / id)."""
+
+
+def _across_lines(text: str, starts: list[int]) -> list[_Candidate]:
+    """Identifiers whose cue ends one line and which open the next (an agent asks
+    ``请问订单号是？``, the user answers ``6263357``)."""
+    out = []
+    for start in starts[1:]:
+        if (
+            start >= len(text)
+            or not text[start].isascii()
+            or _ASKED.search(text[max(0, start - 4) : start - 1]) is None
+        ):
+            continue
+        at = max(0, start - 24)
+        window = text[at : start + 48]
+        out += [
+            replace(c, start=c.start + at, end=c.end + at)
+            for c in _pattern_candidates(window, ids_only=True)
+            if c.start + at >= start and c.priority < _UNCUED_PRIORITY
+        ]
+    return out
+
+
+def _numbered_models(text: str, cands: list[_Candidate]) -> list[_Candidate]:
+    """A number of the shape of a numbered model said in ``text`` is that kind of model too
+    (乐高 42143 … 是 42115 那个): digits of the same length, standing alone."""
+    numbered = {
+        c.end - c.start for c in cands if c.label == "MODEL" and text[c.start : c.end].isdigit()
+    }
+    if not numbered:
+        return []
+    spans = [(c.start, c.end) for c in cands if c.priority <= _NAME_PRIORITY]
+    return [
+        _Candidate("MODEL", _NAME_PRIORITY, a, b)
+        for a, b in _LONE_NUMBER.spans(text)
+        if b - a in numbered and not any(x < b and a < y for x, y in spans)
+    ]
+
+
 @lru_cache(maxsize=512)
 def _entity_spans(text: str) -> tuple[_Candidate, ...]:
-    """Resolved pattern entities of ``text`` (cached: the tokenizer and component share it)."""
-    return tuple(_cue_labels(text, _resolve(_pattern_candidates(text))))
+    """Resolved pattern entities of ``text`` (cached: the tokenizer and component share it).
+
+    Lines are scanned one by one (:func:`_line_candidates`), then what crosses a line
+    (:func:`_across_lines`) and what the whole text says (:func:`_numbered_models`,
+    :func:`_cue_labels`) is added."""
+    cands: list[_Candidate] = []
+    starts = []
+    at = 0
+    for line in text.split("\n"):
+        starts.append(at)
+        if line.strip():
+            shift = at
+            cands += [
+                replace(c, start=c.start + shift, end=c.end + shift) for c in _line_candidates(line)
+            ]
+        at += len(line) + 1
+    if len(starts) > 1:
+        cands += _across_lines(text, starts)
+    cands += _numbered_models(text, cands)
+    return tuple(_cue_labels(text, _resolve(cands)))
 
 
 # --------------------------------------------------------------------------- lexicon

@@ -12,8 +12,8 @@ prior, never the only door):
   ``Bugaboo`` ``Fox 5``) or the lexicon knows it (``Sony`` ``WH-1000XM5``). A run of
   words only is a name too in Chinese text (``Kindle Oasis``: a Latin word there names a
   brand or a model) and, in English text, after a determiner (``the Kindle Scribe``).
-  Ids (five digits in a row, three numbered parts) and sizes (``2K``, ``64GB``) are not
-  models.
+  Ids (five digits in a row, three numbered parts) and measures (``2K``, ``64GB``,
+  ``100-inch``) are not models.
 * **Chinese noun phrases** (:func:`chinese_products`): the nouns jieba tags
   (``rjieba.tag``) after a purchase, ownership or pointing cue (``买的``, ``买个``,
   ``我的``, ``那台``, ``订单 X 的``, ``推荐一款``) are a PRODUCT (``电动晾衣架``,
@@ -42,17 +42,18 @@ Span = tuple[str, int, int]
 _WORD = r"(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[a-z]+[A-Z][A-Za-z]*)"
 _MODEL_TOKEN = r"[A-Za-z]{0,8}(?:-[A-Za-z]{1,8})?-?[0-9]{1,6}[A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+?"
 _TOKEN = rf"(?:{_MODEL_TOKEN}|{_WORD}|[0-9]{{1,6}})"
+_LETTERED = (
+    r"(?:[A-Za-z]{1,8}(?:-[A-Za-z]{1,8})?-?[0-9]{1,6}[A-Za-z0-9]*|[0-9]{1,6}[A-Za-z][A-Za-z0-9]*)"
+    r"(?:[-+][A-Za-z0-9]+)*\+?"
+)
 _RUN = LinearPattern(
-    rf"(?P<pre>[^0-9A-Za-z_.@/#-])(?:{_TOKEN}(?: {_TOKEN}){{0,5}})(?P<post>$|[^0-9A-Za-z_@/#-])"
+    rf"(?P<pre>[^0-9A-Za-z_.@/#-])(?:{_WORD}|{_LETTERED})(?: {_TOKEN}){{0,5}}"
+    r"(?P<post>$|[^0-9A-Za-z_@/#-])"
 )
-"""A run of Latin tokens between non-Latin characters."""
-_SIZE = LinearPattern(
-    r"[0-9]+(?:\.[0-9])?(?i:k|g|p|gb|tb|mb|w|v|l|ml|mm|cm|m|kg|mah|hz|wt|ft|oz|in|x|s|th|st|nd|rd)"
-)
-"""A number with a unit: ``2K``, ``5G``, ``64GB``, ``65W``, ``5wt``: a size, not a model."""
+"""A run of Latin tokens between non-Latin characters, opening with a letter."""
 _SPEC_EN = LinearPattern(r"[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*")
 """A measure said as one word: ``100-inch``, ``9-foot``, ``5-weight``, ``3-pack``."""
-_DIGITS = LinearPattern(r"[0-9]+")
+_ORDINAL = LinearPattern(r"[0-9]+(?i:st|nd|rd|th)")
 _UNIT_AFTER = LinearPattern(
     r"^\s?(?:元|块|个|件|台|把|只|寸|米|升|克|斤|天|年|月|号|岁|%|(?i:oz|inch|in|ft|foot|feet|"
     r"cm|mm|ml|l|kg|lb|lbs|pm|am|days?|hours?|years?|pcs|pieces?|dollars?|bucks|yuan|gb|tb|w"
@@ -247,17 +248,25 @@ def _has_digit(token: str) -> bool:
     return any(c.isdigit() for c in token)
 
 
+def _digit_runs(token: str) -> list[int]:
+    runs, n = [], 0
+    for c in token:
+        if c.isdigit():
+            n += 1
+        elif n:
+            runs.append(n)
+            n = 0
+    return [*runs, n] if n else runs
+
+
 def _is_model_token(token: str) -> bool:
     """Letters and digits of a model: no id (five digits in a row, three numbered parts),
-    no size (``2K``, ``100-inch``), no lone number."""
-    if not _has_digit(token) or token.isdigit() or _SIZE.fullmatch(token) is not None:
+    no measure (``2K``, ``64GB``, ``100-inch``: digits, then letters only), no number."""
+    runs = _digit_runs(token)
+    if not runs or not any(c.isalpha() for c in token) or max(runs) > 4:
         return False
-    if _SPEC_EN.fullmatch(token) is not None:
-        return False
-    if not any(c.isalpha() for c in token):
-        return False
-    if max(b - a for a, b in _DIGITS.spans(token)) > 4:
-        return False
+    if token[0].isdigit() and len(runs) == 1:
+        return False  # a measure: 2K, 5G, 64GB, 100-inch, 5-weight
     return sum(_has_digit(part) for part in token.split("-")) <= 2
 
 
@@ -309,6 +318,8 @@ def latin_names(
     out: list[Span] = []
     lexicon = {*brands, *products}
     for start, end in _RUN.spans(text):
+        if text[start:end].lower() in _NOT_NAMES:
+            continue  # "I", "The", "Thanks": most runs are one such word
         toks = _tokens(text, start, end)
         while toks and text[toks[0][0] : toks[0][1]].lower() in _NOT_NAMES:
             toks = toks[1:]  # "The", "My", "Orders" open no name
@@ -345,10 +356,10 @@ def latin_names(
 
 
 _EN_PRODUCT = LinearPattern(
-    r"(?i:(?:^|[^A-Za-z])(?:the|my|a|an|this|that|our|your|his|her|their)\s+)"
+    r"(?i:(?:^|[^A-Za-z])(?:the|my|a|an|this|that|our|your|his|her|their) +)"
     r"(?P<p>[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*"
-    r"(?:\s+[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*){0,3}"
-    r"(?:\s+[A-Za-z][A-Za-z-]*){1,3})"
+    r"(?: +[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*){0,3}"
+    r"(?: +[A-Za-z][A-Za-z-]*){1,3})"
 )
 """A determiner, measures (``100-inch``, ``9-foot 5-weight``) and the words they measure."""
 _EN_STOP: Final = frozenset(
@@ -400,6 +411,8 @@ def english_products(text: str) -> list[Span]:
         kept: list[str] = []
         measures = True
         for w in words:
+            if measures and _ORDINAL.fullmatch(w) is not None:
+                break  # the 12th: a date, not a measure
             if measures and _SPEC_EN.fullmatch(w) is not None:
                 kept.append(w)
                 continue
