@@ -210,6 +210,7 @@ _PROBLEM_ZH = LinearPattern(
     r"蓝屏|亮线|绿线|坏点|漏光|色差|响|叫|吱吱|咔咔|嗡嗡|嘎吱|杂音|噪音|电流声|串音|没电|掉电|充不满|"
     r"结块|异物|有虫|发臭|变质|过期|破洞|开线|脱线|起球|缩水|勾丝|磨脚|夹脚|硌|扎手|红肿|刺痛|"
     r"出现(?:了)?(?:一|几|两)?[条道个块片些点]|断断续续|时好时坏|时有时无|不灵敏|不好使|不好用|没法用"
+    r"|不好(?:[^意看吃玩听]|$)|费劲|吃力"
 )
 """A problem the user describes: a word of the lexicon or a symptom of the grammar."""
 _PROBLEM_EN = LinearPattern(
@@ -345,6 +346,8 @@ def _clause(
                 start = pieces[k - 1][0]  # "…, right?": the clause the tag asks about
             elif lang == "zh" and hit is not None:  # "扫地机无法回充" -> "无法回充"
                 start = after(clause_start, clause_start + hit.start())
+                if not problem and clause_end - start < _SHORT_QUESTION:
+                    start = clause_start  # "那个法拉利怎么样": the question needs its subject
             end = clause_end
             if problem:
                 end = _description_end(text, pieces, k, lang)
@@ -358,6 +361,8 @@ def _clause(
     return fallback
 
 
+_SHORT_QUESTION: Final = 4
+"""A question left shorter than this once its product is cut off keeps the product."""
 _TAG_QUESTION = LinearPattern(
     r"(?i:right|ok|okay|correct|yes|no|yeah|是吧|对吧|对不对|是不是|行吗|好吗|可以吗)"
 )
@@ -485,7 +490,9 @@ class _Slots:
     reason: str = ""
     question: str = ""
     topic: str = ""
-    """The user's sentence naming what they talked about (see :func:`_topic`)."""
+    """What the user talked about: the problem they described, else their sentence naming
+    a product (see :func:`_topic`), so a symptom said in the middle of a long enquiry is
+    in the record whatever its intent."""
     kept: tuple[str, ...] = ()
     """Labels of the lasting statements the profile keeps (not quoted here)."""
     withdrawn: tuple[str, ...] = ()
@@ -578,6 +585,15 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
     ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
+    reason = _clause(
+        text,
+        spans,
+        entities,
+        _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN,
+        lang,
+        fix=fix,
+        problem=True,
+    )
     return _Slots(
         orders=_all(entities, "ORDER_ID"),
         ids=_ids(text, entities, lang),
@@ -586,19 +602,11 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
-        reason=_clause(
-            text,
-            spans,
-            entities,
-            _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN,
-            lang,
-            fix=fix,
-            problem=True,
-        ),
+        reason=reason,
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix
         ),
-        topic=_topic(text, spans, entities, lang, fix),
+        topic=reason or _topic(text, spans, entities, lang, fix),
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
     )
