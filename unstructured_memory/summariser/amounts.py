@@ -114,7 +114,11 @@ def _zh_value(said: str) -> tuple[float, float] | None:
     section = [0.0, 0.0]  # below 万
     pending: tuple[int, int] | None = None  # digits said before a magnitude: 两三 is (2, 3)
     last = 1
+    zero = False  # 一万零二: the digit after a 零 counts units, not a tenth of the magnitude
     for ch in said:
+        if ch == "零":
+            zero = True
+            continue
         if ch in _ZH_DIGITS:
             d = _ZH_DIGITS[ch]
             pending = (d, d) if pending is None else (pending[0], d)
@@ -132,9 +136,9 @@ def _zh_value(said: str) -> tuple[float, float] | None:
         else:
             lo, hi = pending or (1, 1)
             section = [section[0] + lo * magnitude, section[1] + hi * magnitude]
-        pending, last = None, magnitude
+        pending, last, zero = None, magnitude, False
     if pending is not None:  # 一千五: a digit after a magnitude counts a tenth of it
-        scale = last // 10 if last >= 10 else 1
+        scale = last // 10 if last >= 10 and not zero else 1
         section = [section[0] + pending[0] * scale, section[1] + pending[1] * scale]
     low, high = total[0] + section[0], total[1] + section[1]
     return (low, high) if high else None

@@ -532,10 +532,20 @@ _PHRASE_PRIORITY: Final = 7
 """Products of a Chinese noun phrase: below every pattern, above the lexicon."""
 _CJK_BEFORE = LinearPattern(r"[\u4e00-\u9fff]\s?$")
 _NUMBER_MODEL = LinearPattern(r"(?P<pre>[\u4e00-\u9fff ])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.%])")
-_PROPER: Final = frozenset({"nz", "nr", "nrt", "ns", "nt", "a", "j"})
+_PROPER: Final = frozenset({"nz", "nr", "nrt", "ns", "nt", "a", "j", "t", "m"})
 _LONE_NUMBER = LinearPattern(
     r"(?P<pre>[^0-9A-Za-z.,#$¥￥-])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.,%元块])"
 )
+
+
+def _cjk_brand(
+    text: str, start: int, brands: frozenset[str], products: frozenset[str]
+) -> _Candidate | None:
+    """The Chinese brand right before ``text[start]`` (:func:`shapes.brand_before`)."""
+    if _CJK_BEFORE.search(text[max(0, start - 2) : start]) is None:
+        return None
+    brand = shapes.brand_before(text, start, brands, products)
+    return None if brand is None else _Candidate("BRAND", _NAME_PRIORITY, *brand)
 
 
 def _shape_candidates(text: str, found: list[_Candidate]) -> list[_Candidate]:
@@ -560,19 +570,30 @@ def _shape_candidates(text: str, found: list[_Candidate]) -> list[_Candidate]:
             if not taken(a, b)
         ]
         return out
+    named = list(out)
+    out = []
+    for k, c in enumerate(named):
+        if c.label == "BRAND" and k + 1 < len(named) and named[k + 1].start == c.end + 1:
+            brand = _cjk_brand(text, c.start, brands, products)
+            if brand is not None and not taken(brand.start, brand.end):
+                # 雷蛇 BlackShark V2 Pro: the Chinese word is the brand, the Latin run its model
+                out += [brand, _Candidate("MODEL", _NAME_PRIORITY, c.start, named[k + 1].end)]
+                named[k + 1] = replace(named[k + 1], label="")
+                continue
+        if c.label:
+            out.append(c)
     models = [(c.start, c.end) for c in [*found, *out] if c.label == "MODEL"]
     for start, _ in models:
-        if _CJK_BEFORE.search(text[max(0, start - 2) : start]) is not None:
-            brand = shapes.brand_before(text, start, brands, products)
-            if brand is not None and not taken(*brand):
-                out.append(_Candidate("BRAND", _NAME_PRIORITY, *brand))
+        brand = _cjk_brand(text, start, brands, products)
+        if brand is not None and not taken(brand.start, brand.end) and brand not in out:
+            out.append(brand)
     for a, b in _NUMBER_MODEL.spans(text):  # 乐高 42143: a number after a brand
         if taken(a, b):
             continue
-        brand = shapes.brand_before(text, a, brands, products, proper=_PROPER)
-        if brand is not None:
+        before = shapes.brand_before(text, a, brands, products, proper=_PROPER)
+        if before is not None:
             out += [
-                _Candidate("BRAND", _NAME_PRIORITY, *brand),
+                _Candidate("BRAND", _NAME_PRIORITY, *before),
                 _Candidate("MODEL", _NAME_PRIORITY, a, b),
             ]
     spans += [(c.start, c.end) for c in out]

@@ -33,6 +33,7 @@ from typing import Final
 import rjieba
 
 from policies.linear_re import LinearPattern
+from unstructured_memory.summariser import symptoms
 
 __all__ = ["brand_before", "chinese_products", "english_products", "latin_names"]
 
@@ -440,7 +441,9 @@ _SPEC = LinearPattern(
     r"^\s?[0-9]{1,4}(?:\.[0-9])?\s?(?:寸|英寸|米|升|L|斤|公斤|码|匹|P|G|GB|T|TB|W|瓦|毫升|ml)\s?"
 )
 _NOUNS: Final = frozenset({"n", "nz", "nt", "ng", "vn", "nr", "nrt", "ns", "j", "l", "b"})
-_BRANDISH: Final = frozenset({"n", "nz", "nt", "nr", "nrt", "ns", "j", "a", "m"})
+_BRANDISH: Final = frozenset({"n", "nz", "nt", "nr", "nrt", "ns", "j", "a", "m", "t"})
+"""Tags a brand's words may have (jieba knows few brands: 万代 is a time, 极米 a numeral)."""
+_NUMERALS: Final = frozenset("零一二三四五六七八九十百千万亿两几半")
 _GENERIC: Final = frozenset(
     [
         "东西",
@@ -556,13 +559,18 @@ _MEASURE_END: Final = frozenset("个台款件只部双把套张条支块份瓶�
 
 
 def _np(tags: list[tuple[str, str]]) -> int:
-    """Characters of the noun phrase opening ``tags``: nouns, a one-character verb inside a
-    compound (登|机箱), at most eight characters."""
+    """Characters of the noun phrase opening ``tags``: nouns, with a verb as a modifier
+    before one (折叠|婴儿床, 登|机箱), up to a symptom or a part of the product (保温杯|漏水,
+    拉杆箱|轮子), at most eight characters."""
     length = 0
     for i, (word, tag) in enumerate(tags):
         noun = tag in _NOUNS and word not in _CLOSED
-        compound = tag == "v" and len(word) == 1 and i + 1 < len(tags) and tags[i + 1][1] in _NOUNS
-        if not (noun or compound) or not all("\u4e00" <= c <= "\u9fff" for c in word):
+        modifier = tag == "v" and len(word) <= 2 and i + 1 < len(tags) and tags[i + 1][1] in _NOUNS
+        if not (noun or modifier) or not all("\u4e00" <= c <= "\u9fff" for c in word):
+            break
+        if length and (
+            symptoms.PROBLEM_ZH.search(word) is not None or symptoms.PART.match(word) is not None
+        ):
             break
         if length + len(word) > 8:
             break
@@ -647,7 +655,7 @@ def brand_before(
     for word, tag in reversed(tags):
         if tag not in _BRANDISH or word in _CLOSED or word in _GENERIC or word in products:
             break
-        if tag == "m" and (word[-1] in _MEASURE_END or word[0] in "一两几这那"):
+        if tag == "m" and (word[-1] in _MEASURE_END or all(c in _NUMERALS for c in word)):
             break
         if length + len(word) > 4:
             break
