@@ -522,6 +522,7 @@ _GENERIC: Final = frozenset(
     ]
 )
 """Nouns that name no product: people, things in general, business words."""
+_NAMES_AN_ID: Final = frozenset("码号单")
 _CLOSED: Final = frozenset(
     [
         "的",
@@ -610,8 +611,8 @@ def chinese_products(
             continue
         phrase = window[:n]
         first = tags[0][0]
-        if phrase in _GENERIC or first in _GENERIC:
-            continue
+        if phrase in _GENERIC or first in _GENERIC or phrase[-1] in _NAMES_AN_ID:
+            continue  # 提货码, 保修卡号, 质检单: the name of an identifier, not a product
         start = head
         if first in brands and len(first) < n:
             out.append(("BRAND", head, head + len(first)))
