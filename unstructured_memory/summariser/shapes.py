@@ -237,6 +237,22 @@ _NOT_NAMES: Final = frozenset(
         "code",
         "new",
         "old",
+        "chinese",
+        "english",
+        "mandarin",
+        "cantonese",
+        "japanese",
+        "korean",
+        "french",
+        "german",
+        "spanish",
+        "american",
+        "british",
+        "european",
+        "us",
+        "uk",
+        "eu",
+        "usa",
     ]
 )
 """Capitalised words that name no product: sentence openers, days, months, business words."""
@@ -268,7 +284,7 @@ def _is_model_token(token: str) -> bool:
         return False
     if token[0].isdigit() and len(runs) == 1:
         return False  # a measure: 2K, 5G, 64GB, 100-inch, 5-weight
-    return sum(_has_digit(part) for part in token.split("-")) <= 2
+    return sum(_has_digit(part) for part in token.split("-")) <= 1
 
 
 def _is_name(token: str) -> bool:
@@ -440,12 +456,75 @@ _AFTER_ORDER = LinearPattern(r"^\s?(?:的|里的|那个|这个|里那个)")
 _SPEC = LinearPattern(
     r"^\s?[0-9]{1,4}(?:\.[0-9])?\s?(?:寸|英寸|米|升|L|斤|公斤|码|匹|P|G|GB|T|TB|W|瓦|毫升|ml)\s?"
 )
-_NOUNS: Final = frozenset({"n", "nz", "nt", "ng", "vn", "nr", "nrt", "ns", "j", "l", "b"})
+_NOUNS: Final = frozenset({"n", "nz", "nt", "ng", "vn", "nr", "nrt", "ns", "j", "b"})
+_HEADS: Final = frozenset({"n", "nz", "nt", "ng", "nr", "nrt", "ns", "j"})
+"""Tags a product's last word may have: a noun, never a verbal noun (钓鱼竿|运输)."""
+_FUNCTION_CHARS: Final = frozenset("能有没当会要想是在也都就还才被把给让用可得的了着过已")
+"""Characters jieba glues to a noun (书能, 破壁机有, 按摩仪当): a product's name ends there."""
+_ATTRIBUTES: Final = frozenset(
+    [
+        "颜色",
+        "码数",
+        "尺码",
+        "价位",
+        "价格",
+        "物流",
+        "外箱",
+        "包装",
+        "成分",
+        "配方",
+        "型号",
+        "尺寸",
+        "重量",
+        "容量",
+        "款式",
+        "师傅",
+        "质量",
+        "声音",
+        "降价",
+        "功能",
+        "效果",
+        "味道",
+        "口味",
+        "版本",
+        "配件",
+        "链接",
+        "问题",
+        "情况",
+        "开机",
+        "关机",
+        "启动",
+        "使用",
+        "安装",
+        "售后",
+        "维修",
+        "保修",
+        "发货",
+        "退货",
+        "换货",
+        "专用",
+    ]
+)
+"""Words about a product, not part of its name (保温杯|颜色, 跑鞋|码数)."""
 _BRANDISH: Final = frozenset({"n", "nz", "nt", "nr", "nrt", "ns", "j", "a", "m", "t"})
 """Tags a brand's words may have (jieba knows few brands: 万代 is a time, 极米 a numeral)."""
 _NUMERALS: Final = frozenset("零一二三四五六七八九十百千万亿两几半")
 _GENERIC: Final = frozenset(
     [
+        "收货地址",
+        "收货电话",
+        "银行卡",
+        "邮箱",
+        "会员",
+        "超级会员",
+        "方向",
+        "时间段",
+        "婴儿",
+        "原装",
+        "正品",
+        "全新",
+        "官方",
+        "原厂",
         "东西",
         "事",
         "事情",
@@ -560,23 +639,38 @@ _MEASURE_END: Final = frozenset("个台款件只部双把套张条支块份瓶�
 
 
 def _np(tags: list[tuple[str, str]]) -> int:
-    """Characters of the noun phrase opening ``tags``: nouns, with a verb as a modifier
-    before one (折叠|婴儿床, 登|机箱), up to a symptom or a part of the product (保温杯|漏水,
-    拉杆箱|轮子), at most eight characters."""
-    length = 0
+    """Characters of the noun phrase opening ``tags``: nouns, after a verb as a modifier
+    (折叠|婴儿床, 登|机箱), up to a symptom, a part, an attribute or a function word glued
+    on (保温杯|漏水, 拉杆箱|轮子, 跑鞋|码数, 破壁机|有), ending on a noun, at most eight
+    characters."""
+    length = end = 0
     for i, (word, tag) in enumerate(tags):
+        head = word
+        for k, ch in enumerate(word):
+            if k and ch in _FUNCTION_CHARS:
+                head = word[:k]  # 书能 -> 书, 破壁机有 -> 破壁机
+                break
         noun = tag in _NOUNS and word not in _CLOSED
-        modifier = tag == "v" and len(word) <= 2 and i + 1 < len(tags) and tags[i + 1][1] in _NOUNS
+        modifier = (
+            i == 0 and tag == "v" and len(word) <= 2 and len(tags) > 1 and tags[1][1] in _NOUNS
+        )
         if not (noun or modifier) or not all("\u4e00" <= c <= "\u9fff" for c in word):
             break
         if length and (
-            symptoms.PROBLEM_ZH.search(word) is not None or symptoms.PART.match(word) is not None
+            symptoms.PROBLEM_ZH.search(word) is not None
+            or symptoms.PART.match(word) is not None
+            or word in _ATTRIBUTES
+            or word.endswith("色")
         ):
             break
-        if length + len(word) > 8:
+        if length + len(head) > 8:
             break
-        length += len(word)
-    return length
+        length += len(head)
+        if tag in _HEADS or head != word:
+            end = length
+        if head != word:
+            break
+    return end
 
 
 def chinese_products(
@@ -611,7 +705,13 @@ def chinese_products(
             continue
         phrase = window[:n]
         first = tags[0][0]
-        if phrase in _GENERIC or first in _GENERIC or phrase[-1] in _NAMES_AN_ID:
+        if (
+            phrase in _GENERIC
+            or first in _GENERIC
+            or phrase[-1] in _NAMES_AN_ID
+            or phrase in _ATTRIBUTES
+            or phrase.endswith("色")
+        ):
             continue  # 提货码, 保修卡号, 质检单: the name of an identifier, not a product
         start = head
         if first in brands and len(first) < n:
@@ -654,7 +754,14 @@ def brand_before(
         return None
     length = 0
     for word, tag in reversed(tags):
-        if tag not in _BRANDISH or word in _CLOSED or word in _GENERIC or word in products:
+        if (
+            tag not in _BRANDISH
+            or word in _CLOSED
+            or word in _GENERIC
+            or word in products
+            or word[-1] in _NAMES_AN_ID
+            or any(c in _FUNCTION_CHARS for c in word)
+        ):
             break
         if tag == "m" and (word[-1] in _MEASURE_END or all(c in _NUMERALS for c in word)):
             break
