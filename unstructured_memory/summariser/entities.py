@@ -81,6 +81,7 @@ __all__ = [
     "cue_before",
     "detect_language",
     "extract_entities",
+    "unit_follows",
 ]
 
 Lang = Literal["zh", "en"]
@@ -402,24 +403,64 @@ _HALF_WIDTH: Final = {
 """Full-width digits, letters and id separators as ASCII: one character for one."""
 
 
+_DELETE_DIGITS: Final = dict.fromkeys(map(ord, "0123456789"))
+_DELETE_ID_CHARS: Final = dict.fromkeys(
+    map(ord, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_./ ")
+)
+_DELETE_NUMBER_CHARS: Final = dict.fromkeys(map(ord, "0123456789-/.,"))
+_DELETE_SEPARATORS: Final = dict.fromkeys(map(ord, "-_./ "))
+_ENDS_A_PHRASE: Final = frozenset("，。,.;；!！?？)）]】、:：\n")
+"""What may follow an identifier with no unit between (no regex needed to tell)."""
+
+
+def _id_shape_ok(value: str, shortest: int) -> bool:
+    """Whether ``value`` has an identifier's shape: a digit, ``shortest`` letters and
+    digits or more (no cue: five digits in a row with more, or eight), no date or amount."""
+    digits = len(value) - len(value.translate(_DELETE_DIGITS))
+    if digits == 0 or len(value) > _LONGEST_ID:
+        return False
+    if not value.translate(_DELETE_NUMBER_CHARS) and _NOT_ID.fullmatch(value) is not None:
+        return False  # digits and separators only, and a date or an amount
+    if shortest < 0:
+        return digits >= 8 or (not value.isdigit() and _longest_digit_run(value) >= -shortest)
+    return len(value.translate(_DELETE_SEPARATORS)) >= shortest
+
+
 def _id_ok(text: str, start: int, end: int, shortest: int) -> bool:
-    """Whether ``text[start:end]`` (matched by an id pattern) is an identifier: it holds a
-    digit and ``shortest`` letters and digits or more, is not a date or an amount, and is
-    not a number followed by its unit."""
-    value = text[start:end]
-    digits = sum(c.isdigit() for c in value)
-    if digits == 0 or len(value) > _LONGEST_ID or _NOT_ID.fullmatch(value) is not None:
+    """Whether ``text[start:end]`` (matched by an id pattern) is an identifier: of an id's
+    shape (:func:`_id_shape_ok`) and not a number followed by its unit."""
+    if not _id_shape_ok(text[start:end], shortest):
         return False
-    if shortest < 0:  # no cue: a run of five digits with more, or eight digits
-        run = max(b - a for a, b in _DIGIT_RUN.spans(value))
-        if digits < 8 and (run < -shortest or value.isdigit()):
-            return False
-    elif sum(c.isalnum() for c in value) < shortest:
-        return False
-    return _UNIT_AFTER.match(text[end : end + 12]) is None
+    return not unit_follows(text, end)
 
 
-_DIGIT_RUN = LinearPattern(r"[0-9]+")
+_UNIT_CHARS: Final = frozenset("元块个件台把只位次天周月年日份箱瓶袋盒双张条斤克米寸岁点秒%％")
+_UNIT_WORDS_ZH: Final = ("公斤", "分钟", "小时")
+
+
+def unit_follows(text: str, end: int) -> bool:
+    """Whether a unit follows ``text[:end]`` (at most two spaces between): ``10-15 天``,
+    ``64231 100 块``, ``40 oz``. What :data:`_UNIT_AFTER` says, read without a regex where
+    the next character tells (a CJK unit, a phrase end)."""
+    rest = text[end : end + 14]
+    head = rest.lstrip(" ")
+    if len(rest) - len(head) > 2 or not head:
+        return False
+    first = head[0]
+    if first in _UNIT_CHARS or head.startswith(_UNIT_WORDS_ZH):
+        return True
+    if not first.isascii() or not first.isalpha():
+        return False
+    return _UNIT_AFTER.match(rest) is not None
+
+
+def _longest_digit_run(value: str) -> int:
+    longest = run = 0
+    for c in value:
+        run = run + 1 if c.isdigit() else 0
+        longest = max(longest, run)
+    return longest
+
 
 _LONGEST_ID: Final = 64
 """Longest identifier (characters): a longer run of letters and digits is not one."""
@@ -434,7 +475,7 @@ def _id_spans(text: str, start: int, end: int, shortest: int) -> list[tuple[int,
     if not shortest:
         return [(start, end)]
     value = text[start:end]
-    if any(not (c.isascii() and c.isalnum()) and c not in "-_./ " for c in value):
+    if value.translate(_DELETE_ID_CHARS):  # more than letters, digits and separators
         cuts = _LIST_SEP.spans(value)
         bounds = [start, *(x for a, b in cuts for x in (start + a, start + b)), end]
         return [
@@ -485,19 +526,14 @@ class _Candidate:
     end: int
 
 
-def _pattern_candidates(text: str, *, ids_only: bool = False) -> list[_Candidate]:
-    """The candidates of the patterns, PII and shapes in ``text`` (``ids_only``: of the
-    identifier patterns alone)."""
-    cands = (
-        []
-        if ids_only
-        else [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in recent_pii(text)]
-    )
+def _pattern_candidates(text: str) -> list[_Candidate]:
+    """The candidates of PII and the patterns in ``text``."""
+    cands = [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in recent_pii(text)]
     text = text.translate(_HALF_WIDTH)  # one character for one: offsets hold
     subject = Subject(text)
     hits = _PATTERN_SET.candidates(subject)
     for k, (label, prio, rx) in enumerate(_PATTERNS):
-        if k in hits and (not ids_only or label in ID_LABELS):
+        if k in hits:
             shortest = _SHORTEST[k]
             if shortest == _SAID:
                 cands.extend(
@@ -521,8 +557,6 @@ def _pattern_candidates(text: str, *, ids_only: bool = False) -> list[_Candidate
                 follower = _Candidate(c.label, c.priority, x, y)
                 cands.append(follower)
                 queue.append(follower)
-    if not ids_only:
-        cands += _shape_candidates(text, cands)
     return cands
 
 
@@ -548,61 +582,69 @@ def _cjk_brand(
     return None if brand is None else _Candidate("BRAND", _NAME_PRIORITY, *brand)
 
 
-def _shape_candidates(text: str, found: list[_Candidate]) -> list[_Candidate]:
-    """Models, brands and products found by shape and part of speech
-    (:mod:`~unstructured_memory.summariser.shapes`), around what the patterns found."""
-    lang: Lang = "zh" if _CJK_RE.search(text) else "en"
+@lru_cache(maxsize=1024)
+def _line_shapes(line: str) -> tuple[_Candidate, ...]:
+    """Models, brands and products of one line found by shape and part of speech
+    (:mod:`~unstructured_memory.summariser.shapes`); a pure function of the line, cached (a
+    transcript is analysed, then each of its turns: every turn is read once). What the
+    patterns find wins where the two overlap (:func:`_resolve`)."""
+    lang: Lang = "zh" if _CJK_RE.search(line) else "en"
     brands, products = _folded_lexicon()
-    spans = [(c.start, c.end) for c in found]
-
-    def taken(a: int, b: int) -> bool:
-        return any(x < b and a < y for x, y in spans)
-
-    out = [
-        _Candidate(label, _NAME_PRIORITY, a, b)
-        for label, a, b in shapes.latin_names(text, lang, brands, products)
-    ]
-    if lang != "zh":
-        spans += [(c.start, c.end) for c in out]
-        out += [
-            _Candidate(label, _PHRASE_PRIORITY, a, b)
-            for label, a, b in shapes.english_products(text)
-            if not taken(a, b)
+    latin = _LATIN_RE.search(line) is not None
+    digits = _DIGIT_RE.search(line) is not None
+    named = (
+        [
+            _Candidate(label, _NAME_PRIORITY, a, b)
+            for label, a, b in shapes.latin_names(line, lang, brands, products)
         ]
-        return out
-    named = list(out)
-    out = []
+        if latin
+        else []
+    )
+    if lang != "zh":
+        if digits:
+            named += [
+                _Candidate(label, _PHRASE_PRIORITY, a, b)
+                for label, a, b in shapes.english_products(line)
+            ]
+        return tuple(named)
+    out: list[_Candidate] = []
     for k, c in enumerate(named):
         if c.label == "BRAND" and k + 1 < len(named) and named[k + 1].start == c.end + 1:
-            brand = _cjk_brand(text, c.start, brands, products)
-            if brand is not None and not taken(brand.start, brand.end):
+            brand = _cjk_brand(line, c.start, brands, products)
+            if brand is not None:
                 # 雷蛇 BlackShark V2 Pro: the Chinese word is the brand, the Latin run its model
                 out += [brand, _Candidate("MODEL", _NAME_PRIORITY, c.start, named[k + 1].end)]
                 named[k + 1] = replace(named[k + 1], label="")
                 continue
         if c.label:
             out.append(c)
-    models = [(c.start, c.end) for c in [*found, *out] if c.label == "MODEL"]
-    for start, _ in models:
-        brand = _cjk_brand(text, start, brands, products)
-        if brand is not None and not taken(brand.start, brand.end) and brand not in out:
-            out.append(brand)
-    for a, b in _NUMBER_MODEL.spans(text):  # 乐高 42143: a number after a brand
-        if taken(a, b):
-            continue
-        before = shapes.brand_before(text, a, brands, products, proper=_PROPER)
+    models = [c.start for c in out if c.label == "MODEL"]
+    for start in models:
+        brand = _cjk_brand(line, start, brands, products)
+        if brand is not None and brand not in out:
+            out.append(brand)  # 石头 G20S, 小天才 Z9
+    for a, b in _NUMBER_MODEL.spans(line) if digits else ():  # 乐高 42143: after a brand
+        before = shapes.brand_before(line, a, brands, products, proper=_PROPER)
         if before is not None:
             out += [
                 _Candidate("BRAND", _NAME_PRIORITY, *before),
                 _Candidate("MODEL", _NAME_PRIORITY, a, b),
             ]
-    spans += [(c.start, c.end) for c in out]
     out += [
         _Candidate(label, _PHRASE_PRIORITY, a, b)
-        for label, a, b in shapes.chinese_products(
-            text, brands, products, taken, [c.end for c in found if c.label == "ORDER_ID"]
-        )
+        for label, a, b in shapes.chinese_products(line, brands, products)
     ]
+    return tuple(out)
+
+
+def _shape_candidates(text: str) -> list[_Candidate]:
+    """:func:`_line_shapes` of every line of ``text``, at their offsets."""
+    out: list[_Candidate] = []
+    at = 0
+    for line in text.split("\n"):
+        if line.strip():
+            out += [replace(c, start=c.start + at, end=c.end + at) for c in _line_shapes(line)]
+        at += len(line) + 1
     return out
 
 
@@ -649,38 +691,6 @@ def _shape(value: str) -> str:
     return "\x00" + value.upper().translate(_SHAPE_TABLE)
 
 
-@lru_cache(maxsize=1024)
-def _line_candidates(line: str) -> tuple[_Candidate, ...]:
-    """The candidates of one line (cached: a transcript and then each of its turns are
-    analysed, so every turn is scanned once)."""
-    return tuple(_pattern_candidates(line))
-
-
-_ASKED = LinearPattern(r"(?:[?？:：]|是)\s*$")
-"""A line ending in a question or a colon: the next may be the answer (``订单号是？`` / id)."""
-
-
-def _across_lines(text: str, starts: list[int]) -> list[_Candidate]:
-    """Identifiers whose cue ends one line and which open the next (an agent asks
-    ``请问订单号是？``, the user answers ``6263357``)."""
-    out = []
-    for start in starts[1:]:
-        if (
-            start >= len(text)
-            or not text[start].isascii()
-            or _ASKED.search(text[max(0, start - 4) : start - 1]) is None
-        ):
-            continue
-        at = max(0, start - 24)
-        window = text[at : start + 48]
-        out += [
-            replace(c, start=c.start + at, end=c.end + at)
-            for c in _pattern_candidates(window, ids_only=True)
-            if c.start + at >= start and c.priority < _UNCUED_PRIORITY
-        ]
-    return out
-
-
 def _numbered_models(text: str, cands: list[_Candidate]) -> list[_Candidate]:
     """A number of the shape of a numbered model said in ``text`` is that kind of model too
     (乐高 42143 … 是 42115 那个): digits of the same length, standing alone."""
@@ -699,24 +709,11 @@ def _numbered_models(text: str, cands: list[_Candidate]) -> list[_Candidate]:
 
 @lru_cache(maxsize=512)
 def _entity_spans(text: str) -> tuple[_Candidate, ...]:
-    """Resolved pattern entities of ``text`` (cached: the tokenizer and component share it).
-
-    Lines are scanned one by one (:func:`_line_candidates`), then what crosses a line
-    (:func:`_across_lines`) and what the whole text says (:func:`_numbered_models`,
-    :func:`_cue_labels`) is added."""
-    cands: list[_Candidate] = []
-    starts = []
-    at = 0
-    for line in text.split("\n"):
-        starts.append(at)
-        if line.strip():
-            shift = at
-            cands += [
-                replace(c, start=c.start + shift, end=c.end + shift) for c in _line_candidates(line)
-            ]
-        at += len(line) + 1
-    if len(starts) > 1:
-        cands += _across_lines(text, starts)
+    """Resolved entities of ``text`` (cached: the tokenizer and component share it): the
+    patterns' over the whole text, the shapes' line by line, then what the whole text says
+    (:func:`_numbered_models`, :func:`_cue_labels`)."""
+    cands = _pattern_candidates(text)
+    cands += _shape_candidates(text)
     cands += _numbered_models(text, cands)
     return tuple(_cue_labels(text, _resolve(cands)))
 
@@ -845,6 +842,7 @@ def _pipeline(lang: Lang) -> Language:
 
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_RE = re.compile(r"[A-Za-z]")
+_DIGIT_RE = re.compile(r"[0-9]")
 
 
 def cue_before(text: str, start: int) -> str:

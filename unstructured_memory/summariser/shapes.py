@@ -27,7 +27,8 @@ tags the few characters after a cue.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import itertools
+from collections.abc import Collection
 from typing import Final
 
 import rjieba
@@ -41,12 +42,17 @@ Span = tuple[str, int, int]
 """A found entity: (label, start, end)."""
 
 _WORD = r"(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[a-z]+[A-Z][A-Za-z]*)"
-_MODEL_TOKEN = r"[A-Za-z]{0,8}(?:-[A-Za-z]{1,8})?-?[0-9]{1,6}[A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+?"
+_ALNUM = r"[A-Za-z]*[0-9]{1,4}(?:[A-Za-z]+[0-9]{0,4})*"
+"""Letters and digits with no more than four digits in a row (an id has five)."""
+_MODEL_TOKEN = rf"(?:[A-Za-z]{{1,8}}-)?{_ALNUM}(?:[-+][A-Za-z0-9]+)*\+?"
 _TOKEN = rf"(?:{_MODEL_TOKEN}|{_WORD}|[0-9]{{1,6}})"
 _LETTERED = (
-    r"(?:[A-Za-z]{1,8}(?:-[A-Za-z]{1,8})?-?[0-9]{1,6}[A-Za-z0-9]*|[0-9]{1,6}[A-Za-z][A-Za-z0-9]*)"
+    r"(?:(?:[A-Za-z]{1,8}-)?(?:[A-Za-z]+[0-9]{1,4}(?:[A-Za-z]+[0-9]{0,4})*"
+    r"|[0-9]{1,4}[A-Za-z]+(?:[0-9]{1,4}[A-Za-z]*)*)|[A-Za-z]{1,8}-[0-9]{1,4}[A-Za-z]*)"
     r"(?:[-+][A-Za-z0-9]+)*\+?"
 )
+"""A token opening a run that holds a letter and a digit, four digits in a row at most:
+``WH-1000XM5``, ``G20S``, ``TN-760`` (never an id such as ``RF2026060171645``)."""
 _RUN = LinearPattern(
     rf"(?P<pre>[^0-9A-Za-z_.@/#-])(?:{_WORD}|{_LETTERED})(?: {_TOKEN}){{0,5}}"
     r"(?P<post>$|[^0-9A-Za-z_@/#-])"
@@ -256,9 +262,10 @@ _NOT_NAMES: Final = frozenset(
     ]
 )
 """Capitalised words that name no product: sentence openers, days, months, business words."""
-_DETERMINER = LinearPattern(
-    r"(?i:(?:^|[^A-Za-z])(?:the|my|a|an|this|that|our|your|his|her|their|new|old)\s+)$"
+_DETERMINERS: Final = frozenset(
+    ["the", "my", "a", "an", "this", "that", "our", "your", "his", "her", "their", "new", "old"]
 )
+"""Words before an English name of a product (``the Kindle Scribe``)."""
 
 
 def _has_digit(token: str) -> bool:
@@ -324,7 +331,24 @@ def _is_unmodelled_name(
         return False  # PLA, CPU, DROP TABLE
     if " ".join(words).lower() in lexicon:
         return False
-    return lang != "en" or _DETERMINER.search(text[max(0, kept[0][0] - 8) : kept[0][0]]) is not None
+    before = text[max(0, kept[0][0] - 8) : kept[0][0]]
+    return lang != "en" or (
+        before.endswith(" ") and before.rstrip().rsplit(" ", 1)[-1].lower() in _DETERMINERS
+    )
+
+
+_DELETE_DIGITS: Final = dict.fromkeys(map(ord, "0123456789"))
+
+
+def _may_name(text: str) -> bool:
+    """Whether English text may hold a name: a digit (a model), or a capitalised word right
+    after a determiner (``the Kindle Scribe``); most sentences hold neither."""
+    if not text.isalpha() and text.translate(_DELETE_DIGITS) != text:
+        return True
+    words = text.split()
+    return any(
+        w.lower() in _DETERMINERS and nxt[:1].isupper() for w, nxt in itertools.pairwise(words)
+    )
 
 
 def latin_names(
@@ -333,6 +357,8 @@ def latin_names(
     """MODEL and BRAND spans of the Latin runs of ``text`` (see the module docstring);
     ``brands`` and ``products`` are the lexicon's terms, case-folded."""
     out: list[Span] = []
+    if lang == "en" and not _may_name(text):
+        return out
     lexicon = {*brands, *products}
     for start, end in _RUN.spans(text):
         if text[start:end].lower() in _NOT_NAMES:
@@ -449,13 +475,50 @@ _CUE = LinearPattern(
     r"|(?:推荐|看看|看下|想要)(?:一下)?(?:一?[个台根件双把款套只部条张瓶盒支辆])?"
     r"|(?:我|我家|我们|家里|你们|他|她)(?:的|家的)"
     r"|(?:这|那)(?:个|台|款|件|双|把|根|套|只|部|条|张|瓶|盒|支|辆)"
+    r"|订单(?:号|编号)?\s?[:：]?\s?[0-9A-Za-z][0-9A-Za-z-]{3,}\s?(?:的|里的|里那个|那个|这个)"
 )
 """Where a product is named next: after a purchase (买的, 买个), ownership (我的), pointing
-(那台); an order number (订单 6257702 的) is given by the caller."""
-_AFTER_ORDER = LinearPattern(r"^\s?(?:的|里的|那个|这个|里那个)")
-_SPEC = LinearPattern(
-    r"^\s?[0-9]{1,4}(?:\.[0-9])?\s?(?:寸|英寸|米|升|L|斤|公斤|码|匹|P|G|GB|T|TB|W|瓦|毫升|ml)\s?"
+(那台) or an order (订单 6257702 的)."""
+_SPEC_UNITS: Final = (
+    "英寸",
+    "公斤",
+    "毫升",
+    "寸",
+    "米",
+    "升",
+    "L",
+    "斤",
+    "码",
+    "匹",
+    "P",
+    "GB",
+    "G",
+    "TB",
+    "T",
+    "W",
+    "瓦",
+    "ml",
 )
+"""Units of a measure before a product (``20 寸登机箱``), the longer of two with one start first."""
+
+
+def _spec_length(text: str, at: int) -> int:
+    """Characters of a measure opening ``text[at:]`` (``20 寸``, `` 1.5 匹``), 0 if none."""
+    i = at + (text[at : at + 1] == " ")
+    j = i
+    while j < len(text) and j - i < 6 and (text[j].isdigit() or (text[j] == "." and j > i)):
+        j += 1
+    if j == i or not text[i].isdigit():
+        return 0
+    j += text[j : j + 1] == " "
+    unit = next((u for u in _SPEC_UNITS if text.startswith(u, j)), None)
+    if unit is None:
+        return 0
+    j += len(unit)
+    j += text[j : j + 1] == " "
+    return j - at
+
+
 _NOUNS: Final = frozenset({"n", "nz", "nt", "ng", "vn", "nr", "nrt", "ns", "j", "b"})
 _HEADS: Final = frozenset({"n", "nz", "nt", "ng", "nr", "nrt", "ns", "j"})
 """Tags a product's last word may have: a noun, never a verbal noun (钓鱼竿|运输)."""
@@ -677,24 +740,16 @@ def chinese_products(
     text: str,
     brands: Collection[str],
     products: Collection[str],
-    taken: Callable[[int, int], bool],
-    orders: Collection[int] = (),
 ) -> list[Span]:
     """PRODUCT and BRAND spans from the nouns after a cue, BRAND spans before the Latin
     models already found and MODEL spans of numbers after a brand (see the module
-    docstring). ``taken(start, end)`` tells whether a span overlaps an entity found
-    before (an id, an amount, a model); ``orders`` are the ends of the order numbers, a
-    product named after which (``订单 6257702 的自动猫砂盆``) counts as after a cue."""
+    docstring)."""
     out: list[Span] = []
     ends = [end for _, end in _CUE.spans(text)]
-    for end in orders:
-        m = _AFTER_ORDER.match(text[end : end + 6])
-        if m is not None:
-            ends.append(end + m.end())
     for end in sorted(ends):
         at = end
-        spec = _SPEC.match(text[at : at + 12])
-        head = at + (spec.end() if spec is not None else 0)
+        spec = _spec_length(text, at)
+        head = at + spec
         window = text[head : head + 12]
         cut = next((i for i, c in enumerate(window) if not "\u4e00" <= c <= "\u9fff"), len(window))
         if cut < 2:
@@ -705,7 +760,8 @@ def chinese_products(
             continue
         phrase = window[:n]
         first = tags[0][0]
-        if (
+        last = next((w for w, _ in reversed(tags) if phrase.endswith(w)), "")
+        if last in _GENERIC or (
             phrase in _GENERIC
             or first in _GENERIC
             or phrase[-1] in _NAMES_AN_ID
@@ -719,10 +775,9 @@ def chinese_products(
             start = head + len(first)
         elif first in brands:
             continue
-        if spec is not None and start == head:
+        if spec and start == head:
             start = at + (len(text[at : at + 12]) - len(text[at : at + 12].lstrip()))
-        if not taken(start, head + n):
-            out.append(("PRODUCT", start, head + n))
+        out.append(("PRODUCT", start, head + n))
     return out
 
 
