@@ -413,6 +413,17 @@ _ENDS_A_PHRASE: Final = frozenset("，。,.;；!！?？)）]】、:：\n")
 """What may follow an identifier with no unit between (no regex needed to tell)."""
 
 
+_FULL_WIDTH_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d-\uff0f\uff3f]")
+
+
+def _half_width(text: str) -> str:
+    """``text`` with full-width digits, letters and id separators in ASCII (translated only
+    when it holds one: most text holds none)."""
+    if text.isascii() or _FULL_WIDTH_RE.search(text) is None:
+        return text
+    return text.translate(_HALF_WIDTH)
+
+
 def _id_shape_ok(value: str, shortest: int) -> bool:
     """Whether ``value`` has an identifier's shape: a digit, ``shortest`` letters and
     digits or more (no cue: five digits in a row with more, or eight), no date or amount."""
@@ -529,7 +540,7 @@ class _Candidate:
 def _pattern_candidates(text: str) -> list[_Candidate]:
     """The candidates of PII and the patterns in ``text``."""
     cands = [_Candidate(m.kind.name, _PII_PRIORITY, m.start, m.end) for m in recent_pii(text)]
-    text = text.translate(_HALF_WIDTH)  # one character for one: offsets hold
+    text = _half_width(text)  # one character for one: offsets hold
     subject = Subject(text)
     hits = _PATTERN_SET.candidates(subject)
     for k, (label, prio, rx) in enumerate(_PATTERNS):
@@ -592,10 +603,11 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
     brands, products = _folded_lexicon()
     latin = _LATIN_RE.search(line) is not None
     digits = _DIGIT_RE.search(line) is not None
+    subject = Subject(line)
     named = (
         [
             _Candidate(label, _NAME_PRIORITY, a, b)
-            for label, a, b in shapes.latin_names(line, lang, brands, products)
+            for label, a, b in shapes.latin_names(line, lang, brands, products, subject)
         ]
         if latin
         else []
@@ -623,7 +635,7 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
         brand = _cjk_brand(line, start, brands, products)
         if brand is not None and brand not in out:
             out.append(brand)  # 石头 G20S, 小天才 Z9
-    for a, b in _NUMBER_MODEL.spans(line) if digits else ():  # 乐高 42143: after a brand
+    for a, b in _NUMBER_MODEL.scan(subject) if digits else ():  # 乐高 42143: after a brand
         before = shapes.brand_before(line, a, brands, products, proper=_PROPER)
         if before is not None:
             out += [
@@ -632,7 +644,7 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
             ]
     out += [
         _Candidate(label, _PHRASE_PRIORITY, a, b)
-        for label, a, b in shapes.chinese_products(line, brands, products)
+        for label, a, b in shapes.chinese_products(line, brands, products, subject)
     ]
     return tuple(out)
 
@@ -848,7 +860,7 @@ _DIGIT_RE = re.compile(r"[0-9]")
 def cue_before(text: str, start: int) -> str:
     """The cue word of a code said right before ``text[start:]`` (``取件码``, ``SN 码``,
     ``booking ref``), as the user wrote it; ``""`` when none is."""
-    window = text[max(0, start - 24) : start].translate(_HALF_WIDTH)
+    window = _half_width(text[max(0, start - 24) : start])
     m = _CUE_BEFORE.search(window)
     return " ".join((m.group("cue") or "").split()) if m is not None else ""
 
@@ -896,6 +908,6 @@ def extract_entities(text: str) -> list[Entity]:
         if label in PII_LABELS:
             value = mask_value(PiiKind[label], value)
         elif label in ID_LABELS:
-            value = value.translate(_HALF_WIDTH)
+            value = _half_width(value)
         out.append(Entity(label, value, span.start_char, span.end_char))
     return out

@@ -33,7 +33,7 @@ from typing import Final
 
 import rjieba
 
-from policies.linear_re import LinearPattern
+from policies.linear_re import LinearPattern, Subject
 from unstructured_memory.summariser import symptoms
 
 __all__ = ["brand_before", "chinese_products", "english_products", "latin_names"]
@@ -352,15 +352,20 @@ def _may_name(text: str) -> bool:
 
 
 def latin_names(
-    text: str, lang: str, brands: Collection[str], products: Collection[str]
+    text: str,
+    lang: str,
+    brands: Collection[str],
+    products: Collection[str],
+    subject: Subject | None = None,
 ) -> list[Span]:
     """MODEL and BRAND spans of the Latin runs of ``text`` (see the module docstring);
-    ``brands`` and ``products`` are the lexicon's terms, case-folded."""
+    ``brands`` and ``products`` are the lexicon's terms, case-folded; ``subject``: ``text``
+    prepared for scanning, when the caller has it."""
     out: list[Span] = []
     if lang == "en" and not _may_name(text):
         return out
     lexicon = {*brands, *products}
-    for start, end in _RUN.spans(text):
+    for start, end in _RUN.scan(subject or Subject(text)):
         if text[start:end].lower() in _NOT_NAMES:
             continue  # "I", "The", "Thanks": most runs are one such word
         toks = _tokens(text, start, end)
@@ -740,12 +745,13 @@ def chinese_products(
     text: str,
     brands: Collection[str],
     products: Collection[str],
+    subject: Subject | None = None,
 ) -> list[Span]:
     """PRODUCT and BRAND spans from the nouns after a cue, BRAND spans before the Latin
     models already found and MODEL spans of numbers after a brand (see the module
     docstring)."""
     out: list[Span] = []
-    ends = [end for _, end in _CUE.spans(text)]
+    ends = [end for _, end in _CUE.scan(subject or Subject(text))]
     for end in sorted(ends):
         at = end
         spec = _spec_length(text, at)
