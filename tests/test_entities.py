@@ -199,6 +199,20 @@ def _ids(text: str) -> list[tuple[str, str]]:
         ("My pickup code is 7RQ2 and it fails", [("CODE", "7RQ2")]),
         ("the reservation ref is K7P2QX", [("CODE", "K7P2QX")]),
         ("case WQ-19-0042 is still open", [("TICKET_ID", "WQ-19-0042")]),
+        (
+            "我有三单，7720115、7720116 和 7720130 一起发",
+            [
+                ("ORDER_ID", "7720115"),
+                ("ORDER_ID", "7720116"),
+                ("ORDER_ID", "7720130"),
+            ],
+        ),
+        ("昨天下单的空气炸锅 7731902 还没发", [("ORDER_ID", "7731902")]),
+        ("the kettle I ordered, 7790314, leaks", [("ORDER_ID", "7790314")]),
+        ("Warranty claim WC-2231-07 was approved", [("CODE", "WC-2231-07")]),
+        # a Latin cue is a word of its own
+        ("my preference 12345 is odd", []),
+        ("型号 SNB3301 的那款", []),
         # what is not an id: sizes, dates, amounts, durations, one-time passwords
         ("尺码 170/88A 偏小", []),
         ("订单 2025-11-03 下的", []),

@@ -160,18 +160,20 @@ _NO = r"\s*(?i:id|number|num|no\.?|#|code)"
 
 _CODE_CUES_STRONG = (
     r"取件码|取货码|提货码|提取码|寄件码|开箱码|开柜码|柜码|核销码|绑定码|激活码|预约码|配对码"
-    r"|(?i:(?:pick-?up|collection|locker|booking|reservation|confirmation|activation|pairing"
-    r"|redemption|access)\s?(?:ref(?:erence)?|code|number|no\.?|#)"
+    r"|(?i:(?:pick-?up|collection|locker|booking|reservation|confirmation"
+    r"|activation|pairing|redemption|access)\s?(?:ref(?:erence)?|code|number|no\.?|#)"
     r"|booking|reservation)"
 )
 """Cues of short codes: after them three characters with a digit are an id (A7Q3)."""
 _CODE_CUES = (
-    r"会员卡号|会员编号|会员号|会员卡|保修卡号|保修卡|质保卡号|保修单号|(?i:sn|s/n|imei)\s?[码号]?"
+    r"会员卡号|会员编号|会员号|会员卡|保修卡号|保修卡|质保卡号|保修单号"
+    r"|(?i:sn|s/n|imei)(?:\s?[码号]|\s|[:：#])"
     r"|序列号|串号|机身码|设备号|设备码|防伪码|溯源码|追溯码|条形码|条码|预约单号|预约号|生产批号|批次号|批号"
     r"|合同编号|合同号|申请单号|申请号|报名号|编号"
     r"|[\u4e00-\u9fff][^\x00-\u4dff\ua000-\U0010ffff的了是个这那张下买订运递流款货务工诉我你他她它们些点次]"
     r"单(?:号|编号)?"
-    r"|(?i:(?:member(?:ship)?|loyalty|warranty(?:\s+card)?|serial|batch|lot|claim|appointment"
+    r"|(?i:(?:price\s+)?adjustment|(?:protection|warranty|insurance)\s+claim"
+    r"|(?:member(?:ship)?|loyalty|warranty(?:\s+card)?|serial|batch|lot|claim|appointment"
     r"|purchase\s+order|po|contract|application)\s?(?:ref(?:erence)?|number|num|no\.?|code|id|#)"
     r"|serial|ref(?:erence)?(?:\s?(?:number|no\.?|code|#))?)"
 )
@@ -287,8 +289,25 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
         r"\s{0,2}(?:这|那)(?:个|张|[几两三四五六七八九十]|\d{1,2})?\s?(?:单子|订单|单)",
         5,
     ),
-    ("CODE", 2, rf"(?:{_CODE_CUES_STRONG}){_SEP}{_ID}", 3),
-    ("CODE", 2, rf"(?:{_CODE_CUES}){_SEP}{_ID}", 5),
+    # orders in an id-like position: numbers after a count of orders (两单，6355902 和 …)
+    # or in a clause about a purchase (刚下单的投影幕布 6180335, the one I ordered, 6167702)
+    (
+        "ORDER_ID",
+        2,
+        r"(?:[两几三四五六七八九十0-9]单|(?:这|那)(?:几|两)单)[，,:：\s]{0,3}(?P<id>[0-9]{5,20})"
+        + _E,
+        5,
+    ),
+    (
+        "ORDER_ID",
+        2,
+        r"(?:下单|下的单|买的|买了|订的|拍的|拍了|购买|(?i:ordered|bought|purchased))"
+        r"[^。！？!?；;\n0-9]{0,16}?[\s,，:：(（](?P<id>[0-9]{6,20})" + _E,
+        6,
+    ),
+    # a code cue is a word of its own (ref, never preference)
+    ("CODE", 2, rf"(?P<pre>[^A-Za-z])(?:{_CODE_CUES_STRONG}){_SEP}{_ID}", 3),
+    ("CODE", 2, rf"(?P<pre>[^A-Za-z])(?:{_CODE_CUES}){_SEP}{_ID}", 5),
     # amounts: a currency sign, or a currency code that does not end a word, before
     # the number; or a unit after it
     (
@@ -862,7 +881,9 @@ def cue_before(text: str, start: int) -> str:
     ``booking ref``), as the user wrote it; ``""`` when none is."""
     window = _half_width(text[max(0, start - 24) : start])
     m = _CUE_BEFORE.search(window)
-    return " ".join((m.group("cue") or "").split()) if m is not None else ""
+    if m is None:
+        return ""
+    return " ".join((m.group("cue") or "").split()).rstrip(":：#＃ ")
 
 
 def detect_language(text: str) -> Lang:

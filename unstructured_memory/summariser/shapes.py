@@ -62,7 +62,7 @@ _SPEC_EN = LinearPattern(r"[0-9]+(?:\.[0-9]+)?-?(?:[A-Za-z]+|\")(?:-[A-Za-z]+)*"
 """A measure said as one word: ``100-inch``, ``9-foot``, ``5-weight``, ``3-pack``."""
 _ORDINAL = LinearPattern(r"[0-9]+(?i:st|nd|rd|th)")
 _UNIT_AFTER = LinearPattern(
-    r"^\s?(?:元|块|个|件|台|把|只|寸|米|升|克|斤|天|年|月|号|岁|%|(?i:oz|inch|in|ft|foot|feet|"
+    r"^\s?(?:\"|″|”|元|块|个|件|台|把|只|寸|米|升|克|斤|天|年|月|号|岁|%|(?i:oz|inch|in|ft|foot|feet|"
     r"cm|mm|ml|l|kg|lb|lbs|pm|am|days?|hours?|years?|pcs|pieces?|dollars?|bucks|yuan|gb|tb|w"
     r"|v)(?P<post>$|[^A-Za-z]))"
 )
