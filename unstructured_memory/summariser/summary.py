@@ -518,25 +518,45 @@ _MAX_MODELS: Final = 3
 """Most models the record names (the user's, in order: 飞利浦 S5000、SH50)."""
 
 
+def _last_said(entities: list[Entity], label: str, spans: list[_Span]) -> str:
+    """The agent's last value of ``label``: of the prices it quoted, the one it confirmed
+    (``V11 原装替换电池 359 元，订单 6440388`` after ``Z30 是 2999 元``)."""
+    said = [e.text for e in entities if e.type == label and _role_at(spans, e.start) != "user"]
+    return said[-1] if said else ""
+
+
+_MAX_PRODUCTS: Final = 2
+"""Most products the record names: the user's first and one asked for later (破壁机、隔音罩)."""
+
+
 def _product(entities: list[Entity], spans: list[_Span]) -> str:
     """Brand, models and product the user named first (else the agent): every model the
     user named, so one said once in a long session is not lost."""
     parts: list[str] = []
     for label in ("BRAND", "MODEL", "PRODUCT"):
         values = [_first(entities, label, spans, "user") or _first(entities, label, spans)]
-        if label == "MODEL" and values[0]:
+        if label in ("MODEL", "PRODUCT") and values[0]:
             said = [
                 e.text for e in entities if e.type == label and _role_at(spans, e.start) == "user"
             ]
-            values = list(dict.fromkeys(said or values))[:_MAX_MODELS]
+            most = _MAX_MODELS if label == "MODEL" else _MAX_PRODUCTS
+            values = list(dict.fromkeys(said or values))[:most]
         kept: list[str] = []
         for value in values:
             if value and not any(value.lower() in p.lower() for p in [*parts, *kept]):
                 parts = [p for p in parts if p.lower() not in value.lower()]
                 kept.append(value)
         if kept:
-            parts.append("、".join(kept) if label == "MODEL" else kept[0])
-    return " ".join(parts)
+            parts.append("、".join(kept))
+    out = ""
+    for part in parts:  # a space between words, none between Chinese ones (九阳破壁机)
+        cjk = bool(out) and _CJK_END.search(out) is not None and _CJK_START.match(part) is not None
+        out += part if not out or cjk else " " + part
+    return out
+
+
+_CJK_END = LinearPattern(r"[\u4e00-\u9fff]$")
+_CJK_START = LinearPattern(r"^[\u4e00-\u9fff]")
 
 
 def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
@@ -561,7 +581,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang) -> _Slots:
         orders=_all(entities, "ORDER_ID"),
         ids=_ids(text, entities, lang),
         product=_product(entities, spans),
-        amount=_first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans),
+        amount=_first(entities, "AMOUNT", spans, "user") or _last_said(entities, "AMOUNT", spans),
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
