@@ -272,3 +272,17 @@ def test_models_outside_the_lexicon_are_named_in_the_record() -> None:
     text = summarise("u-1", "s-1", turns).summary_text
     for said in ("极米 H6", "开机十分钟就自动关机", "RP-77-22108"):
         assert said in text
+
+
+def test_the_record_takes_the_price_the_agent_confirmed_and_the_accessory_asked_for() -> None:
+    turns = [
+        Turn("user", "我家美的空气炸锅用了两年，最近加热很慢，想换台新的"),
+        Turn("assistant", "新款是 499 元；如果只是加热管老化，换一根原装加热管 69 元就行。"),
+        Turn("user", "那不换新了，帮我补个加热管"),
+        Turn("assistant", "好的，原装加热管 69 元已下单，订单 7741203。"),
+    ]
+    text = summarise("u-1", "s-1", turns).summary_text
+    assert "69 元" in text
+    assert "499" not in text  # the option quoted first and turned down
+    assert "美的空气炸锅" in text  # Chinese parts of the product joined without a space
+    assert "加热管" in text

@@ -479,7 +479,7 @@ _CUE = LinearPattern(
     r"(?:买|装|收到|用|订|拿|入手|送|选|挑|换|补|来|推荐|看看|看下|看中|想要|要)"
     r"(?:了|的|[一两几]?[个台根件双把款套只部条张瓶盒支辆块副卷包袋罐箱份])"
     r"|(?:推荐|看看|看下|想要)(?:一下)?(?:一?[个台根件双把款套只部条张瓶盒支辆])?"
-    r"|(?:我|我家|我们|家里|你们|他|她)(?:的|家的)"
+    r"|(?:我|我家|我们|家里|你们|他|她)(?:的|家的)|我家"
     r"|(?:这|那)(?:个|台|款|件|双|把|根|套|只|部|条|张|瓶|盒|支|辆)"
     r"|订单(?:号|编号)?\s?[:：]?\s?[0-9A-Za-z][0-9A-Za-z-]{3,}\s?(?:的|里的|里那个|那个|这个)"
 )
@@ -671,6 +671,12 @@ _GENERIC: Final = frozenset(
 )
 """Nouns that name no product: people, things in general, business words."""
 _NAMES_AN_ID: Final = frozenset("码号单")
+_WHOLE_REST = LinearPattern(r"[\u4e00-\u9fff]{2,6}")
+_PURCHASE = LinearPattern(
+    r"(?:买|补|来|换|要|订|拿|入手|选|挑)[一两几]?[个台根件双把款套只部条张瓶盒支辆块副卷包袋罐箱份]$"
+)
+_TIME_CHARS: Final = frozenset("年月天周日号次点分秒")
+"""A short rest of a clause after a purchase cue (``补个加热管``): the product itself."""
 _CLOSED: Final = frozenset(
     [
         "的",
@@ -707,16 +713,16 @@ _CLOSED: Final = frozenset(
 _MEASURE_END: Final = frozenset("个台款件只部双把套张条支块份瓶盒袋")
 
 
-def _np(tags: list[tuple[str, str]]) -> int:
+def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
     """Characters of the noun phrase opening ``tags``: nouns, after a verb as a modifier
     (折叠|婴儿床, 登|机箱), up to a symptom, a part, an attribute or a function word glued
     on (保温杯|漏水, 拉杆箱|轮子, 跑鞋|码数, 破壁机|有), ending on a noun, at most eight
-    characters."""
+    characters. ``known``: the lexicon's words, never cut (美的 holds a 的)."""
     length = end = 0
     for i, (word, tag) in enumerate(tags):
         head = word
         for k, ch in enumerate(word):
-            if k and ch in _FUNCTION_CHARS:
+            if k and ch in _FUNCTION_CHARS and word not in known:
                 head = word[:k]  # 书能 -> 书, 破壁机有 -> 破壁机
                 break
         noun = tag in _NOUNS and word not in _CLOSED
@@ -753,6 +759,7 @@ def chinese_products(
     docstring)."""
     out: list[Span] = []
     ends = [end for _, end in _CUE.scan(subject or Subject(text))]
+    homes = {end for end in ends if text.endswith("我家", 0, end)}
     for end in sorted(ends):
         at = end
         spec = _spec_length(text, at)
@@ -762,7 +769,15 @@ def chinese_products(
         if cut < 2:
             continue
         tags = rjieba.tag(window[:cut])
-        n = _np(tags)
+        n = _np(tags, brands)
+        rest = window[:cut]
+        if (
+            n < 2
+            and _WHOLE_REST.fullmatch(rest) is not None
+            and _PURCHASE.search(text[max(0, end - 4) : end]) is not None
+            and not any(c in _FUNCTION_CHARS or c in _NUMERALS or c in _TIME_CHARS for c in rest)
+        ):
+            n = cut  # 补个加热管: the rest of the clause is the product, whatever jieba tags it
         if n < 2:
             continue
         phrase = window[:n]
@@ -777,6 +792,8 @@ def chinese_products(
         ):
             continue  # 提货码, 保修卡号, 质检单: the name of an identifier, not a product
         start = head
+        if end in homes and first not in brands:
+            continue  # after 我家 alone, a product with its brand (我家美的空气炸锅), not 我家六楼
         if first in brands and len(first) < n:
             out.append(("BRAND", head, head + len(first)))
             start = head + len(first)
