@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from policies.errors import InvalidText
-from policies.linear_re import LinearMatch, LinearPattern
+from policies.linear_re import LinearMatch, LinearPattern, Subject
 from policies.pii import PiiMatch, find_pii, mask_pii
 from policies.validation import (
     MAX_ID_CHARS,
@@ -298,9 +298,15 @@ def _clause(
             (span.start + a, span.start + b)
             for a, b in clause_re.spans(text[span.start : span.end])
         ]
+        hits = _hits(cue, text, span) if problem else None
         for k, (clause_start, clause_end) in enumerate(pieces):
             clause = text[clause_start:clause_end]
-            hit = cue.search(clause)
+            if hits is None:
+                found = cue.search(clause)
+                hit = found.start() if found is not None else None
+            else:
+                at = bisect.bisect_left(hits, clause_start)
+                hit = hits[at] - clause_start if at < len(hits) and hits[at] < clause_end else None
             asked = not problem and text[clause_end : clause_end + 1] in ("?", "？")
             if hit is None and not asked:
                 continue
@@ -308,7 +314,7 @@ def _clause(
             if asked and k and _TAG_QUESTION.fullmatch(clause.strip()) is not None:
                 start = pieces[k - 1][0]  # "…, right?": the clause the tag asks about
             elif lang == "zh" and hit is not None:  # "扫地机无法回充" -> "无法回充"
-                start = after(clause_start, clause_start + hit.start())
+                start = after(clause_start, clause_start + hit)
                 if not problem and clause_end - start < _SHORT_QUESTION:
                     start = clause_start  # "那个法拉利怎么样": the question needs its subject
             end = clause_end
@@ -322,6 +328,15 @@ def _clause(
                 continue
             return piece
     return fallback
+
+
+def _hits(cue: re.Pattern[str] | LinearPattern, text: str, span: _Span) -> list[int] | None:
+    """Where ``cue`` matches in the turn at ``span`` (offsets into ``text``), found in one
+    scan of the turn rather than a search per clause; ``None`` for a Python pattern."""
+    if not isinstance(cue, LinearPattern):
+        return None
+    turn = " " + text[span.start : span.end]  # a character before the first word
+    return [max(span.start, span.start + a - 1) for a, _ in cue.scan(Subject(turn))]
 
 
 _SHORT_QUESTION: Final = 4
