@@ -217,7 +217,7 @@ _QUESTION_EN = LinearPattern(
 """A question: a question mark, or a clause opening with a question word or an inverted
 auxiliary (``can you``, ``is it``); ``I will wait`` and ``she can build`` are not."""
 _CLAUSE_ZH = LinearPattern(r"[^，。！？!?；;,\n]+")
-_CLAUSE_EN = LinearPattern(r"(?:[^.,!?;:\n]|[.,:]\d)+")  # nor does a decimal point or 10:30
+_CLAUSE_EN = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")  # a decimal point does not end a clause
 _SUBJECTLESS_EN = re.compile(
     r"(?i)^(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is|was|stopped|keeps|"
     r"never|arrived|came|broke|leaks?)\b"
