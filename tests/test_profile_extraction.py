@@ -350,6 +350,27 @@ def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str,
     assert _extract(said) == expected
 
 
+@pytest.mark.parametrize(
+    ("said", "budget"),
+    [
+        ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元")),
+        ("自己用两万出头能接受", ("budget@self", "20000元")),
+        ("五百来块的就行", ("budget", "500元")),
+        ("3000 左右都可以", ("budget", "3000元")),
+        ("under three hundred bucks for my kids", ("budget@child", "$300")),
+        ("A grand-ish is fine", ("budget", "$1000")),
+        ("budget about 1500 yuan", ("budget", "1500元")),
+    ],
+)
+def test_budgets_said_in_words_or_hedged(said: str, budget: tuple[str, str]) -> None:
+    assert ("preference", *budget) in [(k, slot, v.lstrip("!")) for k, slot, v in _extract(said)]
+
+
+@pytest.mark.parametrize("said", ["跑了三千米", "他四十多岁了", "two hundred people came"])
+def test_numbers_that_are_no_amount_are_no_budget(said: str) -> None:
+    assert not [o for o in _extract(said) if o[1].startswith("budget")]
+
+
 def test_only_the_users_turns_are_read() -> None:
     turns = [Turn("user", "在吗"), Turn("assistant", "我是金卡会员专属客服，微信通知您")]
     assert RuleExtractor().extract(turns, summarise("u", "s", turns)).observations == ()

@@ -34,8 +34,8 @@ from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser import cues
-from unstructured_memory.summariser.acts import Act, ActKind, negated
+from unstructured_memory.summariser import amounts, cues
+from unstructured_memory.summariser.acts import Act, ActKind, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.summary import SessionSummary
@@ -91,10 +91,15 @@ _AMOUNT = LinearPattern(
     r"(\d+(?:\.\d+)?)\s*(?:-|~|～|到|至)\s*(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(?:￥|¥|\$)\s*(\d+(?:\.\d+)?)(?:\s*(?:-|~|to)\s*(?:￥|¥|\$)?\s*(\d+(?:\.\d+)?))?"
+    rf"|(?P<said>{amounts.SAID})"
 )
+"""An amount: a range or a number with a unit or a currency sign, or one said in words or
+hedged (:data:`~unstructured_memory.summariser.amounts.SAID`: 两三千, 3000 左右, a couple
+hundred dollars), which counts when :func:`~unstructured_memory.summariser.amounts.is_amount`
+says so (:func:`_amount_in`)."""
 _BUDGET = LinearPattern(
-    r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间"
-    r"|(?i:budget|under|within|up to|around)"
+    r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间|出头|封顶|最多|顶多|就行|能接受|可以接受"
+    r"|(?i:budget|under|within|up to|around|about|max|at most|tops|or less|-?ish\s|is fine)"
 )
 _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
     ("self", LinearPattern(r"自用|自己用|给自己|(?i:for myself|for me)")),
@@ -126,7 +131,21 @@ def _first_group(m: LinearMatch, count: int) -> str:
     return ""
 
 
+def _amount_in(clause: str) -> LinearMatch | None:
+    """The first amount of ``clause`` (:data:`_AMOUNT`; one said in words only where
+    :func:`~unstructured_memory.summariser.amounts.is_amount` holds)."""
+    for m in _AMOUNT.finditer(clause):
+        if m.group("said") is None or (
+            amounts.is_amount(clause, m.start(), m.end()) and amounts.budget_text(m.group(0) or "")
+        ):
+            return m
+    return None
+
+
 def _budget_value(m: LinearMatch) -> str:
+    said = m.group("said")
+    if said:
+        return amounts.budget_text(said)
     low, high, single, sign, sign_high = (m.group(i) for i in range(1, 6))
     if low and high:
         return f"{low}-{high}元"
@@ -401,9 +420,7 @@ class _Observer:
         """Channel, format and budget: explicit when the sentence instructs, negated when a
         negation governs the value; nothing lasting from what is said for this request
         only."""
-        instructs = cues.INSTRUCTION.search(sentence) is not None or any(
-            a.kind is ActKind.INSTRUCTION for a in acts
-        )
+        instructed = instructs(sentence) or any(a.kind is ActKind.INSTRUCTION for a in acts)
         out = []
         for key, pattern, codes in (
             ("notification_channel", CHANNEL, CHANNEL_CODES),
@@ -411,7 +428,7 @@ class _Observer:
         ):
             said: list[tuple[str, bool]] = []
             for act in acts:
-                if act.one_off or (act.kind is ActKind.QUESTION and not instructs):
+                if act.one_off or (act.kind is ActKind.QUESTION and not instructed):
                     continue
                 refusing = act.kind is ActKind.RETRACTION  # "短信提醒就不用了"
                 piece = text[act.start : act.end]
@@ -421,7 +438,7 @@ class _Observer:
             # value refused in the sentence is not wanted by a later mention of it there
             refusals = {code for code, refused in said if refused}
             said = [(c, r) for c, r in said if r or c not in refusals]
-            explicit = instructs or bool(refusals)
+            explicit = instructed or bool(refusals)
             out += [
                 self._make(
                     ObservationKind.PREFERENCE,
@@ -434,7 +451,7 @@ class _Observer:
             ]
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
-            amount = _AMOUNT.search(clause)
+            amount = _amount_in(clause)
             if amount is None:
                 continue
             scenario = _scenario(clause)
@@ -446,7 +463,7 @@ class _Observer:
                     "budget",
                     _budget_value(amount),
                     scenario=scenario,
-                    explicit=instructs,
+                    explicit=instructed,
                 )
             )
         return out

@@ -43,7 +43,7 @@ from enum import StrEnum
 from typing import Final
 
 from policies.linear_re import LinearMatch, LinearPattern
-from unstructured_memory.summariser import cues
+from unstructured_memory.summariser import cues, symptoms
 from unstructured_memory.summariser.entities import ID_LABELS, Entity, Lang
 from unstructured_memory.summariser.topics import (
     CHANNEL,
@@ -64,6 +64,7 @@ __all__ = [
     "Utterance",
     "clauses",
     "families",
+    "instructs",
     "negated",
     "read_dialogue",
     "topic_named",
@@ -248,12 +249,29 @@ def _refused(piece: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def instructs(text: str) -> bool:
+    """Whether ``text`` says how to treat the user from now on: a word of the future
+    (:data:`~unstructured_memory.summariser.cues.FUTURE`), else a word of instruction
+    (:data:`~unstructured_memory.summariser.cues.INSTRUCTION`) or of frequency with a
+    directive, when no problem is described ("每次发货前先打电话给我", "never call before 9";
+    not "每次都给我发错", "the hinge squeaks every time I open it", "the parcel never
+    arrived")."""
+    if cues.FUTURE.search(text) is not None:
+        return True
+    cued = cues.INSTRUCTION.search(text) is not None or (
+        cues.HABIT.search(text) is not None and cues.DIRECTIVE.search(text) is not None
+    )
+    return cued and (
+        symptoms.PROBLEM_ZH.search(text) is None and symptoms.PROBLEM_EN.search(text) is None
+    )
+
+
 _BY_CUE: Final = (
-    (cues.INSTRUCTION, ActKind.INSTRUCTION),
     (cues.FACT, ActKind.FACT),
     (cues.PREFERENCE, ActKind.PREFERENCE),
 )
-"""Kinds read from a cue, in order of precedence (after small talk, time and questions)."""
+"""Kinds read from a cue after an instruction, in order of precedence (after small talk,
+time and questions)."""
 
 
 def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
@@ -266,6 +284,8 @@ def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
         return ActKind.TEMPORARY
     if question:
         return ActKind.QUESTION
+    if instructs(text):
+        return ActKind.INSTRUCTION
     found = next((kind for rx, kind in _BY_CUE if rx.search(text) is not None), None)
     return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
 
@@ -704,7 +724,7 @@ def _topics_of_clause(
         return ()  # what happened, not how to treat the user
     a, b = sentence
     span = text[a:b]
-    instructed = act.kind is ActKind.INSTRUCTION or cues.INSTRUCTION.search(span) is not None
+    instructed = act.kind is ActKind.INSTRUCTION or instructs(span)
     refusing = {  # refusing one value in the sentence instructs on the others said there
         key
         for key, codes in _CODED.items()

@@ -30,7 +30,10 @@ __all__ = [
     "COLOUR",
     "CORRECTION",
     "CORRECTION_MARK",
+    "DIRECTIVE",
     "FACT",
+    "FUTURE",
+    "HABIT",
     "INSTRUCTION",
     "MEMO",
     "NEGATION",
@@ -62,18 +65,25 @@ NEGATION: Final = _words(_NEG_ZH, _NEG_EN)
 """A negation cue; :func:`~unstructured_memory.summariser.acts.negated` decides what it governs."""
 
 _FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
-    r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|之后都|日后|下次|下回|每次|每回|一律|统一|统统|"
-    r"总是|一直都?|永远|始终|平时都?|从今天起|从现在起|从今往后|从此|以后都|打今儿起|打今天起|从今儿起|往后都|回回|"
-    r"记住|记得|记一下|备注一下|备注|都(?:直接|用|走|发|放|搁|寄|打|联系|送|给|开|要|是|别|甭|不要|不用|只)|全部都|"
+    r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|之后都|日后|下次|下回|一律|统一|统统|"
+    r"从今天起|从现在起|从今往后|从此|以后都|打今儿起|打今天起|从今儿起|往后都|"
+    r"记住|记得|记一下|备注一下|备注|都(?:直接|用|走|发|放|搁|寄|打|联系|送|给|开|别|甭|不要|不用|只)|全部都|"
     r"别再|不要再|不用再|不再|再也别|再也不要|千万别|"
     r"有(?:事|急事|什么事|情况|消息|进展|变化|问题|需要)(?:的话)?(?:就|请|麻烦|直接)?"
     r"(?:用|走|发|打|联系|找|通知)"
 )
+_HABIT_ZH = r"每次|每回|回回|总是|一直都?|永远|始终|平时都?"
+"""Words of frequency: an instruction only beside a directive ("每次发货前先打电话给我",
+not "每次打开盖子都吱吱响")."""
+_DIRECTIVE_ZH = (
+    r"请|麻烦|帮我|给我|跟我|告诉我|通知我|联系我|找我|叫我|提醒我|别|不要|不用|甭|先|记得|你们|您|"
+    r"(?:发|打|送|放|寄|联系|通知|推荐|用|走|安排)(?:给)?我"
+)
 _FUTURE_EN = (
-    r"from now on|going forward|in (?:the )?future|next time|every time|each time|"
+    r"from now on|going forward|in (?:the )?future|next time|"
     r"always (?:use|send|email|call|text|ship|deliver|leave|put|contact|notify|bring|give|pack|"
     r"include|choose|go|hand|ring)|"
-    r"never|remember (?:that |this |my |i |to )?|please note|make sure|for future|any time you|"
+    r"remember (?:that |this |my |i |to )?|please note|make sure|for future|any time you|"
     r"keep in mind|make a note|note that|"
     r"whenever you|from here on|in general|as a rule|don'?t ever|no more|stop (?:calling|"
     r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)|from today|"
@@ -81,8 +91,24 @@ _FUTURE_EN = (
     r"please (?:always|only|never)|only ever|please note that i|stick with|stay with|"
     r"as usual|my default|my go-to|back to [a-z]+ (?:as usual|again)"
 )
+_HABIT_EN = r"every time|each time|never|always"
+_DIRECTIVE_EN = (
+    r"you|please|ship|send|call|ring|text|email|leave|deliver|use|contact|notify|let me know|"
+    r"ask me|tell me|don'?t|do not|put|bring|hand|give|pack|recommend|suggest"
+)
 INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
 """Words that make a statement about how to treat the user last beyond this request."""
+FUTURE: Final = _words(
+    r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|日后|下次|下回|从今天起|从现在起|从今往后|从此|"
+    r"打今儿起|打今天起|从今儿起|记住|记得|备注",
+    r"from now on|going forward|in (?:the )?future|next time|remember|please note|make sure|"
+    r"keep in mind|by default|for all (?:my |future )?orders|from here on|from today",
+)
+"""The strongest words of an instruction: what follows holds from now on, whatever it says."""
+HABIT: Final = _words(_HABIT_ZH, _HABIT_EN)
+"""Words of frequency (每次, 总是, every time, never): an instruction only with a directive."""
+DIRECTIVE: Final = _words(_DIRECTIVE_ZH, _DIRECTIVE_EN)
+"""Words addressing the agent or asking it to act (请, 给我, 别, you, please, send…)."""
 
 MEMO: Final = LinearPattern(
     r"^\s*(?:请|麻烦)?(?:帮我|给我)?(?:记一下|记下来?|记住|记好|记着|存一下|备注一下|备注下|备个注)"
