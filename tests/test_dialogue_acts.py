@@ -467,6 +467,12 @@ def test_a_word_of_frequency_with_a_directive_instructs(said: str, key: str) -> 
     assert [k.split(":")[0] for k, _ in _instructions(said)] == [key]
 
 
+def test_a_short_clause_going_on_with_a_note_keeps_the_note() -> None:
+    said = "以后发货前跟我确认一下，晚上也行"
+    notes = [text for key, text in _instructions(said) if key.startswith("note:")]
+    assert notes == [said]
+
+
 def test_a_narrative_is_no_instruction() -> None:
     assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
 
@@ -546,6 +552,63 @@ def test_any_text_reads_into_acts_inside_its_clauses(said: list[tuple[str, str]]
 
 def _entities(text: str) -> list[Entity]:
     return extract_entities(text) if text.strip() and "\x00" not in text else []
+
+
+_LEADS = (
+    "",
+    "以后",
+    "每次",
+    "这次",
+    "这周先",
+    "下周出差，",
+    "之前说的",
+    "from now on, ",
+    "for now, ",
+)
+_BODIES = (
+    *("都走顺丰", "别再发邮件了", "有事打电话", "发货前跟我确认一下", "放门卫", "帮我换个颜色"),
+    *("我家英短两岁了", "我是油皮", "订单 6353712 退货", "预算两三千", "周末送货", "电子发票"),
+    *("不是 5530217，是 5530271", "说错了，是 5530271", "I meant olive", "call me after 6pm"),
+    *("my wife has a bad knee", "never mind the refund", "leave it with the concierge"),
+)
+_TAILS = ("", "，晚上也行", "，电子的就行", "，记一下", "，算了", "，不用了吧", "吗？", ", right?")
+_JOINS = ("", "，", "。", ". ", "\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["user", "user", "assistant"]),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(_LEADS),
+                    st.sampled_from(_BODIES),
+                    st.sampled_from(_TAILS),
+                    st.sampled_from(_JOINS),
+                ),
+                min_size=1,
+                max_size=3,
+            ),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_any_mix_of_cues_summarises_and_extracts(
+    said: list[tuple[str, list[tuple[str, str, str, str]]]],
+) -> None:
+    """Cue words of every act in any order and mix: the record, the acts and the profile
+    rules never fail, and offsets stay inside their turns."""
+    turns = [Turn(role, "".join("".join(p) for p in pieces), T0) for role, pieces in said]
+    if not any(t.role == "user" for t in turns):
+        turns.append(Turn("user", "好的", T0))
+    summary = summarise("u", "s", turns)
+    extraction = RuleExtractor().extract(turns, summary)
+    assert summary.summary_text
+    for act in summary.dialogue.acts:
+        assert 0 <= act.start < act.end
+    assert all(o.value for o in extraction.observations)
 
 
 # --------------------------------------------------------------------------- restated

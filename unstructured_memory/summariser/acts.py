@@ -792,12 +792,18 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
                 inherited = asked if act.start == 0 and _VALUE_WORD.search(piece) else None
                 keys = _topics_of_clause(act, u.text, (a, b), lang, inherited)
                 if not keys and _ELLIPSIS.fullmatch(piece) and act.live and not act.one_off:
-                    keys = tuple(k for k in before if k not in _CODED and not _BY_KEY[k].context)
+                    keys = tuple(k for k in before if k not in _CODED and not _is_context(k))
                 if keys:
                     acts[k] = replace(act, topics=keys)
                     withdrawn = [w for w in withdrawn if w not in keys]
                 before = keys
     return tuple(withdrawn)
+
+
+def _is_context(key: str) -> bool:
+    """Whether topic ``key`` is one said as the context of a request (``note`` is not)."""
+    topic = _BY_KEY.get(key)
+    return topic is not None and topic.context
 
 
 _ELLIPSIS: Final = LinearPattern(
