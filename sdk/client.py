@@ -471,6 +471,7 @@ class MemoryClient:
             sessions=SessionRepository(rt.db),
             learned=LearnedProfileRepository(rt.vault),
             links=rt.links,
+            facts=rt.facts,
             extractor=self._profile_extractor(),
             config=SessionConfig(
                 idle=timedelta(minutes=s.session_idle_minutes),

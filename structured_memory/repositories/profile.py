@@ -65,7 +65,7 @@ __all__ = [
     "validate_changes",
 ]
 
-NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push"})
+NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push", "phone"})
 MAX_ATTRIBUTES_BYTES = 64 * 1024
 MAX_SUMMARY_CHARS = 4000
 SUMMARY_PII_KEY = "profile_summary_pii"
