@@ -33,7 +33,7 @@ from structured_memory.cross_user import (
     repair_vault,
     rotate_keys,
 )
-from structured_memory.device_rekey import count_unkeyed_devices, rekey_devices
+from structured_memory.cross_user.device_rekey import count_unkeyed_devices, rekey_devices
 from structured_memory.pii.keyring import PiiKey
 from unstructured_memory.index.base import ColdTenants, Resettable
 
