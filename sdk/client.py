@@ -51,7 +51,7 @@ from structured_memory.cross_user import (
     sweep_expired,
     vacuum_user_tables,
 )
-from structured_memory.erasure_vacuum import ErasureTrace, erasure_trace
+from structured_memory.cross_user.erasure_vacuum import ErasureTrace, erasure_trace
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
@@ -565,7 +565,7 @@ class MemoryClient:
         committed, the tables it touched are vacuumed, so their files keep no
         tuple of the user; this returns after that vacuum, at most
         ``erasure_vacuum_timeout_s`` later (a vacuum that fails is logged and
-        left to the sweep: see :mod:`structured_memory.erasure_vacuum`).
+        left to the sweep: see :mod:`structured_memory.cross_user.erasure_vacuum`).
         """
         rt = self._rt()
         scope = self.scope(user_id)

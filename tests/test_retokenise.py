@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk import MemoryClient, MemoryInput, Turn, cli
-from sdk.cli import app
 from sdk.feed import OutboxFeed
 from sdk.retokenise import retokenise
+from service.cli import app
 from structured_memory.repositories.fragment_terms import (
     TermsChange,
     replace_terms,
