@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import bench_client, console, fresh_users, print_table, write_result
+from benchmarks.common import bench_client, fresh_users, print_table, write_result
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from sdk.schemas import MemoryInput
@@ -97,8 +97,10 @@ class DialogueSet:
     """Entry id to scene (also for entries of another loader's language)."""
 
 
-def load_own(lang: str, path: Path = DATA) -> DialogueSet:
-    """The project's tuning set in ``lang`` (``zh`` or ``en``)."""
+def load_own(lang: str, path: Path = DATA, *, drift: bool = False) -> DialogueSet:
+    """The project's tuning set in ``lang`` (``zh`` or ``en``); with ``drift``, each
+    dialogue comes after the previous one of its user, in the same query (the topic
+    changed: the latest turns tell what is looked for)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     head = rows[0]
     names = {u: n[lang] for u, n in head["names"].items()}
@@ -115,12 +117,18 @@ def load_own(lang: str, path: Path = DATA) -> DialogueSet:
         if r["type"] == "memory"
     ]
     questions = []
+    previous: dict[str, tuple[tuple[str, str], ...]] = {}
     for r in rows:
         if r["type"] != "dialogue":
             continue
         turns = tuple((names[r["user"]] if role == "user" else assistant, t) for role, t in r[lang])
+        if drift:
+            before = previous.get(r["user"], ())
+            previous[r["user"]] = turns
+            turns = (*before, *turns)
         questions.append(Question(r["id"], r["user"], turns, len(turns) - 1, tuple(r["relevant"])))
-    return DialogueSet("own", lang, entries, questions, {e.id: e.scene for e in entries})
+    name = "own-drift" if drift else "own"
+    return DialogueSet(name, lang, entries, questions, {e.id: e.scene for e in entries})
 
 
 def query_text(q: Question, kind: str) -> str:
@@ -267,7 +275,10 @@ def run(name: str, sets: Sequence[DialogueSet], *, data_name: str, out: str) -> 
     """Evaluate ``sets`` on one bench client, print and write the results."""
     mem = bench_client(data_name)
     try:
-        reports = {d.lang: evaluate(mem, d) for d in sets}
+        reports = {
+            f"{d.name} {d.lang}" if d.name.endswith("drift") else d.lang: evaluate(mem, d)
+            for d in sets
+        }
     finally:
         mem.close()
     print_report(name, reports)
@@ -295,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--lang", default="zh,en", help="languages, comma-separated")
     parser.add_argument("--out", default="dialogue_recall")
     args = parser.parse_args(argv)
-    sets = [load_own(lang) for lang in args.lang.split(",")]
+    langs = args.lang.split(",")
+    sets = [load_own(lang, drift=drift) for drift in (False, True) for lang in langs]
     return run("dialogue recall (own tuning set)", sets, data_name="dialogue", out=args.out)
 
 

@@ -11,7 +11,9 @@ pays for HNSW. Search:
 - vector leg: the ``candidates`` nearest by cosine distance;
 - keyword leg: Okapi BM25 computed from the user's own corpus statistics
   (document count, average length, document frequency of each query term,
-  counted in SQL under the same filters), over the documents matching any term;
+  counted in SQL under the same filters), over the documents matching any term,
+  each term's idf times its weight (``SearchQuery.weights``), the
+  :data:`MAX_QUERY_TERMS` heaviest terms only;
 - fusion: Weaviate's relative-score (or ranked) fusion with ``alpha``.
 
 A search costs what the user's own memories cost, not the table: a scope of
@@ -47,7 +49,7 @@ from unstructured_memory.search.presets import Fusion
 
 __all__ = ["MAX_QUERY_TERMS", "PgVectorIndex", "hnsw_index_name", "tsquery_any"]
 
-MAX_QUERY_TERMS = 32
+MAX_QUERY_TERMS = 64
 """Distinct query terms used by the keyword leg (the rest are ignored)."""
 
 LARGE_SCOPE_TTL_S = 600.0
@@ -163,13 +165,14 @@ class PgVectorIndex:
         """Hybrid search inside ``scope``; see the module docstring."""
         where, params = _filters(scope, query)
         alpha = query.config.alpha
-        terms = list(dict.fromkeys(t for t in query.tokens if t))[:MAX_QUERY_TERMS]
+        weighted = query.keyword_terms(MAX_QUERY_TERMS) if alpha < 1 else []
         scan = _Scan(
             where,
             params,
             query,
             k=max(query.config.candidates, query.limit),
-            terms=terms if alpha < 1 else [],
+            terms=[t for t, _ in weighted],
+            weights=dict(weighted),
             vector=alpha > 0,
             exact_limit=self._exact_limit,
         )
@@ -225,6 +228,8 @@ class _Scan:
     query: SearchQuery
     k: int
     terms: list[str]
+    weights: dict[str, float]
+    """Each term's weight (multiplies its idf)."""
     vector: bool
     exact_limit: int
 
@@ -363,6 +368,7 @@ def _bm25(
 ) -> Leg:
     """Okapi BM25 of the matching rows (id, index text, length), best ``k`` first."""
     terms, k1, b = scan.terms, scan.query.config.bm25_k1, scan.query.config.bm25_b
+    idf = {t: idf[t] * scan.weights.get(t, 1.0) for t in terms}
     scored = []
     for fragment_id, index_text, length in matches:
         tf = Counter(index_text.split(" "))
