@@ -240,9 +240,11 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
 
     The rows are read once (by the user index) into a materialised set holding,
     per row, its cosine distance to the query (rows of the query's embedding
-    model only), whether it matches each term and any term, and its length: the
-    exact KNN, the BM25 statistics and the keyword matches are then computed
-    from that set.
+    model only), its terms if it matches any query term, and its length: the
+    exact KNN, the scope's size and average length and the keyword matches are
+    then computed from that set, and each term's document frequency from the
+    matches (a row holding a term matches), so the statement does not grow with
+    the number of terms.
     """
     query, terms, k = scan.query, scan.terms, scan.k
     dims = len(query.vector)
@@ -254,30 +256,24 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
             f"<=> CAST(:qvec AS vector({dims})) END AS dist"
         )
         bind |= {"model": query.embedding_model, "qvec": _vector_literal(query.vector)}
-    for i, term in enumerate(terms):
-        columns.append(f"tsv @@ CAST(:t{i} AS tsquery) AS m{i}")
-        bind[f"t{i}"] = tsquery_any([term])
     if terms:
         columns += [
             "CASE WHEN tsv @@ CAST(:anyq AS tsquery) THEN index_text END AS index_text",
         ]
         bind["anyq"] = tsquery_any(terms)
-    dfs = ", ".join(f"count(*) FILTER (WHERE m{i})" for i in range(len(terms)))
     parts = [
         "SELECT 's' AS leg, NULL::uuid AS id, count(*)::float8 AS a, "
-        "coalesce(avg(token_count), 0)::float8 AS b, NULL::text AS index_text, "
-        f"ARRAY[{dfs}]::int[] AS dfs FROM mine"
+        "coalesce(avg(token_count), 0)::float8 AS b, NULL::text AS index_text FROM mine"
     ]
     if scan.vector:
         parts.append(
-            "(SELECT 'v', id, 1 - dist, NULL, NULL, NULL FROM mine "
+            "(SELECT 'v', id, 1 - dist, NULL, NULL FROM mine "
             "WHERE dist IS NOT NULL ORDER BY dist LIMIT :k)"
         )
         bind["k"] = k
     if terms:
         parts.append(
-            "(SELECT 'k', id, token_count, NULL, index_text, NULL FROM mine "
-            "WHERE index_text IS NOT NULL)"
+            "(SELECT 'k', id, token_count, NULL, index_text FROM mine WHERE index_text IS NOT NULL)"
         )
     rows = conn.execute(
         text(
@@ -291,7 +287,11 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
         return None
     nearest = [(r.id, float(r.a)) for r in rows if r.leg == "v"]
     matches = [(r.id, r.index_text, int(r.a)) for r in rows if r.leg == "k"]
-    idf = {t: bm25_idf(int(stats.a), df) for t, df in zip(terms, stats.dfs, strict=True)}
+    wanted = set(terms)
+    df: Counter[str] = Counter()
+    for _, index_text, _ in matches:  # a row holding a term matches the query
+        df.update(wanted.intersection(index_text.split(" ")))
+    idf = {t: bm25_idf(int(stats.a), df[t]) for t in terms}
     return nearest, _bm25(scan, matches, idf, float(stats.b) or 1.0)
 
 
