@@ -65,9 +65,10 @@ def test_the_users_latest_turn_weighs_most() -> None:
     assert user_label([Turn("甲", "x"), Turn("乙", "y")]) == "乙"
 
 
-def _vector(texts: Sequence[str], weights: Sequence[float]) -> np.ndarray:
+def _vector(texts: Sequence[str], weights: Sequence[float]) -> list[float]:
     summed = np.asarray(weights) @ np.asarray(EMBEDDER.embed_documents(list(texts)))
-    return summed / np.linalg.norm(summed)
+    out: list[float] = (summed / np.linalg.norm(summed)).tolist()
+    return out
 
 
 def test_build_query_weighs_each_turns_terms_and_vectors() -> None:
