@@ -112,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run MADial-Bench in each language, or skip where the dataset is absent."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--lang", default="zh,en", help="languages, comma-separated")
+    parser.add_argument("--quick", action="store_true", help="the same run (it is short)")
     parser.add_argument("--out", default="madial")
     args = parser.parse_args(argv)
     root = dataset_dir()
