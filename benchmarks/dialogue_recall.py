@@ -97,10 +97,13 @@ class DialogueSet:
     """Entry id to scene (also for entries of another loader's language)."""
 
 
-def load_own(lang: str, path: Path = DATA, *, drift: bool = False) -> DialogueSet:
-    """The project's tuning set in ``lang`` (``zh`` or ``en``); with ``drift``, each
-    dialogue comes after the previous one of its user, in the same query (the topic
-    changed: the latest turns tell what is looked for)."""
+def load_own(
+    lang: str, path: Path = DATA, *, drift: bool = False, long: bool = False
+) -> DialogueSet:
+    """The project's tuning set in ``lang`` (``zh`` or ``en``): its 48 three-turn
+    dialogues, or with ``long`` its 12 of eleven turns on one topic; with ``drift``, each
+    short dialogue comes after the previous one of its user, in the same query (the
+    topic changed: the latest turns tell what is looked for)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     head = rows[0]
     names = {u: n[lang] for u, n in head["names"].items()}
@@ -119,7 +122,7 @@ def load_own(lang: str, path: Path = DATA, *, drift: bool = False) -> DialogueSe
     questions = []
     previous: dict[str, tuple[tuple[str, str], ...]] = {}
     for r in rows:
-        if r["type"] != "dialogue":
+        if r["type"] != "dialogue" or bool(r.get("long")) != long:
             continue
         turns = tuple((names[r["user"]] if role == "user" else assistant, t) for role, t in r[lang])
         if drift:
@@ -127,7 +130,7 @@ def load_own(lang: str, path: Path = DATA, *, drift: bool = False) -> DialogueSe
             previous[r["user"]] = turns
             turns = (*before, *turns)
         questions.append(Question(r["id"], r["user"], turns, len(turns) - 1, tuple(r["relevant"])))
-    name = "own-drift" if drift else "own"
+    name = "own-drift" if drift else "own-long" if long else "own"
     return DialogueSet(name, lang, entries, questions, {e.id: e.scene for e in entries})
 
 
@@ -276,7 +279,7 @@ def run(name: str, sets: Sequence[DialogueSet], *, data_name: str, out: str) -> 
     mem = bench_client(data_name)
     try:
         reports = {
-            f"{d.name} {d.lang}" if d.name.endswith("drift") else d.lang: evaluate(mem, d)
+            d.lang if d.name in ("own", "madial") else f"{d.name} {d.lang}": evaluate(mem, d)
             for d in sets
         }
     finally:
@@ -308,7 +311,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", default="dialogue_recall")
     args = parser.parse_args(argv)
     langs = args.lang.split(",")
-    sets = [load_own(lang, drift=drift) for drift in (False, True) for lang in langs]
+    sets = [
+        load_own(lang, drift=drift, long=long)
+        for drift, long in ((False, False), (False, True), (True, False))
+        for lang in langs
+    ]
     return run("dialogue recall (own tuning set)", sets, data_name="dialogue", out=args.out)
 
 
