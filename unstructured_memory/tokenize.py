@@ -55,6 +55,7 @@ __all__ = [
     "stem",
     "term_weight",
     "tokens",
+    "topic_words",
     "weighted_query_terms",
 ]
 
@@ -433,6 +434,14 @@ def query_terms(text: str) -> list[str]:
     words = tokens(text)
     kept = [stem(t) for t in words if t not in EN_STOP_WORDS]
     return [*(kept or [stem(t) for t in words]), *cjk_bigrams(text), *_concept_terms(words)]
+
+
+def topic_words(text: str) -> list[str]:
+    """The words of ``text`` that carry a topic: its keyword terms of words (no bigram)
+    that are not stop words, and its words' concepts (two turns on one subject often
+    share no word but a concept: 冲浪 and 板子 do not, 难过 and 伤心 do)."""
+    words = [t for t in tokens(text) if t not in STOP_WORDS]
+    return [*(stem(t) for t in words), *_concept_terms(words)]
 
 
 def term_weight(term: str) -> float:

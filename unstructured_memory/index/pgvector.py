@@ -36,7 +36,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -47,10 +47,21 @@ from unstructured_memory.search.bm25 import bm25_idf
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import Fusion
 
-__all__ = ["MAX_QUERY_TERMS", "PgVectorIndex", "hnsw_index_name", "tsquery_any"]
+__all__ = [
+    "LARGE_SCOPE_TERMS",
+    "MAX_QUERY_TERMS",
+    "PgVectorIndex",
+    "hnsw_index_name",
+    "tsquery_any",
+]
 
-MAX_QUERY_TERMS = 64
-"""Distinct query terms used by the keyword leg (the rest are ignored)."""
+MAX_QUERY_TERMS = 256
+"""Distinct query terms the keyword leg of a scope scanned exactly uses, the heaviest
+(a dialogue of many turns has hundreds; the statement does not grow with them)."""
+
+LARGE_SCOPE_TERMS = 64
+"""Distinct query terms, the heaviest, the keyword statements of a scope too large to
+scan use (they count each term's document frequency in SQL)."""
 
 LARGE_SCOPE_TTL_S = 600.0
 """How long a user found too large to scan is searched without trying the exact scan
@@ -182,6 +193,8 @@ class PgVectorIndex:
             if legs is None:  # more rows than an exact scan should read
                 if exact:
                     self._remember_large(scope.user_id)
+                if len(scan.terms) > LARGE_SCOPE_TERMS:
+                    scan = replace(scan, terms=scan.terms[:LARGE_SCOPE_TERMS])
                 legs = (
                     _vector_leg(conn, scan) if scan.vector else [],
                     _keyword_leg(conn, scan) if scan.terms else [],

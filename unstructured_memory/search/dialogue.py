@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -66,8 +67,10 @@ class DialogueConfig:
     user_decay: float = 0.6
     other_weight: float = 0.5
     other_decay: float = 0.8
-    floor: float = 0.1
+    floor: float = 0.3
     """No turn weighs less (an old turn still names the topic now and then)."""
+    coherence: float = 4.0
+    """How much an older turn's share of the latest exchange's topic words lifts it."""
 
 
 DEFAULT_DIALOGUE = DialogueConfig()
@@ -137,8 +140,17 @@ def user_label(turns: list[Turn]) -> str:
     return others.most_common(1)[0][0] if others else last
 
 
-def turn_weights(turns: list[Turn], config: DialogueConfig = DEFAULT_DIALOGUE) -> list[float]:
-    """A weight in ``[floor, 1]`` per turn; the user's last turn weighs 1."""
+def turn_weights(
+    turns: list[Turn],
+    config: DialogueConfig = DEFAULT_DIALOGUE,
+    topics: Sequence[frozenset[str]] | None = None,
+) -> list[float]:
+    """A weight in ``[floor, 1]`` per turn; the user's last turn weighs 1.
+
+    With ``topics`` (each turn's topic words), an older turn that stays on the topic of
+    the latest exchange (the user's last turn and the reply before it) weighs at least
+    ``coherence`` times the share of its topic words found there (capped at 1): a long
+    conversation on one subject keeps its early turns, one that moved on drops them."""
     user = user_label(turns)
     out = [0.0] * len(turns)
     user_steps = other_steps = 0
@@ -150,4 +162,11 @@ def turn_weights(turns: list[Turn], config: DialogueConfig = DEFAULT_DIALOGUE) -
             w = config.other_weight * config.other_decay**other_steps
             other_steps += 1
         out[i] = max(w, config.floor)
+    if topics is not None and config.coherence > 0:
+        last = max(i for i, t in enumerate(turns) if t.speaker == user)
+        recent = frozenset().union(*topics[max(0, last - 1) : last + 1])
+        for i, words in enumerate(topics[: max(0, last - 1)]):
+            if words:
+                share = len(words & recent) / len(words)
+                out[i] = max(out[i], min(1.0, config.coherence * share))
     return out

@@ -18,7 +18,7 @@ from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.index.base import SearchFilters, SearchQuery
 from unstructured_memory.search.dialogue import parse_turns, turn_weights
 from unstructured_memory.search.presets import SearchConfig
-from unstructured_memory.tokenize import weighted_query_terms
+from unstructured_memory.tokenize import topic_words, weighted_query_terms
 
 __all__ = ["BuiltQuery", "build_query"]
 
@@ -68,7 +68,7 @@ def build_query(
         texts, turn_w = [masked], [1.0]
         focus = masked
     else:
-        turn_w = turn_weights(turns)
+        turn_w = turn_weights(turns, topics=[frozenset(topic_words(t.text)) for t in turns])
         weights = {}
         for turn, w in zip(turns, turn_w, strict=True):
             for term, tw in weighted_query_terms(turn.text, w).items():
