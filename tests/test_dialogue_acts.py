@@ -4,6 +4,7 @@ acts amend earlier ones before anything is stored. Pure functions: no database h
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Literal
 
 import pytest
 from hypothesis import given, settings
@@ -596,7 +597,7 @@ _JOINS = ("", "，", "。", ". ", "\n")
     )
 )
 def test_any_mix_of_cues_summarises_and_extracts(
-    said: list[tuple[str, list[tuple[str, str, str, str]]]],
+    said: list[tuple[Literal["user", "assistant"], list[tuple[str, str, str, str]]]],
 ) -> None:
     """Cue words of every act in any order and mix: the record, the acts and the profile
     rules never fail, and offsets stay inside their turns."""
