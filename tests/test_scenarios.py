@@ -171,3 +171,16 @@ def test_stale_items_may_be_the_users_words_but_never_inside_a_must_item(
     raw["query"]["profile"] = {"holds": [], "lacks": []}
     with pytest.raises(ValueError, match="holds or lacks"):
         Scenario.model_validate(raw)
+
+
+def test_a_must_item_only_the_later_question_names_asks_nothing_of_the_memory(
+    scenarios: list[Scenario],
+) -> None:
+    raw = scenarios[0].model_dump()
+    said = raw["sessions"][0]["turns"][0]["text"]
+    raw["query"]["text"] = f"订单 7780001 呢？{said}"
+    raw["query"]["must"] = ["7780001", said, ["7780001", "别的说法"]]
+    kept = Scenario.model_validate(raw).remembered_must()
+    assert kept == [said, ["7780001", "别的说法"]]  # said before; an alternative not asked
+    raw["sessions"][0]["turns"][0]["text"] = f"{said} 订单 7780001"
+    assert Scenario.model_validate(raw).remembered_must() == raw["query"]["must"]

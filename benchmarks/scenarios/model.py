@@ -257,6 +257,23 @@ class Scenario(_Model):
             raise ValueError(f"{self.id}: the query's fork_after is past its last turn")
         return self
 
+    def remembered_must(self) -> list[MustItem]:
+        """The must items the memory can hold: an item whose every alternative the query
+        text says and no earlier turn or write does (an order number first named in the
+        later question) asks nothing of the memory and is left out of the score."""
+        q = self.query
+        asked = normalise(q.text)
+        before = [t.text for s in self.sessions for t in s.turns] + [t.text for t in q.turns]
+        before += [str(w.text or w.value or w.entity_id) for s in self.sessions for w in s.writes]
+        earlier = normalise(" ".join(before))
+        return [
+            item
+            for item in q.must
+            if not all(
+                normalise(a) in asked and normalise(a) not in earlier for a in alternatives(item)
+            )
+        ]
+
     def texts_of(self, user: str, *, before_fork: bool) -> list[str]:
         """The texts ``user`` kept (``before_fork=False``) or forgot by forking
         (``before_fork=True``), over every session and the query."""

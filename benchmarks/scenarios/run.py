@@ -303,7 +303,14 @@ class _Run:
             else nullcontext()
         ):
             ctx = self.context(agent, uid, q.text)
-            score = score_context(ctx, q.must, q.must_not, self.pii, self.sor.state, stale=q.stale)
+            score = score_context(
+                ctx,
+                self.scenario.remembered_must(),
+                q.must_not,
+                self.pii,
+                self.sor.state,
+                stale=q.stale,
+            )
             probe = self.probe(agent, uid, q.text, ctx) if score.missing else None
         held = in_holdout(self.scenario.id)
         misses = [
@@ -462,10 +469,12 @@ class Suite:
         facts = [f for r in rs for f in r.facts]
         profiled = [r.profile for r in rs if r.profile is not None]
         n = len(rs)
+        asking = [r for r in rs if r.scenario.remembered_must()]  # the others ask nothing
+        k = len(asking)
         return {
             "scenarios": n,
-            "continuity": sum(r.score.continuity for r in rs) / n if n else float("nan"),
-            "completion": sum(r.score.complete for r in rs) / n if n else float("nan"),
+            "continuity": sum(r.score.continuity for r in asking) / k if k else float("nan"),
+            "completion": sum(r.score.complete for r in asking) / k if k else float("nan"),
             "accuracy": sum(r.accurate for r in rs) / n if n else float("nan"),
             "stale_contexts": sum(bool(r.score.stale) for r in rs),
             "profile_correct": (
@@ -482,7 +491,10 @@ class Suite:
             ),
             "pii_leaks": sum(bool(r.pii_leaks) for r in rs),
             "leaking_scenarios": sum(r.leaked for r in rs),
-            "must_items": sum(len(r.scenario.query.must) for r in rs),
+            "must_items": sum(len(r.scenario.remembered_must()) for r in rs),
+            "must_items_asked_by_query": sum(
+                len(r.scenario.query.must) - len(r.scenario.remembered_must()) for r in rs
+            ),
             "must_items_found": sum(len(r.score.found) for r in rs),
             "mean_tokens": sum(r.tokens for r in rs) / n if n else float("nan"),
             "contexts_cut": sum(r.omitted > 0 for r in rs),
