@@ -304,6 +304,63 @@ def test_taking_a_plan_back_is_no_cancellation(said: str) -> None:
     assert "cancellation" not in summary.summary_text
 
 
+@pytest.mark.parametrize(
+    ("offer", "answer", "chosen", "rejected"),
+    [
+        (
+            "可以退货退款，也可以给您换一台新的。",
+            "退货还得自己打包寄回太麻烦了，给我换一台吧",
+            "换",
+            "退货",
+        ),
+        (
+            "I can refund it, or we can send a replacement.",
+            "A refund takes ages, just send a replacement please",
+            "replacement",
+            "refund",
+        ),
+    ],
+)
+def test_the_way_picked_among_those_offered_is_the_request(
+    offer: str, answer: str, chosen: str, rejected: str
+) -> None:
+    turns = _turns(("u", "收到的扫地机 T8 不回充"), ("a", offer), ("u", answer))
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.picked, "a pick among the offered ways"
+    assert chosen in summary.summary_text
+    assert rejected not in summary.summary_text.replace(answer, "")
+
+
+def test_a_second_way_added_with_a_word_of_addition_is_no_pick() -> None:
+    turns = _turns(
+        ("u", "订单 6702214 少发了一件"),
+        ("a", "可以给您退这一件的款，也可以帮您补发。"),
+        ("u", "先退款吧，另外也帮我补发一件"),
+    )
+    assert summarise("u", "s", turns).dialogue.picked == ()
+
+
+def test_a_plan_chosen_among_priced_ones_is_recorded_with_its_own_price() -> None:
+    turns = _turns(
+        ("u", "视频会员怎么开"),
+        ("a", "月卡 25 元，年卡 218 元。"),
+        ("u", "年卡是便宜，但不一定一直看……还是先开个月卡吧"),
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert "月卡" in text and "25 元" in text
+    assert "218" not in text
+
+
+def test_asking_the_agent_to_repair_it_is_a_repair_request() -> None:
+    turns = _turns(
+        ("u", "吹风机用了半年，热风时有时无"),
+        ("a", "您是想退货还是维修？"),
+        ("u", "不退了，帮我修一下就行"),
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert "维修" in text and "退货" not in text
+
+
 def test_a_withdrawn_complaint_says_it_was_withdrawn() -> None:
     summary = summarise("u", "s", _turns(("u", "那个投诉撤回吧，已经解决了")))
     assert "撤回了投诉" in summary.summary_text

@@ -147,6 +147,8 @@ class Dialogue:
     """Retracted families no earlier request of this session names (an earlier one's)."""
     withdrawn_topics: tuple[str, ...] = ()
     """Keys of lasting topics the user took back ("之前说的周末送货不用了")."""
+    picked: tuple[Act, ...] = ()
+    """The user's clauses choosing one of the ways the agent offered ("约上门维修吧")."""
 
     def live(self, role: str | None = None) -> list[Act]:
         """The live acts, of ``role`` when given."""
@@ -274,6 +276,10 @@ _BY_CUE: Final = (
 time and questions)."""
 
 
+_ASKING: Final = LinearPattern(r"帮我|帮忙|给我|麻烦|(?i:please|can you|could you)")
+"""Words asking the agent to act."""
+
+
 def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
     if role != "user":
         return ActKind.COMMITMENT if fams else ActKind.STATEMENT
@@ -287,6 +293,8 @@ def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
     if instructs(text):
         return ActKind.INSTRUCTION
     found = next((kind for rx, kind in _BY_CUE if rx.search(text) is not None), None)
+    if found is ActKind.PREFERENCE and fams and _ASKING.search(text) is not None:
+        return ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
     return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
 
 
@@ -671,6 +679,47 @@ def _retract(
     return fams, tuple(f for f in fams if f not in found)
 
 
+_BESIDES: Final = LinearPattern(
+    r"也|还要|还想|顺便|另外|同时|一起|再(?:帮|给)"
+    r"|(?i:(?:^|\s)(?:also|as well|too|and then|plus)(?:$|[\s,.!?]))"
+)
+"""Words that add a request to another instead of choosing between them."""
+
+
+def _pick_offered(utterances: Sequence[Utterance], acts: list[Act]) -> list[int]:
+    """The user answering an offer of two ways ("寄回换新…也可以上门维修") with a clause on
+    each ("寄回去一周我上班咋办，约上门维修吧") chose the last: the clauses of that turn naming
+    only the other offered ways stop counting, unless they add to it ("也", "also").
+    Returns the indices of the choosing clauses."""
+    picked: list[int] = []
+    for turn, u in enumerate(utterances):
+        if u.role != "user" or turn == 0 or utterances[turn - 1].role == "user":
+            continue
+        offer = {f for a in acts if a.turn == turn - 1 for f in a.families}
+        asked = [
+            j
+            for j, a in enumerate(acts)
+            if a.turn == turn and a.live and a.kind is ActKind.REQUEST and a.families
+        ]
+        if len(offer) < 2 or len(asked) < 2:
+            continue
+        chosen = set(acts[asked[-1]].families)
+        if not chosen <= offer:
+            continue
+        if _BESIDES.search(u.text[acts[asked[0]].start : acts[asked[-1]].end]) is not None:
+            continue
+        rejected = [
+            j
+            for j in asked[:-1]
+            if set(acts[j].families) <= offer and not set(acts[j].families) & chosen
+        ]
+        for j in rejected:
+            acts[j] = replace(acts[j], live=False)
+        if rejected:
+            picked.append(asked[-1])
+    return picked
+
+
 # --------------------------------------------------------------------------- topics
 
 _LASTING: Final = frozenset(
@@ -885,5 +934,13 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         taken, missing = _retract(acts, k, offered)
         retracted += [f for f in taken if f not in retracted]
         unmatched += [f for f in missing if f not in unmatched]
+    picked = _pick_offered(utterances, acts)
     withdrawn = _assign_topics(utterances, acts, lang)
-    return Dialogue(tuple(acts), tuple(corrections), tuple(retracted), tuple(unmatched), withdrawn)
+    return Dialogue(
+        tuple(acts),
+        tuple(corrections),
+        tuple(retracted),
+        tuple(unmatched),
+        withdrawn,
+        tuple(acts[j] for j in picked),
+    )

@@ -51,7 +51,7 @@ from policies.validation import (
     check_user_id,
 )
 from unstructured_memory.summariser import symptoms
-from unstructured_memory.summariser.acts import ActKind, Dialogue, Utterance, read_dialogue
+from unstructured_memory.summariser.acts import Act, ActKind, Dialogue, Utterance, read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, options, stated_choice
 from unstructured_memory.summariser.entities import (
@@ -505,6 +505,9 @@ class _Slots:
     """The user finally asked to buy something."""
     requested: frozenset[str] = frozenset()
     """The families of the user's live requests."""
+    chosen: str = ""
+    """What the user finally chose among what was offered (an option with its price, or the
+    clause picking one of the ways offered)."""
 
 
 _ID_ORDER: Final = (
@@ -626,7 +629,36 @@ def _settled(view: Amended, lang: Lang) -> str:
     return ("，" if lang == "zh" else ", ").join(said)
 
 
-def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None) -> _Slots:
+def _flat(text: str) -> str:
+    return "".join(text.split()).casefold()
+
+
+def _chosen(
+    view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None, picked: Sequence[Act]
+) -> str:
+    """The final choice as the record states it: the option with its price, else the user's
+    last clause picking one of the ways offered."""
+    if choice is not None:
+        label = _LINK_WORD.sub(" ", choice.option.label).strip()
+        price = choice.option.price
+        if price and price not in label:
+            label += f"（{price}）" if lang == "zh" else f" ({price})"
+        return label
+    for act in reversed(picked):
+        at = spans[act.turn].start
+        piece = _tidy(view.fix(view.view[at + act.start : at + act.end]), lang)
+        if words_in(piece):
+            return piece
+    return ""
+
+
+def _slots(
+    view: Amended,
+    spans: list[_Span],
+    lang: Lang,
+    choice: Choice | None,
+    picked: Sequence[Act] = (),
+) -> _Slots:
     text, entities, fix = view.view, view.entities, view.fix
     etas = [
         e
@@ -670,6 +702,7 @@ def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None)
         settled=_settled(view, lang) if view.withdrawn else "",
         purchase="purchase" in view.asked,
         requested=view.requested,
+        chosen=_chosen(view, spans, lang, choice, picked),
     )
 
 
@@ -849,7 +882,8 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         eta = f"，{lead}{s.eta}{verb}"
     ids = "".join(f"，{name} {'、'.join(values)}" for name, values in s.ids)
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
-    return _pangu("用户" + head + ids + did + eta)
+    chose = f"，最终选择{s.chosen}" if s.chosen and _flat(s.chosen) not in _flat(head) else ""
+    return _pangu("用户" + head + chose + ids + did + eta)
 
 
 _DURATION_EN = re.compile(r"(?i)\b(?:days?|weeks?|hours?|months?)\b")
@@ -895,7 +929,8 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         head += f": {why}" if why else ""
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"updated their profile: {', '.join(s.kept)}"
-    tail = "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
+    tail = f"; chose {s.chosen}" if s.chosen and _flat(s.chosen) not in _flat(head) else ""
+    tail += "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     if s.eta:
@@ -951,7 +986,7 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         for m in find_pii(text[s.start : s.end])
         if text[s.start + m.start : s.start + m.end].casefold() not in view.wrong
     ]
-    slots = _slots(view, spans, language, choice)
+    slots = _slots(view, spans, language, choice, dialogue.picked)
     sentence = (_sentence_zh if language == "zh" else _sentence_en)(
         intent.label, slots, "\n".join(live)
     )
