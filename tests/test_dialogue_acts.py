@@ -347,7 +347,8 @@ def test_a_plan_chosen_among_priced_ones_is_recorded_with_its_own_price() -> Non
         ("u", "年卡是便宜，但不一定一直看……还是先开个月卡吧"),
     )
     text = summarise("u", "s", turns).summary_text
-    assert "月卡" in text and "25 元" in text
+    assert "月卡" in text
+    assert "25 元" in text
     assert "218" not in text
 
 
@@ -358,7 +359,8 @@ def test_asking_the_agent_to_repair_it_is_a_repair_request() -> None:
         ("u", "不退了，帮我修一下就行"),
     )
     text = summarise("u", "s", turns).summary_text
-    assert "维修" in text and "退货" not in text
+    assert "维修" in text
+    assert "退货" not in text
 
 
 def test_a_withdrawn_complaint_says_it_was_withdrawn() -> None:

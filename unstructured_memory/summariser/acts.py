@@ -294,7 +294,7 @@ def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
         return ActKind.INSTRUCTION
     found = next((kind for rx, kind in _BY_CUE if rx.search(text) is not None), None)
     if found is ActKind.PREFERENCE and fams and _ASKING.search(text) is not None:
-        return ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
+        found = ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
     return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
 
 

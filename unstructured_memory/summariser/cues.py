@@ -285,7 +285,10 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ),
         ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
         ("invoice", r"发票|开票|(?i:invoice|receipt)"),
-        ("repair", r"维修|修理|修(?:一下|一修|下|好|吧)|上门(?:$|[^取])|保修|(?i:repair|technician|fix)"),
+        (
+            "repair",
+            r"维修|修理|修(?:一下|一修|下|好|吧)|上门(?:$|[^取])|保修|(?i:repair|technician|fix)",
+        ),
         ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
