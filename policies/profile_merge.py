@@ -164,6 +164,9 @@ class Merged:
     changes: tuple[Change, ...]
     temporary: tuple[Observation, ...]
     refused: tuple[tuple[str, str], ...] = ()
+    replaced: tuple[tuple[str, str, str], ...] = ()
+    """``(slot, former value, value)`` of every stable fact the merge replaced by another
+    value (neither holding PII): what earlier records may still name."""
 
 
 _ONE_PER_SCENARIO: Final = frozenset({"device_model"})
@@ -356,8 +359,43 @@ def merge(
             change = _merge_preference(preferences, candidates, o, confirmations)
         if change is not None:
             changes.append(change)
+    _drop_restated(state.facts, facts, changes)
     final = ProfileState(facts=facts, preferences=preferences, candidates=candidates)
-    return Merged(final, _net(state, final, changes), tuple(temporary), tuple(refused))
+    replaced = tuple(
+        (slot, was.value, now.value)
+        for slot, was in state.facts.items()
+        if (now := facts.get(slot)) is not None
+        and was.ref is None
+        and now.ref is None
+        and was.value.casefold() != now.value.casefold()
+    )
+    return Merged(final, _net(state, final, changes), tuple(temporary), tuple(refused), replaced)
+
+
+_WORDS: Final = 4
+"""Shortest value that is the user's words rather than a code (what :func:`_drop_restated`
+compares)."""
+
+
+def _drop_restated(
+    before: Mapping[str, Stable], facts: dict[str, Stable], changes: list[Change]
+) -> None:
+    """A fact replaced by another value takes with it the other slots that held the very
+    same words ("我老公对虾过敏" kept as the diet and as the husband): what the user
+    restated differently no longer stands anywhere."""
+    gone = {
+        was.value.casefold(): slot.partition("@")[0]
+        for slot, was in before.items()
+        if len(was.value) >= _WORDS
+        and (now := facts.get(slot)) is not None
+        and now.value.casefold() != was.value.casefold()
+    }
+    for slot, value in list(facts.items()):
+        key = gone.get(value.value.casefold())
+        # another key's slot, untouched by this merge, holding the old words
+        if key is not None and key != slot.partition("@")[0] and before.get(slot) == value:
+            del facts[slot]
+            changes.append(Change(slot.partition("@")[0], ChangeKind.FACT_CLEARED))
 
 
 def _net(

@@ -725,3 +725,24 @@ def test_a_record_agreeing_with_the_new_instruction_or_of_another_topic_stays() 
         is None
     )
     assert restate("用户查询订单 6353001 的物流进度", carrier, ["大件都走德邦"], []) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "right", "refused"),
+    [
+        ("I had her measured again, she's a 5.5 not a 6", "5.5", "not a 6"),
+        ("it's the X280, not the X230", "X280", "X230"),
+    ],
+)
+def test_the_value_refused_in_its_own_correction_is_not_quoted(
+    said: str, right: str, refused: str
+) -> None:
+    turns = _turns(("u", "looking for a ring for my girlfriend, she's a size 6"), ("u", said))
+    text = summarise("u", "s", turns).summary_text
+    assert right in text
+    assert refused not in text
+
+
+def test_a_gift_box_of_a_product_is_no_packaging_instruction() -> None:
+    assert [k for k, _ in _instructions("坚果礼盒里有花生的都不要，孩子吃不了")] != ["packaging"]
+    assert [k for k, _ in _instructions("以后都不要礼盒包装")] == ["packaging"]

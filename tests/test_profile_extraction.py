@@ -77,6 +77,19 @@ def test_an_objective_fact_takes_the_newest_value() -> None:
     assert late.changes == ()
 
 
+def test_a_fact_restated_differently_takes_its_words_out_of_every_slot() -> None:
+    said = "我女儿对芒果过敏"
+    s = merge(
+        ProfileState(),
+        [obs(FACT, "diet", said, "s1", 0), obs(FACT, "family", said, "s1", 0, scenario="女儿")],
+    ).state
+    later = merge(s, [obs(FACT, "diet", "她其实是对猕猴桃过敏", "s2", 10)])
+    assert later.state.facts["diet"].value == "她其实是对猕猴桃过敏"
+    assert "family@女儿" not in later.state.facts, "the old words stood as the daughter too"
+    assert later.replaced == (("diet", said, "她其实是对猕猴桃过敏"),)
+    assert merge(later.state, [obs(FACT, "diet", "她其实是对猕猴桃过敏", "s2", 10)]).changes == ()
+
+
 def test_a_preference_is_a_candidate_until_two_more_sessions_confirm_it() -> None:
     s = ProfileState()
     for i, session in enumerate(["s1", "s2"]):
@@ -321,7 +334,7 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
         (
             "预算：自用 2000-3000 元；为父母选购 500 元档",
             [
-                ("preference", "budget@self", "2000-3000元"),
+                ("preference", "budget@self", "!2000-3000元"),  # a budget stated: explicit
                 ("preference", "budget@parents", "500元"),
                 ("fact", "family@父母", "为父母选购 500 元档"),
             ],
@@ -340,7 +353,7 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
             [
                 ("fact", "member_level", "gold member"),
                 ("preference", "notification_channel", "email"),
-                ("preference", "budget@parents", "$300"),
+                ("preference", "budget@parents", "!$300"),
                 ("fact", "family@parents", "Budget under $300 for my parents"),
             ],
         ),
@@ -741,3 +754,39 @@ def test_a_chat_extractor_that_fails_never_loses_the_session(
             assert learned["facts"]["member_level"]["value"] == "金卡会员"
         finally:
             client.forget_user(USER)
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("想换台扫地机，预算4000", ("budget", "!4000元")),
+        ("my budget is 650 for a road bike", ("budget", "!$650")),
+        ("预算那个不用卡 2000 了，3500 以内都行", ("budget", "!3500元")),
+        ("帮朋友问问预算 300 的耳机", ("budget", "300元")),
+    ],
+)
+def test_a_budget_the_user_states_is_theirs_at_once(said: str, expected: tuple[str, str]) -> None:
+    got = [(slot, value) for kind, slot, value in _extract(said) if slot.startswith("budget")]
+    assert got == [expected]
+
+
+@pytest.mark.parametrize(
+    ("said", "device"),
+    [
+        ("原来的小米不用了，换了vivo X100 Pro，这个充电器能用吗", "vivo X100 Pro"),
+        ("I switched to a Pixel 8 last month, does this case fit", "Pixel 8"),
+    ],
+)
+def test_a_device_switched_to_is_the_users_own(said: str, device: str) -> None:
+    got = [value for kind, slot, value in _extract(said) if slot.startswith("device_model")]
+    assert got
+    assert got[0].endswith(device)
+    assert "小米" not in got[0]
+
+
+def test_chinese_typed_without_punctuation_is_read_a_clause_at_a_time() -> None:
+    got = _extract("周末带孩子去露营 我老婆对花粉过敏 帐篷要防虫的")
+    slots = {slot: value for kind, slot, value in got}
+    assert "花粉" in slots["diet"]
+    assert "露营" in slots["hobby"]
+    assert "帐篷" not in slots["family@老婆"], "the clause of the wife, not the turn"

@@ -92,11 +92,14 @@ _AMOUNT = LinearPattern(
     r"|(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(?:￥|¥|\$)\s*(\d+(?:\.\d+)?)(?:\s*(?:-|~|to)\s*(?:￥|¥|\$)?\s*(\d+(?:\.\d+)?))?"
     rf"|(?P<said>{amounts.SAID})"
+    r"|(?:预算|(?i:budget))\s{0,2}(?:是|在|为|大概|差不多|(?i:is|of|around|about))?\s{0,2}"
+    r"(?P<bare>\d{2,7})(?:$|[^0-9.%])"
 )
 """An amount: a range or a number with a unit or a currency sign, or one said in words or
 hedged (:data:`~unstructured_memory.summariser.amounts.SAID`: 两三千, 3000 左右, a couple
 hundred dollars), which counts when :func:`~unstructured_memory.summariser.amounts.is_amount`
 says so (:func:`_amount_in`)."""
+_CJK_TEXT = LinearPattern(r"[\x{4e00}-\x{9fff}]")
 _BUDGET = LinearPattern(
     r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间|出头|封顶|最多|顶多|就行|能接受|可以接受"
     r"|(?i:budget|under|within|up to|around|about|max|at most|tops|or less|-?ish\s|is fine)"
@@ -113,8 +116,9 @@ _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
 )
 
 _OWN = LinearPattern(
-    r"我的|我用|我家|我这台|我这个|我手上|用的是|手机是|买的|入手|订单"
-    r"|(?i:my\s|i have|i use|i'm using|i am using|i bought)"
+    r"我的|我用|我家|我这台|我这个|我手上|用的是|手机是|买的|入手|订单|换了|换成|现在用"
+    r"|(?i:my\s|i have|i use|i'm using|i am using|i bought|switched to|upgraded to|got a new|"
+    r"now (?:use|have))"
 )
 _MEMBER = LinearPattern(
     r"(钻石|黑金|铂金|白金|金卡|银卡|黄金|白银|青铜|超级|(?i:88vip|svip|plus|vip\d?|v\d))\s*(?:会员|卡会员)"
@@ -131,10 +135,18 @@ def _first_group(m: LinearMatch, count: int) -> str:
     return ""
 
 
-def _amount_in(clause: str) -> LinearMatch | None:
-    """The first amount of ``clause`` (:data:`_AMOUNT`; one said in words only where
+def _amount_in(clause: str, lang: Lang) -> LinearMatch | None:
+    """The first amount of ``clause`` the user does not refuse ("不用卡 3000 了")
+    (:data:`_AMOUNT`; one said in words only where
     :func:`~unstructured_memory.summariser.amounts.is_amount` holds)."""
     for m in _AMOUNT.finditer(clause):
+        if m.group("bare") is not None:  # "budget about 1500 yuan": the amount with its unit
+            at = m.start(_AMOUNT.groupindex["bare"])
+            unit = _AMOUNT.search(clause[at:])
+            if unit is not None and unit.start() == 0 and unit.group("bare") is None:
+                return _amount_in(clause[at:], lang)
+        if negated(clause, m.start(), lang):
+            continue
         if m.group("said") is None or (
             amounts.is_amount(clause, m.start(), m.end()) and amounts.budget_text(m.group(0) or "")
         ):
@@ -142,10 +154,27 @@ def _amount_in(clause: str) -> LinearMatch | None:
     return None
 
 
-def _budget_value(m: LinearMatch) -> str:
+_BRAND_GAP: Final = 12
+"""Most characters between a brand and the model it names."""
+_BUDGET_WORD = LinearPattern(r"预算|(?i:budget)")
+_ON_BEHALF = LinearPattern(
+    r"朋友|同事|同学|别人|邻居|(?i:friend|colleague|coworker|someone else|neighbou?r)"
+)
+
+
+def _states_budget(clause: str) -> bool:
+    """Whether ``clause`` states the user's own budget ("预算5000", "my budget is $800"):
+    a word of budget, asked for no friend ("帮朋友问问 500 以内的" stays a mention)."""
+    return _BUDGET_WORD.search(clause) is not None and _ON_BEHALF.search(clause) is None
+
+
+def _budget_value(m: LinearMatch, clause: str) -> str:
     said = m.group("said")
     if said:
         return amounts.budget_text(said)
+    bare = m.group("bare")
+    if bare:
+        return f"{bare}元" if _CJK_TEXT.search(clause) is not None else f"${bare}"
     low, high, single, sign, sign_high = (m.group(i) for i in range(1, 6))
     if low and high:
         return f"{low}-{high}元"
@@ -396,8 +425,13 @@ class _Observer:
             return []
         out = []
         for model in models:
-            brand = next(
-                (e.text for e in entities if e.type == "BRAND" and e.end <= model.start), ""
+            brand = next(  # the nearest brand before it ("苹果不用了，换了华为 Mate 60": 华为)
+                (
+                    e.text
+                    for e in reversed(entities)
+                    if e.type == "BRAND" and e.end <= model.start <= e.end + _BRAND_GAP
+                ),
+                "",
             )
             products = [e for e in entities if e.type == "PRODUCT"]
             after = [e for e in products if e.start >= model.end]
@@ -451,7 +485,7 @@ class _Observer:
             ]
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
-            amount = _amount_in(clause)
+            amount = _amount_in(clause, self.lang)
             if amount is None:
                 continue
             scenario = _scenario(clause)
@@ -461,9 +495,9 @@ class _Observer:
                 self._make(
                     ObservationKind.PREFERENCE,
                     "budget",
-                    _budget_value(amount),
+                    _budget_value(amount, clause),
                     scenario=scenario,
-                    explicit=instructed,
+                    explicit=instructed or _states_budget(sentence),
                 )
             )
         return out

@@ -39,6 +39,10 @@ _LABELS: Final = {t.key: t for t in (*TOPICS, NOTE)}
 _WORDISH: Final = LinearPattern(r"[0-9A-Za-z]")
 _NOTED: Final = LinearPattern(r"已?备注|已记下|记下了|已记录|(?i:noted|i'?ve noted|will remember)")
 """The agent restating what the user told it: no step of its own (no date, no outcome)."""
+_REFUSED_BEFORE: Final = LinearPattern(
+    r"(?:[，,;；]?\s*(?:而)?不是\s*|[,;]?\s*(?i:not)\s+(?i:(?:a|an|the)\s+)?)$"
+)
+"""The words refusing a value right before it, in the turn that corrects it ("not a 7")."""
 _TOKEN: Final = LinearPattern(r"[0-9A-Za-z][0-9A-Za-z._\-]*")
 
 
@@ -120,6 +124,13 @@ def amend(
         if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted:
             _blank(chars, at + act.start, at + act.end)
         kept += [t for t in said if t not in kept]
+    for c in dialogue.corrections:  # "she's a 6.5 not a 7": the refused value goes as said
+        if c.wrong is not None and c.wrong[0] == c.turn:
+            t, a, b = c.wrong
+            at = starts[t] + a
+            before = _REFUSED_BEFORE.search(text[max(starts[t], at - 12) : at])
+            if before is not None:
+                _blank(chars, at - len(before.group(0) or ""), starts[t] + b)
     wrong_spans = [(starts[t] + a, starts[t] + b) for t, a, b in dialogue.wrong_spans()]
     wrong = frozenset(text[a:b].casefold() for a, b in wrong_spans)
     substitutions = []

@@ -238,8 +238,8 @@ CORRECTION: Final = tuple(
         r"(?i:(?:it'?s|it is|that'?s|the name is)\s+(?P<right>[^\s,.;!?]{2,30})"
         r"(?:\s+with\s+an?\s+[^\s,.;!?]{1,3})?\s*[,;]?\s*not\s+(?:the\s+|a\s+|an\s+)?"
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
-        r"(?i:(?P<right>(?:[a-z]+\s)?[a-z0-9-]*\d[a-z0-9-]*)\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
-        r"(?P<wrong>(?:[a-z]+\s)?[a-z0-9-]*\d[a-z0-9-]*))",
+        r"(?i:(?P<right>(?:[a-z]+\s)?[a-z0-9-]*\d(?:\.\d|[a-z0-9-])*)\s*[,;]?\s+not\s+"
+        r"(?:the\s+|a\s+|an\s+)?(?P<wrong>(?:[a-z]+\s)?[a-z0-9-]*\d(?:\.\d|[a-z0-9-])*))",
         r"(?i:(?P<right>[^\s,.;!?]{2,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
     )

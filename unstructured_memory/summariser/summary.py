@@ -583,6 +583,8 @@ def _product(entities: list[Entity], spans: list[_Span]) -> str:
     parts: list[str] = []
     for label in ("BRAND", "MODEL", "PRODUCT"):
         values = [_first(entities, label, spans, "user") or _first(entities, label, spans)]
+        if label == "BRAND":
+            values = [_brand_of_model(entities, spans) or values[0]]
         if label in ("MODEL", "PRODUCT") and values[0]:
             said = [
                 e.text for e in entities if e.type == label and _role_at(spans, e.start) == "user"
@@ -601,6 +603,27 @@ def _product(entities: list[Entity], spans: list[_Span]) -> str:
         cjk = bool(out) and _CJK_END.search(out) is not None and _CJK_START.match(part) is not None
         out += part if not out or cjk else " " + part
     return out
+
+
+_BRAND_GAP: Final = 12
+"""Most characters between a brand and the model it names."""
+
+
+def _brand_of_model(entities: list[Entity], spans: list[_Span]) -> str:
+    """The brand right before the user's first model ("苹果不用了，换了华为 Mate 60": 华为)."""
+    model = next(
+        (e for e in entities if e.type == "MODEL" and _role_at(spans, e.start) == "user"), None
+    )
+    if model is None:
+        return ""
+    return next(
+        (
+            e.text
+            for e in reversed(entities)
+            if e.type == "BRAND" and e.end <= model.start <= e.end + _BRAND_GAP
+        ),
+        "",
+    )
 
 
 _CJK_END = LinearPattern(r"[\u4e00-\u9fff]$")
