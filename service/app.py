@@ -32,6 +32,7 @@ from service.routes import (
     account,
     context,
     devices,
+    docs,
     facts,
     feedback,
     links,
@@ -79,6 +80,8 @@ def create_app(
         summary="User memory infrastructure for agents: one user per verified token.",
         lifespan=lifespan,
         generate_unique_id_function=operation_id,
+        docs_url=None,  # service.routes.docs serves both from local files
+        redoc_url=None,
     )
     app.state.mem = mem
     app.state.agent_clients = {}
@@ -102,6 +105,7 @@ def create_app(
     ):
         app.include_router(module.router)
     app.include_router(ops_router)
+    app.include_router(docs.router)
     app.include_router(probes_router)
     app.include_router(metrics_router(svc.metrics_access))
     app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
