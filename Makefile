@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TS     := clients/typescript
+NODE_STAMP := $(TS)/node_modules/.package-lock.json
 
 .PHONY: install demo test lint typecheck unit bench bench-weaviate clean
 
@@ -12,7 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# the TypeScript client's locked dependencies (tests/test_typescript_client.py runs tsc and node --test)
+$(NODE_STAMP): $(TS)/package-lock.json $(TS)/package.json
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+
+install: $(STAMP) $(NODE_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/dualtrack demo
@@ -24,7 +30,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit

@@ -7,12 +7,15 @@ of the token that wrote it. Routes reach the stores only through the SDK.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 from fastapi import FastAPI
+from pydantic import SecretStr
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from sdk.client import MemoryClient
@@ -23,11 +26,13 @@ from service.gate import Gate
 from service.metrics import ServiceMetrics
 from service.middleware.body_limit import BodyLimit
 from service.middleware.metrics import RequestMetrics
+from service.openapi import operation_id
 from service.ratelimit import RateLimits
 from service.routes import (
     account,
     context,
     devices,
+    docs,
     facts,
     feedback,
     links,
@@ -42,7 +47,7 @@ from service.routes.probes import metrics_router
 from service.routes.probes import router as probes_router
 from service.settings import ServiceSettings
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "openapi_document"]
 
 
 def create_app(
@@ -74,6 +79,9 @@ def create_app(
         version="1",
         summary="User memory infrastructure for agents: one user per verified token.",
         lifespan=lifespan,
+        generate_unique_id_function=operation_id,
+        docs_url=None,  # service.routes.docs serves both from local files
+        redoc_url=None,
     )
     app.state.mem = mem
     app.state.agent_clients = {}
@@ -97,6 +105,7 @@ def create_app(
     ):
         app.include_router(module.router)
     app.include_router(ops_router)
+    app.include_router(docs.router)
     app.include_router(probes_router)
     app.include_router(metrics_router(svc.metrics_access))
     app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
@@ -104,3 +113,10 @@ def create_app(
     if svc.trusted_proxies:
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=svc.trusted_proxies)
     return app
+
+
+def openapi_document() -> dict[str, Any]:
+    """The service's OpenAPI document, built without settings, a token key or any I/O
+    (what ``dualtrack openapi`` prints and the clients are generated from)."""
+    placeholder = ServiceSettings(jwt_secret=SecretStr(secrets.token_hex(32)))
+    return create_app(service=placeholder, client=MemoryClient(Settings())).openapi()

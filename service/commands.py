@@ -1,4 +1,4 @@
-"""The service's commands of ``dualtrack``: serve, token and mcp.
+"""The service's commands of ``dualtrack``: serve, token, openapi and mcp.
 
 ``service.cli`` assembles them with the SDK's (``sdk.cli``) into the one ``dualtrack``.
 """
@@ -113,6 +113,16 @@ def token(
         err_console.print(f"[red]error[/red] {escape(f'[{exc.code}] {exc.message}')}")
         raise typer.Exit(code=1) from None
     print(minted)
+
+
+@commands.command()
+def openapi() -> None:
+    """Print the REST service's OpenAPI document (JSON) to generate a client from."""
+    import json
+
+    from service.app import openapi_document
+
+    print(json.dumps(openapi_document(), ensure_ascii=False, indent=2))
 
 
 class McpTransport(StrEnum):

@@ -4,7 +4,9 @@ A route declares its caller with :data:`reader`, :data:`writer`, ... (a
 :class:`Needs` of a scope). Its router's :class:`TokenFirstRoute` admits the caller
 (:class:`~service.gate.Gate`: token, scope, rate limits) before FastAPI reads the
 body, so a request without a valid token is 401 whatever its body holds, and marks
-every answer ``Cache-Control: no-store`` (it holds the token user's data).
+every answer ``Cache-Control: no-store`` (it holds the token user's data). In the
+schema such a route requires the Bearer scheme (:data:`~service.openapi.BEARER`) and
+declares the caller check's error answers.
 
 Routes are synchronous functions (FastAPI runs them in its thread pool, as
 the SDK is synchronous); :meth:`Caller.run` enters the request's sandbox (the
@@ -22,9 +24,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from fastapi import Depends, Header, Request, Response
+from fastapi import Depends, Header, Request, Response, Security
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials
 
 from policies.errors import InvalidField
 from policies.validation import check_uuid
@@ -32,6 +34,7 @@ from sandbox.current import ActiveSandbox, enter, leave
 from sdk.client import MemoryClient
 from service.auth import Principal, Scope
 from service.gate import Gate
+from service.openapi import BEARER, ContractRoute
 
 __all__ = [
     "Caller",
@@ -122,8 +125,10 @@ class Needs:
     async def __call__(
         self,
         request: Request,
+        bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
         x_dualtrack_sandbox: Annotated[str | None, Header()] = None,
     ) -> Caller:
+        # ``bearer`` puts the scheme in the schema; the gate checks the header itself
         principal = await admit(request, self.scope)
         return Caller(
             principal,
@@ -140,9 +145,14 @@ def _needs(dependant: Dependant) -> Needs | None:
     return None
 
 
-class TokenFirstRoute(APIRoute):
+class TokenFirstRoute(ContractRoute):
     """A route whose caller (its :class:`Needs`) is admitted before the body is read, and
     whose answers are ``Cache-Control: no-store``; a route without one is left as is."""
+
+    def caller_errors(self, dependant: Dependant) -> set[int]:
+        """A caller's token (401), scope (403), rate (429), sandbox header (400, 404: as
+        the user), and the stores behind every caller (503)."""
+        return {400, 401, 403, 404, 429, 503} if _needs(dependant) is not None else set()
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

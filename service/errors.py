@@ -15,12 +15,15 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from policies.errors import DualtrackError
 from sdk.errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized
 
 __all__ = [
+    "ErrorBody",
+    "ErrorDetail",
     "Forbidden",
     "PayloadTooLarge",
     "RateLimited",
@@ -31,6 +34,26 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: a stable code and a message free of user data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(description="Stable error code, e.g. `user_not_found`.")
+    message: str
+    current_version: int | None = Field(
+        default=None, description="The profile's version, on `version_conflict` only."
+    )
+
+
+class ErrorBody(BaseModel):
+    """The one error format of every error answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorDetail
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ COMMANDS = [
     "demo",
     "serve",
     "token",
+    "openapi",
     "mcp",
 ]
 """What ``dualtrack --help`` lists, in its order (the SDK's, then the service's)."""

@@ -21,6 +21,7 @@ PUBLIC = {
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
+    ("GET", "/docs/static/{name}"),
     ("GET", "/readyz"),
     ("GET", "/healthz"),
     ("GET", "/ops"),

@@ -12,7 +12,12 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1", tags=["context"], route_class=TokenFirstRoute)
 
 
-@router.post("/context", response_model=ContextOut, summary="Build the memory block for a prompt")
+@router.post(
+    "/context",
+    response_model=ContextOut,
+    summary="Build the memory block for a prompt",
+    name="build",
+)
 def build_context(caller: reader, body: ContextBody) -> ContextOut:
     """Profile, facts, verified business items, relevant records (within the header's
     sandbox, if any) and pending questions, cut to ``max_tokens``; masked texts only."""

@@ -28,7 +28,7 @@ def register(caller: writer, body: DeviceRegister) -> Device:
     )
 
 
-@router.get("", response_model=list[Device], summary="List the user's devices")
+@router.get("", response_model=list[Device], summary="List the user's devices", name="list")
 def list_devices(caller: reader) -> list[Device]:
     """Most recently active first."""
     return caller.run(lambda m: m.devices.list(caller.user_id))

@@ -33,7 +33,7 @@ def put(caller: writer, key: Key, body: FactPut) -> Fact:
     )
 
 
-@router.get("", response_model=list[Fact], summary="List the user's live facts")
+@router.get("", response_model=list[Fact], summary="List the user's live facts", name="list")
 def list_facts(caller: reader) -> list[Fact]:
     """Every live fact of the user."""
     return caller.run(lambda m: m.facts.list(caller.user_id))

@@ -12,7 +12,9 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1", tags=["feedback"], route_class=TokenFirstRoute)
 
 
-@router.post("/feedback", response_model=FeedbackOut, summary="Report a behaviour event")
+@router.post(
+    "/feedback", response_model=FeedbackOut, summary="Report a behaviour event", name="report"
+)
 def feedback(caller: writer, body: FeedbackBody) -> FeedbackOut:
     """Update the memory's confidence; 404 ``record_not_found`` if the user has no such
     visible, live memory (another user's included)."""

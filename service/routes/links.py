@@ -32,7 +32,9 @@ def add(caller: writer, body: LinkCreate) -> BusinessLink:
     )
 
 
-@router.get("", response_model=list[BusinessLink], summary="List the user's business links")
+@router.get(
+    "", response_model=list[BusinessLink], summary="List the user's business links", name="list"
+)
 def list_links(caller: reader, valid_now: Annotated[bool, Query()] = False) -> list[BusinessLink]:
     """Every link, past, present and future; ``valid_now=true``: those valid at this moment."""
     if valid_now:

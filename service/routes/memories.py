@@ -37,7 +37,7 @@ def write(caller: writer, body: WriteRequest, request: Request) -> WriteResponse
     return WriteResponse(memory_id=memory_id)
 
 
-@router.get("/memories", response_model=list[FragmentRecord], summary="List memories")
+@router.get("/memories", response_model=list[FragmentRecord], summary="List memories", name="list")
 def list_memories(
     caller: reader,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -47,7 +47,9 @@ def list_memories(
     return caller.run(lambda m: m.memories.list(caller.user_id, limit=limit, offset=offset))
 
 
-@router.get("/memories/{memory_id}", response_model=FragmentRecord, summary="Read a memory")
+@router.get(
+    "/memories/{memory_id}", response_model=FragmentRecord, summary="Read a memory", name="get"
+)
 def get_memory(caller: reader, memory_id: uuid.UUID) -> FragmentRecord:
     """One visible memory; 404 ``record_not_found`` otherwise (another user's included)."""
     record = caller.run(lambda m: m.memories.get(caller.user_id, memory_id))
@@ -57,7 +59,11 @@ def get_memory(caller: reader, memory_id: uuid.UUID) -> FragmentRecord:
 
 
 @router.delete(
-    "/memories/{memory_id}", status_code=204, response_class=Response, summary="Delete a memory"
+    "/memories/{memory_id}",
+    status_code=204,
+    response_class=Response,
+    summary="Delete a memory",
+    name="delete",
 )
 def delete_memory(caller: writer, memory_id: uuid.UUID) -> Response:
     """Delete one visible memory completely; 404 if there is none."""

@@ -102,7 +102,12 @@ def _static(name: str) -> bytes:
     return resources.files("service").joinpath("static", name).read_bytes()
 
 
-@router.get("/ops", response_class=HTMLResponse, summary="The ops dashboard (a static page)")
+@router.get(
+    "/ops",
+    response_class=HTMLResponse,
+    include_in_schema=False,
+    summary="The ops dashboard (a static page)",
+)
 def dashboard() -> HTMLResponse:
     """The page; its data calls need an ``ops`` token (pasted in, or ``#token=`` in the URL)."""
     return HTMLResponse(

@@ -32,7 +32,7 @@ from structured_memory.pii.keyring import MAX_KEY_AGE_DAYS
 
 __all__ = ["OUTBOX_LAG_DEGRADED_S", "metrics_router", "router"]
 
-router = APIRouter(tags=["probes"])
+router = APIRouter(tags=["probes"], route_class=TokenFirstRoute)
 
 OUTBOX_LAG_DEGRADED_S = 300.0
 """An outbox entry older than this makes ``/healthz`` report ``degraded``."""

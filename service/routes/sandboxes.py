@@ -35,7 +35,9 @@ def _named(caller: Caller) -> uuid.UUID:
     return caller.sandbox_id
 
 
-@router.post("", response_model=SandboxOut, summary="Open (or resume) the session's sandbox")
+@router.post(
+    "", response_model=SandboxOut, summary="Open (or resume) the session's sandbox", name="open"
+)
 def open_sandbox(caller: writer, session_id: SessionId) -> SandboxOut:
     """The session's active sandbox, created on first use."""
     return SandboxOut.of(caller.run(lambda m: m.sandboxes.open(caller.user_id, session_id)))

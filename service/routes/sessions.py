@@ -32,6 +32,7 @@ def append_turns(caller: writer, session_id: SessionId, body: TurnsBody) -> Turn
     "/{session_id}/end",
     response_model=SessionOut,
     summary="End a session: store its record and update the profile",
+    name="end",
 )
 def end_session(caller: writer, session_id: SessionId, body: TranscriptBody) -> SessionOut:
     """The record (masked summary, intent, entities; never a clear PII value)."""
