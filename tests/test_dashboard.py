@@ -286,3 +286,47 @@ def test_the_dashboard_refuses_without_an_ops_token(browser: Any, base_url: str)
     browser.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
     assert _settled(browser, ("ready", "error")) == "ready", _status(browser)
     assert _cells(browser) != []
+
+
+def _bottom_labels(driver: Any, section: str) -> list[list[dict[str, Any]]]:
+    """Per chart of ``section``: its category labels under the bars (text and x), and the
+    x range of each bar (in the SVG's own units)."""
+    charts: list[list[dict[str, Any]]] = driver.execute_script(
+        """
+        const svgs = document.querySelectorAll(`section[data-endpoint="${arguments[0]}"] svg.bars`);
+        return Array.from(svgs).map(svg => Array.from(svg.querySelectorAll("text"))
+          .filter(t => t.getAttribute("text-anchor") === "middle")
+          .map(t => ({text: t.textContent, x: parseFloat(t.getAttribute("x"))})));
+        """,
+        section,
+    )
+    return charts
+
+
+def test_the_last_day_is_labelled_under_its_bar(
+    browser: Any, base_url: str, mem: MemoryClient
+) -> None:
+    """The right-most date under a daily chart is the window's last day, under that day's
+    bar (it used to be the label of an earlier day, the last labelled by the stride)."""
+    mem.profiles.ensure(BUYER)
+    mem.write(BUYER, "下周出差，暂不报销", lifecycle_policy=LifecyclePolicy.IMPLICIT)
+    browser.get(f"{base_url}/ops#token={OPS_TOKEN}")
+    assert _settled(browser) == "ready", _status(browser)
+    headers = {"Authorization": f"Bearer {OPS_TOKEN}"}
+    for endpoint in ("expiry", "activity", "verifiers"):
+        days = httpx.get(f"{base_url}/v1/ops/{endpoint}", headers=headers, timeout=30).json()[
+            "days"
+        ]
+        last = days[-1]["day"][5:]
+        charts = _bottom_labels(browser, endpoint)
+        assert charts, endpoint
+        for labels in charts:
+            rightmost = max(labels, key=lambda t: t["x"])
+            assert rightmost["text"] == last, (endpoint, labels)
+            width = browser.execute_script(
+                """return document.querySelector(
+                     `section[data-endpoint="${arguments[0]}"] svg.bars`).viewBox.baseVal.width""",
+                endpoint,
+            )
+            step = (width - 40 - 8) / len(days)  # the plot's left and right margins
+            assert 40 + (len(days) - 1) * step <= rightmost["x"] <= 40 + len(days) * step

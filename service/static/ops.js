@@ -140,7 +140,11 @@
         rect.append(s("title", {}, `${label} · ${ser.name.replaceAll("_", " ")}: ${number(v)}`));
         svg.append(mark(rect, ser.paths[i], v));
       });
-      if (i % stride === 0) {
+      // every stride-th day and always the last one, dropping a stride label that would
+      // crowd it (the last day used to go unlabelled, an earlier date standing nearest it)
+      const last = labels.length - 1;
+      const spaced = i % stride === 0 && (lastEdge || last - i >= stride / 2);
+      if (spaced || (!lastEdge && i === last)) {
         const lx = lastEdge ? left + i * step : left + i * step + step / 2;
         svg.append(s("text", { x: lx.toFixed(2), y: H - 6, class: "axis", "text-anchor": "middle" }, label));
       }
