@@ -262,3 +262,18 @@ def test_the_build_context_is_the_sources() -> None:
         assert _ignored(f"{private}/x/y.bin", _ignore_rules()), private
     assert not any("__pycache__" in rel or rel.endswith(".pyc") for rel in sent)
     assert sum(sent.values()) < 8 * 1024 * 1024, "the sources are a few MB, not 761"
+
+
+def test_a_directory_holding_more_than_dualtracks_state_is_left_alone(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A data directory pointed at a place of the user's own (here with a file of theirs)
+    keeps its mode, and the key file in it stays owner-only."""
+    data_dir = tmp_path / "shared"
+    data_dir.mkdir()
+    (data_dir / "notes.txt").write_text("mine")
+    data_dir.chmod(0o755)
+    with _demo_client(settings, data_dir).start():
+        pass
+    assert _mode(data_dir) == 0o755
+    assert _mode(data_dir / "pii.keys") == 0o600

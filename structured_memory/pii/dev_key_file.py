@@ -4,8 +4,9 @@
 mount keeping the host file's owner and mode (Compose ignores ``uid``, ``gid``
 and ``mode`` for file secrets), and the containers run as ``nobody``. So the file
 is readable by all (0644) and its directory is private (0700): on the host only
-its owner reaches it, in a container the service's user can read it. When the
-directory cannot be made private (not ours), the file stays owner-only (0600).
+its owner reaches it, in a container the service's user can read it. A directory
+holding anything but dualtrack's own state is left as it is; when it is not
+private, the file stays owner-only (0600).
 """
 
 from __future__ import annotations
@@ -27,12 +28,22 @@ DEV_DIR_MODE = 0o700
 """Its directory: the host's other users cannot reach the file."""
 
 
+_OWN_STATE = frozenset({"pii.keys", "pg", ".embedded.lock", ".embedded_users.json"})
+"""What dualtrack keeps in its data directory (the key file, the embedded server's)."""
+
+
+def _only_ours(directory: Path) -> bool:
+    """Whether ``directory`` holds nothing but dualtrack's own state (a key file's draft
+    included), so taking its group and other bits away surprises no one."""
+    return all(p.name in _OWN_STATE or p.name.startswith(".pii.keys.") for p in directory.iterdir())
+
+
 def _made_private(directory: Path) -> bool:
-    """Create ``directory`` if absent and take its group and other bits away, if it is
-    ours; whether it is private now."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Create ``directory`` if absent and take its group and other bits away if it is ours
+    and holds only dualtrack's state; whether it is private now."""
+    directory.mkdir(mode=DEV_DIR_MODE, parents=True, exist_ok=True)
     info = directory.stat()
-    if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+    if info.st_mode & 0o077 and info.st_uid == os.geteuid() and _only_ours(directory):
         directory.chmod(DEV_DIR_MODE)
         info = directory.stat()
     return not info.st_mode & 0o077
@@ -44,7 +55,11 @@ def development_ring(data_dir: Path) -> KeyRing:
     earlier version left owner-only (0600) is opened up the same way, if it is ours."""
     path = data_dir / "pii.keys"
     if not _made_private(data_dir):
-        _log.warning("%s is not private (0700): its key file stays 0600", data_dir)
+        _log.warning(
+            "%s is not private (0700) and holds more than dualtrack's state: its key file "
+            "stays 0600, which the compose services (nobody) cannot read",
+            data_dir,
+        )
         return KeyRing.load_or_create(path)
     ring = KeyRing.load_or_create(path, mode=DEV_KEY_FILE_MODE)
     info = path.stat()
