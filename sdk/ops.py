@@ -143,7 +143,7 @@ def _per_day(counts: Iterable[DayCount]) -> dict[date, int]:
     return out
 
 
-def ttl_rules(config: TTLConfig) -> list[PolicyTTL]:
+def _ttl_rules(config: TTLConfig) -> list[PolicyTTL]:
     """The lifetime of every policy (``policies.ttl.lifetime``), kinds and users of one
     lifetime folded into one entry: EXPLICIT, SENSITIVE and BUSINESS one each (never)."""
     kinds = [k.value for k in MemoryKind]
@@ -209,7 +209,7 @@ class Ops:
             policies=policies,
             days=listed,
             total=sum(d.total for d in listed),
-            ttl=ttl_rules(self._settings.ttl),
+            ttl=_ttl_rules(self._settings.ttl),
             never_expiring=kept,
             never_expiring_total=sum(kept.values()),
         )
