@@ -43,6 +43,7 @@ __all__ = [
     "feedback_action",
     "is_pending",
     "renews",
+    "steps_to_pending",
     "update_confidence",
     "weight_for",
 ]
@@ -224,3 +225,17 @@ def after_decay(
     if steps <= 0 or standing.status is not MemoryStatus.ACTIVE:
         return standing
     return _settled(standing.confidence * DECAY**steps, standing.status, config)
+
+
+def steps_to_pending(
+    standing: Standing, config: ConfidenceConfig = DEFAULT_CONFIDENCE
+) -> int | None:
+    """How many daily decay steps (:func:`after_decay`) take a memory from ``standing`` to
+    ``pending_confirmation``; ``None`` when the decay never moves it (it is not active).
+    Finite: the threshold is positive and each step multiplies by :data:`DECAY`."""
+    if standing.status is not MemoryStatus.ACTIVE:
+        return None
+    steps = 1
+    while after_decay(standing, steps, config).status is MemoryStatus.ACTIVE:
+        steps += 1
+    return steps

@@ -52,6 +52,7 @@ from structured_memory.cross_user import (
     vacuum_user_tables,
 )
 from structured_memory.cross_user.erasure_vacuum import ErasureTrace, erasure_trace
+from structured_memory.pii.dev_key_file import development_ring
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
@@ -177,8 +178,9 @@ class MemoryClient:
         s = self.settings
         if s.pii_keys is not None:
             return KeyRing.parse(s.pii_keys.get_secret_value())
-        path = s.pii_key_file or s.resolved_data_dir() / "pii.keys"
-        return KeyRing.load_or_create(path)
+        if s.pii_key_file is not None:
+            return KeyRing.load_or_create(s.pii_key_file)
+        return development_ring(s.resolved_data_dir())
 
     def scope(self, user_id: str) -> UserScope:
         """The validated scope for ``user_id``: this client's agent id, and the sandbox of

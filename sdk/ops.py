@@ -20,18 +20,22 @@ from policies.audit import AuditAction
 from policies.confidence import MemoryStatus
 from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy
+from policies.ttl import Lifetime, MemoryKind, TTLConfig, lifetime
 from policies.validation import check_timestamp
 from sdk.schemas import (
     ActivityDay,
     ActivityReport,
     ConfidenceBucket,
     ConfidenceReport,
+    DecayForecast,
     ExpiryDay,
     ExpiryReport,
+    ForecastDay,
     KeyAge,
     KeysReport,
     OutboxReport,
     PendingOut,
+    PolicyTTL,
     ReadinessReport,
     TenantsReport,
     VerifierDay,
@@ -44,7 +48,9 @@ from structured_memory.cross_user import (
     confidence_levels,
     count_unreadable,
     daily_audit_counts,
+    decay_forecast,
     expiring_per_day,
+    never_expiring,
     pending_confirmations,
     pending_rotation,
     renewals_per_day,
@@ -137,6 +143,35 @@ def _per_day(counts: Iterable[DayCount]) -> dict[date, int]:
     return out
 
 
+def _ttl_rules(config: TTLConfig) -> list[PolicyTTL]:
+    """The lifetime of every policy (``policies.ttl.lifetime``), kinds and users of one
+    lifetime folded into one entry: EXPLICIT, SENSITIVE and BUSINESS one each (never)."""
+    kinds = [k.value for k in MemoryKind]
+    rules: list[PolicyTTL] = []
+    for policy in LifecyclePolicy:
+        groups: dict[Lifetime, dict[bool, list[str]]] = {}
+        for kind in MemoryKind:
+            for frequent in (False, True):
+                life = lifetime(policy, kind, frequent_user=frequent, config=config)
+                groups.setdefault(life, {}).setdefault(frequent, []).append(kind.value)
+        for life, by_user in groups.items():
+            both = len(by_user) == 2 and by_user[False] == by_user[True]
+            entries: list[tuple[bool | None, list[str]]] = (
+                [(None, by_user[False])] if both else list(by_user.items())
+            )
+            for users, named in entries:
+                rules.append(
+                    PolicyTTL(
+                        policy=policy.value,
+                        kinds=None if named == kinds else named,
+                        frequent_user=users,
+                        days=life.days,
+                        renewed_on_use=life.renewable,
+                    )
+                )
+    return rules
+
+
 class Ops:
     """Statistics across every user (ops work); each method is one read-only round."""
 
@@ -146,7 +181,8 @@ class Ops:
 
     def expiry(self, *, days: int = 30, now: datetime | None = None) -> ExpiryReport:
         """Live fragments and facts expiring per UTC day, from today to ``days`` days
-        ahead (``days + 1`` entries, zeros included), by policy and by track."""
+        ahead (``days + 1`` entries, zeros included), by policy and by track; the
+        lifetime of each policy and the memories that never expire, by policy."""
         days, at = _window(days, "days"), _now(now)
         policies = [p.value for p in LifecyclePolicy]
         per_day = {
@@ -164,20 +200,30 @@ class Ops:
                 entry.fragments += c.count
             entry.total += c.count
         listed = list(per_day.values())
+        kept = dict.fromkeys(policies, 0)
+        for never in never_expiring(self._rt.db):
+            kept[never.policy] = kept.get(never.policy, 0) + never.count
         return ExpiryReport(
             as_of=at,
             horizon_days=days,
             policies=policies,
             days=listed,
             total=sum(d.total for d in listed),
+            ttl=_ttl_rules(self._settings.ttl),
+            never_expiring=kept,
+            never_expiring_total=sum(kept.values()),
         )
 
-    def confidence(self, *, buckets: int = 10, now: datetime | None = None) -> ConfidenceReport:
+    def confidence(
+        self, *, buckets: int = 10, forecast_days: int = 7, now: datetime | None = None
+    ) -> ConfidenceReport:
         """The confidence of live, not retired memories in ``buckets`` equal buckets over
-        ``[0, 1]`` by status, and the pending-confirmation queue."""
+        ``[0, 1]`` by status, the pending-confirmation queue, and the decay forecast: the
+        inferred memories expected to fall below the threshold per UTC day, from today to
+        ``forecast_days`` ahead (``forecast_days + 1`` entries), if nobody uses them."""
         if isinstance(buckets, bool) or not isinstance(buckets, int) or not 2 <= buckets <= 100:
             raise InvalidField("buckets must be an integer in 2..100", field="buckets")
-        at = _now(now)
+        forecast_days, at = _window(forecast_days, "forecast_days"), _now(now)
         statuses = [s.value for s in MemoryStatus if s is not MemoryStatus.RETIRED]
         rows = [
             ConfidenceBucket(
@@ -201,6 +247,7 @@ class Ops:
         queue = pending_confirmations(self._rt.db, at)
         oldest = queue.oldest_since
         return ConfidenceReport(
+            forecast=self._forecast(at, forecast_days),
             as_of=at,
             pending_below=self._settings.confidence.pending_below,
             statuses=statuses,
@@ -213,6 +260,26 @@ class Ops:
                 oldest_since=oldest,
                 oldest_age_s=None if oldest is None else max(0.0, (at - oldest).total_seconds()),
             ),
+        )
+
+    def _forecast(self, at: datetime, days: int) -> DecayForecast:
+        per_day = {
+            d: ForecastDay(day=d, fragments=0, facts=0, total=0) for d in _days(at.date(), days + 1)
+        }
+        for c in decay_forecast(self._rt.db, at, days, self._settings.confidence):
+            entry = per_day[c.day]
+            if c.key == "fact":
+                entry.facts += c.count
+            else:
+                entry.fragments += c.count
+            entry.total += c.count
+        listed = list(per_day.values())
+        return DecayForecast(
+            horizon_days=days,
+            days=listed,
+            fragments=sum(d.fragments for d in listed),
+            facts=sum(d.facts for d in listed),
+            total=sum(d.total for d in listed),
         )
 
     def activity(self, *, days: int = 30, now: datetime | None = None) -> ActivityReport:

@@ -33,6 +33,7 @@ __all__ = [
     "ContextBody",
     "ContextItemOut",
     "ContextOut",
+    "DecayForecast",
     "DeviceRegister",
     "DeviceVerify",
     "DiscardOut",
@@ -45,6 +46,7 @@ __all__ = [
     "FeedbackBody",
     "FeedbackOut",
     "FeedbackResult",
+    "ForecastDay",
     "HealthReport",
     "HitOut",
     "KeyAge",
@@ -57,6 +59,7 @@ __all__ = [
     "MergeOut",
     "OutboxReport",
     "PendingOut",
+    "PolicyTTL",
     "ReadinessReport",
     "RevocationBody",
     "SandboxOut",
@@ -518,14 +521,33 @@ class ExpiryDay(BaseModel):
     total: int
 
 
+class PolicyTTL(BaseModel):
+    """How long memories of one policy live (``policies.ttl``), for some kinds and users."""
+
+    policy: str
+    kinds: list[str] | None
+    """The memory kinds this lifetime applies to; ``None``: every kind."""
+    frequent_user: bool | None
+    """Only for a frequent user's memories (``true``), only for the others' (``false``),
+    or for both (``null``)."""
+    days: int | None
+    """Days until it expires; ``None``: never."""
+    renewed_on_use: bool
+
+
 class ExpiryReport(BaseModel):
-    """``GET /v1/ops/expiry``: memories expiring per day, today to ``horizon_days`` ahead."""
+    """``GET /v1/ops/expiry``: memories expiring per day, today to ``horizon_days`` ahead,
+    the lifetime of each policy and the live memories that never expire."""
 
     as_of: datetime
     horizon_days: int
     policies: list[str]
     days: list[ExpiryDay]
     total: int
+    ttl: list[PolicyTTL]
+    never_expiring: dict[str, int]
+    """Memories without an expiry, by policy (every policy listed)."""
+    never_expiring_total: int
 
 
 class ConfidenceBucket(BaseModel):
@@ -549,8 +571,29 @@ class PendingOut(BaseModel):
     oldest_age_s: float | None
 
 
+class ForecastDay(BaseModel):
+    """Memories whose decay is expected to cross the pending threshold on one UTC day."""
+
+    day: date
+    fragments: int
+    facts: int
+    total: int
+
+
+class DecayForecast(BaseModel):
+    """Inferred memories the daily decay is expected to take below ``pending_below`` from
+    today to ``horizon_days`` ahead if nobody uses them (a step already due counts today)."""
+
+    horizon_days: int
+    days: list[ForecastDay]
+    fragments: int
+    facts: int
+    total: int
+
+
 class ConfidenceReport(BaseModel):
-    """``GET /v1/ops/confidence``: the confidence histogram and the pending queue."""
+    """``GET /v1/ops/confidence``: the confidence histogram, the pending queue and the
+    decay forecast."""
 
     as_of: datetime
     pending_below: float
@@ -558,6 +601,7 @@ class ConfidenceReport(BaseModel):
     buckets: list[ConfidenceBucket]
     total: int
     pending: PendingOut
+    forecast: DecayForecast
 
 
 class ActivityDay(BaseModel):

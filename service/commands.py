@@ -19,7 +19,14 @@ from service.auth import Scope
 from service.settings import ServiceSettings
 from service.shutdown import exit_cleanly_on_signals
 
-__all__ = ["McpTransport", "commands"]
+__all__ = ["NO_TOKEN_KEY", "McpTransport", "commands"]
+
+NO_TOKEN_KEY = (
+    "no token key: set DUALTRACK_JWT_SECRET (e.g. `export DUALTRACK_JWT_SECRET=$(openssl "
+    "rand -hex 32)`) or DUALTRACK_JWT_PUBLIC_KEY_FILE / DUALTRACK_JWT_JWKS_FILE; "
+    "the service refuses to start without one"
+)
+"""What ``serve`` says, exiting 1, when no key to verify tokens is configured."""
 
 commands = typer.Typer()
 """The service's commands, in the order ``dualtrack --help`` lists them."""
@@ -48,11 +55,14 @@ def serve(
     from structured_memory.embedded import start_embedded_server
 
     try:
-        ServiceSettings()
+        service = ServiceSettings()
         settings = Settings.from_env()
     except ValueError as exc:
         console.print(f"[red]error[/red] invalid service settings: {exc}")
         raise typer.Exit(code=1) from None
+    if not service.has_token_key():
+        console.print(f"[red]error[/red] {NO_TOKEN_KEY}", soft_wrap=True)
+        raise typer.Exit(code=1)
     exit_cleanly_on_signals()
     if workers > 1 and settings.dsn() is None:
         start_embedded_server(settings.resolved_data_dir())

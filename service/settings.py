@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["ServiceSettings"]
@@ -17,7 +17,8 @@ class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DUALTRACK_", extra="ignore", frozen=True)
 
     jwt_secret: SecretStr | None = Field(
-        default=None, description="HS256 secret; unset: tokens must be RS256/ES256 signed."
+        default=None,
+        description="HS256 secret; unset or empty: tokens must be RS256/ES256 signed.",
     )
     jwt_public_key_file: Path | None = Field(
         default=None, description="PEM public key for RS256/ES256 tokens."
@@ -66,3 +67,17 @@ class ServiceSettings(BaseSettings):
     revocation_refresh_s: float = Field(
         default=5.0, ge=0, description="How often the revocation list is re-read."
     )
+
+    @field_validator("jwt_secret", mode="before")
+    @classmethod
+    def _empty_secret_is_unset(cls, value: object) -> object:
+        """An empty secret (``DUALTRACK_JWT_SECRET=``, compose's default) is no secret: never
+        an HS256 key anyone could sign with."""
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def has_token_key(self) -> bool:
+        """Whether any key to verify tokens is configured (a secret or public keys)."""
+        keys = (self.jwt_secret, self.jwt_public_key_file, self.jwt_jwks_file)
+        return any(k is not None for k in keys)

@@ -21,6 +21,7 @@ from policies.confidence import (
     decay_steps,
     decayed_through,
     feedback_action,
+    steps_to_pending,
     weight_for,
 )
 from policies.errors import InvalidField
@@ -161,3 +162,21 @@ def test_a_strong_inference_takes_weeks_to_become_a_question() -> None:
     """From 1.0, 24 unused days beyond the first week reach pending (0.95**24 < 0.3)."""
     assert after_decay(Standing(1.0, ACTIVE), 23).status is ACTIVE
     assert after_decay(Standing(1.0, ACTIVE), 24).status is PENDING
+
+
+@given(
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+    st.floats(min_value=0.01, max_value=1.0, allow_nan=False),
+)
+def test_steps_to_pending_is_the_first_decay_step_below_the_threshold(
+    confidence: float, threshold: float
+) -> None:
+    config = ConfidenceConfig(pending_below=threshold)
+    standing = Standing(confidence, MemoryStatus.ACTIVE)
+    steps = steps_to_pending(standing, config)
+    assert steps is not None
+    assert steps >= 1
+    assert after_decay(standing, steps, config).status is MemoryStatus.PENDING_CONFIRMATION
+    assert after_decay(standing, steps - 1, config).status is MemoryStatus.ACTIVE
+    for status in (MemoryStatus.PENDING_CONFIRMATION, MemoryStatus.NEEDS_REVIEW):
+        assert steps_to_pending(Standing(confidence, status), config) is None

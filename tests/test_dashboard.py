@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import socket
 import threading
@@ -163,6 +164,51 @@ def _screenshot(driver: Any, name: str) -> Path:
     return path
 
 
+def _urls(driver: Any) -> dict[str, str]:
+    """The URL each section's numbers came from (its ``data-url``)."""
+    urls: dict[str, str] = driver.execute_script(
+        """
+        return Object.fromEntries(Array.from(document.querySelectorAll("section[data-endpoint]"))
+          .map(n => [n.dataset.endpoint, n.dataset.url]));
+        """
+    )
+    return urls
+
+
+def _shown_as_reported(driver: Any, base_url: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Every number on the page against the API's answer at the URL its section read;
+    returns those answers and the page's numbers."""
+    headers = {"Authorization": f"Bearer {OPS_TOKEN}"}
+    urls = _urls(driver)
+    assert set(urls) == set(ENDPOINTS)
+    api = {
+        name: httpx.get(f"{base_url}{url}", headers=headers, timeout=30).json()
+        for name, url in urls.items()
+    }
+    cells = _cells(driver)
+    assert {c["endpoint"] for c in cells} == set(ENDPOINTS)
+    for cell in cells:
+        expected = _at(api[cell["endpoint"]], cell["path"])
+        shown = json.loads(cell["value"])
+        where = f"{cell['endpoint']}:{cell['path']}"
+        if cell["path"].endswith("age_s") and expected is not None:
+            assert shown == pytest.approx(expected, abs=120), where  # a clock runs between
+        else:
+            assert shown == expected, where
+    return api, cells
+
+
+def _values(
+    cells: list[dict[str, str]], endpoint: str, path: str, tag: str | None = None
+) -> list[Any]:
+    """The values shown at ``path`` of ``endpoint`` (in elements ``tag``, if given)."""
+    return [
+        json.loads(c["value"])
+        for c in cells
+        if c["endpoint"] == endpoint and c["path"] == path and (tag is None or c["tag"] == tag)
+    ]
+
+
 def _seed(mem: MemoryClient) -> None:
     """Something in most charts: a sweep and a decay today; then three IMPLICIT memories,
     an EXPLICIT one, two facts pending confirmation, renewals by a search, a link."""
@@ -209,28 +255,15 @@ def test_the_dashboard_shows_what_the_api_reports(
     stored = browser.execute_script("return sessionStorage.getItem('dualtrack.ops.token')")
     assert stored == OPS_TOKEN
 
-    headers = {"Authorization": f"Bearer {OPS_TOKEN}"}
-    api = {
-        name: httpx.get(f"{base_url}/v1/ops/{name}", headers=headers, timeout=30).json()
-        for name in ENDPOINTS
+    api, cells = _shown_as_reported(browser, base_url)
+    assert {u for u in _urls(browser).values() if "?" in u} == {
+        "/v1/ops/expiry?days=30",
+        "/v1/ops/activity?days=30",
+        "/v1/ops/verifiers?days=30",
     }
-    cells = _cells(browser)
-    assert {c["endpoint"] for c in cells} == set(ENDPOINTS)
-    for cell in cells:
-        expected = _at(api[cell["endpoint"]], cell["path"])
-        shown = json.loads(cell["value"])
-        where = f"{cell['endpoint']}:{cell['path']}"
-        if cell["path"].endswith("age_s") and expected is not None:
-            assert shown == pytest.approx(expected, abs=120), where  # a clock runs between
-        else:
-            assert shown == expected, where
 
     def values(endpoint: str, path: str, tag: str | None = None) -> list[Any]:
-        return [
-            json.loads(c["value"])
-            for c in cells
-            if c["endpoint"] == endpoint and c["path"] == path and (tag is None or c["tag"] == tag)
-        ]
+        return _values(cells, endpoint, path, tag)
 
     busy = next(i for i, d in enumerate(api["expiry"]["days"]) if d["by_policy"]["implicit"])
     implicit_path = f"days.{busy}.by_policy.implicit"
@@ -286,3 +319,213 @@ def test_the_dashboard_refuses_without_an_ops_token(browser: Any, base_url: str)
     browser.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
     assert _settled(browser, ("ready", "error")) == "ready", _status(browser)
     assert _cells(browser) != []
+
+
+def _bottom_labels(driver: Any, section: str) -> list[list[dict[str, Any]]]:
+    """Per chart of ``section``: its category labels under the bars (text and x, in the
+    SVG's own units), not the counts written above them."""
+    charts: list[list[dict[str, Any]]] = driver.execute_script(
+        """
+        const svgs = document.querySelectorAll(`section[data-endpoint="${arguments[0]}"] svg.bars`);
+        return Array.from(svgs).map(svg => Array.from(svg.querySelectorAll("text"))
+          .filter(t => t.getAttribute("text-anchor") === "middle" && !t.classList.contains("value"))
+          .map(t => ({text: t.textContent, x: parseFloat(t.getAttribute("x"))})));
+        """,
+        section,
+    )
+    return charts
+
+
+def test_the_last_day_is_labelled_under_its_bar(
+    browser: Any, base_url: str, mem: MemoryClient
+) -> None:
+    """The right-most date under a daily chart is the window's last day, under that day's
+    bar (it used to be the label of an earlier day, the last labelled by the stride)."""
+    mem.profiles.ensure(BUYER)
+    mem.write(BUYER, "下周出差，暂不报销", lifecycle_policy=LifecyclePolicy.IMPLICIT)
+    browser.get(f"{base_url}/ops#token={OPS_TOKEN}")
+    assert _settled(browser) == "ready", _status(browser)
+    headers = {"Authorization": f"Bearer {OPS_TOKEN}"}
+    for endpoint in ("expiry", "activity", "verifiers"):
+        days = httpx.get(f"{base_url}/v1/ops/{endpoint}", headers=headers, timeout=30).json()[
+            "days"
+        ]
+        last = days[-1]["day"][5:]
+        charts = _bottom_labels(browser, endpoint)
+        assert charts, endpoint
+        for labels in charts:
+            rightmost = max(labels, key=lambda t: t["x"])
+            assert rightmost["text"] == last, (endpoint, labels)
+            left, width = browser.execute_script(
+                """const svg = document.querySelector(
+                     `section[data-endpoint="${arguments[0]}"] svg.bars`);
+                   return [svg.dataset.plotLeft, svg.dataset.plotWidth].map(parseFloat);""",
+                endpoint,
+            )
+            step = width / len(days)
+            assert left + (len(days) - 1) * step <= rightmost["x"] <= left + len(days) * step
+
+
+def _loads(driver: Any) -> int:
+    return int(driver.find_element("tag name", "body").get_attribute("data-loads") or 0)
+
+
+def _reloaded(driver: Any, after: int) -> None:
+    """Wait until the page has drawn new numbers more than ``after`` times, and is ready."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 40).until(lambda d: _loads(d) > after)
+    assert _settled(driver) == "ready", _status(driver)
+
+
+def _bar_heights(driver: Any, section: str, chart: int = 0) -> dict[str, float]:
+    """The drawn height of each rect of one chart of ``section``, by its data-path."""
+    heights: dict[str, float] = driver.execute_script(
+        """
+        const svg = document.querySelectorAll(
+          `section[data-endpoint="${arguments[0]}"] svg.bars`)[arguments[1]];
+        return Object.fromEntries(Array.from(svg.querySelectorAll("rect[data-path]"))
+          .map(r => [r.dataset.path, parseFloat(r.getAttribute("height"))]));
+        """,
+        section,
+        chart,
+    )
+    return heights
+
+
+def _seed_lifetimes(mem: MemoryClient) -> None:
+    """A frequent user with an inferred fact unused for 10 days at confidence 0.35 (its
+    4th decay step, due tomorrow, takes it below 0.3), three inferred notes of a passing
+    user, explicit memories, and a session whose interaction record lives 90 days."""
+    from sqlalchemy import text
+
+    from unstructured_memory.summariser import Turn
+
+    frequent, passing = "buyer-dashboard-4", "buyer-dashboard-5"
+    for user in (frequent, passing):
+        mem.profiles.ensure(user)
+    mem.write_many(
+        [
+            MemoryInput(
+                user_id=frequent,
+                text="查订单的物流",
+                lifecycle_policy=LifecyclePolicy.EXPLICIT,
+                session_id=f"s-{i}",
+            )
+            for i in range(5)
+        ],
+        progress=False,
+    )
+    fact = mem.facts.put(
+        frequent, "内容偏好", "图文", lifecycle_policy=LifecyclePolicy.IMPLICIT, confidence=0.35
+    )
+    with mem.database.transaction() as conn:  # ten days unused, as a clock would leave it
+        conn.execute(
+            text(
+                "UPDATE memory_fact SET last_used_at = last_used_at - interval '10 days'"
+                " WHERE user_id = :user AND id = :id"
+            ),
+            {"user": frequent, "id": fact.id},
+        )
+    for note in ("订单 88231 想改地址", "退款 RF20260629001 进度", "prefers text over video"):
+        mem.write(passing, note, lifecycle_policy=LifecyclePolicy.IMPLICIT)
+    now = datetime.now(UTC)
+    mem.end_session(
+        passing,
+        "s-record",
+        [
+            Turn("user", "我的订单 88231 还没发货", now),
+            Turn("assistant", "已为您催促仓库，今天发出", now + timedelta(minutes=1)),
+        ],
+    )
+
+
+def test_lifetimes_the_forecast_and_small_bars(
+    browser: Any, base_url: str, mem: MemoryClient
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    _seed_lifetimes(mem)
+    browser.get(f"{base_url}/ops#token={OPS_TOKEN}")
+    assert _settled(browser) == "ready", _status(browser)
+    month, cells = _shown_as_reported(browser, base_url)
+
+    # each policy's lifetime, and what never expires
+    kept = month["expiry"]["never_expiring"]
+    assert kept["explicit"] >= 5  # the frequent user's five sessions
+    assert _values(cells, "expiry", "never_expiring.explicit") == [kept["explicit"]]
+    assert _values(cells, "expiry", "never_expiring_total") == [sum(kept.values())]
+    lifetimes = [_values(cells, "expiry", f"ttl.{i}.days") for i in range(6)]
+    assert lifetimes == [[None], [7], [30], [90], [None], [None]]
+    text = browser.find_element(By.CSS_SELECTOR, "[data-lifetimes]").text
+    assert "interaction record: 90 days, fixed" in text
+    assert "frequent users: 30 days, renewed on use" in text
+
+    # the forecast: the fact crosses 0.3 tomorrow
+    assert _values(cells, "confidence", "forecast.total") == [1]
+    assert _values(cells, "confidence", "forecast.days.1.facts", "rect") == [1]
+    assert _values(cells, "confidence", "forecast.days.1.total", "text") == [1]
+
+    # small bars: each has its count above it, and on a log scale a bar of 1 beside one of
+    # 3 is drawn log(2)/log(4) as high as it, not a third
+    days = month["expiry"]["days"]
+    small = next(i for i, d in enumerate(days) if d["total"] == 1)
+    large = max(range(len(days)), key=lambda i: days[i]["total"])
+    assert days[large]["total"] == 3  # the passing user's notes (and nothing beside them)
+    assert _values(cells, "expiry", f"days.{small}.total", "text") == [1]
+    one, three = f"days.{small}.by_policy.implicit", f"days.{large}.by_policy.implicit"
+    linear = _bar_heights(browser, "expiry")
+    assert linear[one] / linear[three] == pytest.approx(1 / 3, rel=0.02)
+    loads = _loads(browser)
+    browser.find_element(By.ID, "log-scale").click()
+    logged = _bar_heights(browser, "expiry")
+    assert logged[one] / logged[three] == pytest.approx(math.log(2) / math.log(4), rel=0.02)
+    assert logged[one] > linear[one]
+    assert _loads(browser) == loads, "the scale redraws what was loaded, it fetches nothing"
+    _shown_as_reported(browser, base_url)
+    _screenshot(browser, "ops-dashboard-log-scale.png")
+
+
+def test_the_90_day_view_and_auto_refresh(browser: Any, base_url: str, mem: MemoryClient) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    _seed_lifetimes(mem)
+    browser.get(f"{base_url}/ops#token={OPS_TOKEN}")
+    assert _settled(browser) == "ready", _status(browser)
+    month, _ = _shown_as_reported(browser, base_url)
+    loads = _loads(browser)
+
+    # 90 days: the interaction record expires on day 90, outside the 30-day window
+    Select(browser.find_element(By.ID, "window")).select_by_value("90")
+    _reloaded(browser, loads)
+    quarter, cells = _shown_as_reported(browser, base_url)
+    assert _urls(browser)["expiry"] == "/v1/ops/expiry?days=90"
+    assert len(quarter["expiry"]["days"]) == 91
+    assert len([c for c in cells if c["endpoint"] == "expiry" and c["tag"] == "td"]) == 91 * 5
+    assert len([c for c in cells if c["endpoint"] == "activity" and c["tag"] == "td"]) == 90 * 3
+    late = sum(d["by_policy"]["implicit"] for d in quarter["expiry"]["days"][85:])
+    assert late >= 1
+    assert quarter["expiry"]["total"] == month["expiry"]["total"] + late
+    assert "next 90 days" in browser.find_element(By.ID, "expiry").text
+    _screenshot(browser, "ops-dashboard-90-days.png")
+
+    # auto-refresh: new numbers without a reload, shown with the interval; pausing stops it
+    state = browser.find_element(By.ID, "refresh-state")
+    assert state.get_attribute("data-refresh") == "on"
+    assert "every 1 min" in state.text
+    Select(browser.find_element(By.ID, "refresh")).select_by_value("10")
+    assert "every 10 s · next in" in state.text
+    loads = _loads(browser)
+    mem.write("buyer-dashboard-5", "下周出差，暂不报销", lifecycle_policy=LifecyclePolicy.IMPLICIT)
+    _reloaded(browser, loads)
+    refreshed, cells = _shown_as_reported(browser, base_url)
+    assert refreshed["expiry"]["total"] == quarter["expiry"]["total"] + 1
+    assert _values(cells, "expiry", "total") == [refreshed["expiry"]["total"]]
+    pause = browser.find_element(By.ID, "pause")
+    pause.click()
+    assert state.get_attribute("data-refresh") == "paused"
+    assert "paused" in state.text
+    assert (pause.text, pause.get_attribute("aria-pressed")) == ("Resume", "true")
+    pause.click()
+    assert state.get_attribute("data-refresh") == "on"

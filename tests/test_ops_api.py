@@ -226,6 +226,116 @@ def test_confidence_histogram_and_pending_queue(api: TestClient, mem: MemoryClie
         assert text not in str(report)
 
 
+def test_expiry_lists_each_policys_ttl_and_the_memories_that_never_expire(
+    api: TestClient, mem: MemoryClient
+) -> None:
+    """The lifetimes are ``policies.ttl``'s table; the never-expiring counts are the live
+    EXPLICIT, SENSITIVE and BUSINESS memories (an IMPLICIT one always expires)."""
+    empty = ops(api, "expiry")
+    assert empty["never_expiring"] == dict.fromkeys(empty["policies"], 0)
+    ttl = {(r["policy"], r["frequent_user"]): r for r in empty["ttl"]}
+    for policy in ("explicit", "sensitive", "business"):
+        assert ttl[(policy, None)] == {
+            "policy": policy,
+            "kinds": None,
+            "frequent_user": None,
+            "days": None,
+            "renewed_on_use": False,
+        }
+    assert ttl[("implicit", False)]["days"] == 7
+    assert ttl[("implicit", True)]["days"] == 30
+    assert ttl[("implicit", True)]["renewed_on_use"] is True
+    assert ttl[("implicit", None)] == {
+        "policy": "implicit",
+        "kinds": ["interaction_record"],
+        "frequent_user": None,
+        "days": 90,
+        "renewed_on_use": False,
+    }
+    assert len(empty["ttl"]) == 6
+
+    mem.profiles.ensure(BUYER)
+    mem.write(BUYER, "请记住我的邮箱是 a@b.com", lifecycle_policy=EXPLICIT)
+    mem.write(BUYER, "以后都用微信通知我", lifecycle_policy=EXPLICIT)
+    mem.facts.put(BUYER, "通知偏好", "微信", lifecycle_policy=EXPLICIT)
+    mem.facts.put(BUYER, "临时地址", "公司", lifecycle_policy=IMPLICIT)
+    mem.links.add(BUYER, entity_type="order", entity_id="88231", role="owner")
+    report = ops(api, "expiry")
+    assert report["never_expiring"]["explicit"] == 3
+    assert report["never_expiring"]["implicit"] == 0
+    assert report["never_expiring_total"] == sum(report["never_expiring"].values()) == 3
+    assert report["total"] == 1  # the implicit fact, in 7 days
+
+
+def _end_of(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, 23, 59, 59, tzinfo=UTC)
+
+
+def _forecast_against_the_job(mem: MemoryClient, at: datetime) -> list[int]:
+    """The forecast at ``at``, then the decay job run at the end of each of its days (the
+    last one at the horizon): the memories each run moves to pending must be the
+    forecast's count for that day. Returns the forecast's counts."""
+    forecast = mem.ops.confidence(now=at).forecast
+    assert forecast.horizon_days == 7
+    assert len(forecast.days) == 8
+    horizon = at + timedelta(days=7)
+    moved = [mem.decay(now=min(_end_of(d.day), horizon)).pending for d in forecast.days]
+    expected = [d.total for d in forecast.days]
+    assert moved == expected
+    assert forecast.total == sum(expected)
+    return expected
+
+
+def test_the_decay_forecast_is_what_the_decay_job_then_does(mem: MemoryClient) -> None:
+    """Inferred memories of a frequent user (30-day lifetimes, so they decay) at different
+    confidences: which cross 0.3 within the next 7 days, and on which day, if unused."""
+    frequent, passing = "buyer-ops-2", "buyer-ops-3"
+    for user in (frequent, passing):
+        mem.profiles.ensure(user)
+    make_frequent(mem, frequent)
+    written = datetime.now(UTC)
+    put = mem.facts.put
+    put(frequent, "通知偏好", "微信", lifecycle_policy=IMPLICIT, confidence=0.4)  # 6 steps
+    put(frequent, "内容偏好", "图文", lifecycle_policy=IMPLICIT, confidence=0.35)  # 4 steps
+    put(frequent, "尺码", "XL", lifecycle_policy=IMPLICIT, confidence=0.9)  # 22 steps
+    put(frequent, "语言", "中文", lifecycle_policy=IMPLICIT, confidence=1.0)  # swept first
+    put(frequent, "城市", "杭州", lifecycle_policy=IMPLICIT, confidence=0.25)  # pending now
+    put(frequent, "邮箱", "a@b.com", lifecycle_policy=EXPLICIT, confidence=0.35)  # no decay
+    put(passing, "内容偏好", "视频", lifecycle_policy=IMPLICIT, confidence=0.35)  # 7 days
+    note = mem.write(frequent, "下周出差，暂不报销", lifecycle_policy=IMPLICIT)
+    for _ in range(18):  # 0.95**18 = 0.397: a fragment crossing after 6 steps too
+        mem.feedback(frequent, note, action="skip")
+
+    # day 8 unused: the first step is due; 0.35 crosses on day 11, 0.4 and the note on 13
+    report = mem.ops.confidence(now=written + timedelta(days=8))
+    assert (report.forecast.fragments, report.forecast.facts) == (1, 2)
+    week = _forecast_against_the_job(mem, written + timedelta(days=8))
+    assert sum(week) == 3
+    assert week[3] == 1  # day 11
+    assert week[5] == 2  # day 13
+
+    # day 24: the 0.9 fact (0.597 after the runs above) crosses on day 29; the 1.0 one would
+    # cross on day 31, but it expires on day 30, unused
+    later = _forecast_against_the_job(mem, written + timedelta(days=24))
+    assert later == [0, 0, 0, 0, 0, 1, 0, 0]
+
+
+def test_the_forecast_through_the_api(api: TestClient, mem: MemoryClient) -> None:
+    mem.profiles.ensure(BUYER)
+    make_frequent(mem, BUYER)
+    mem.facts.put(BUYER, "通知偏好", "微信", lifecycle_policy=IMPLICIT, confidence=0.4)
+    report = ops(api, "confidence")
+    forecast = report["forecast"]
+    assert forecast["horizon_days"] == 7
+    assert len(forecast["days"]) == 8
+    assert forecast["days"][0]["day"] == report["as_of"][:10]
+    assert forecast["total"] == 0  # just used: the decay starts on day 8
+    assert len(ops(api, "confidence", forecast_days=30)["forecast"]["days"]) == 31
+    assert ops(api, "confidence", forecast_days=30)["forecast"]["facts"] == 1  # day 13
+    bad = api.get("/v1/ops/confidence", headers=OPS, params={"forecast_days": 0})
+    assert bad.status_code == 422
+
+
 def test_activity_counts_sweeps_decays_and_renewals_per_day(
     api: TestClient, mem: MemoryClient
 ) -> None:
@@ -289,6 +399,8 @@ def test_outbox_and_tenants_of_the_pgvector_index(api: TestClient) -> None:
         ("verifiers", {"now": "2026-06-01"}),
         ("confidence", {"buckets": 1}),
         ("confidence", {"buckets": 10.5}),
+        ("confidence", {"forecast_days": 0}),
+        ("confidence", {"forecast_days": 7.5}),
         ("keys", {"today": "2026-06-01"}),
         ("keys", {"today": datetime.now(UTC)}),
     ],

@@ -58,10 +58,14 @@ def expiry(caller: ops_caller, days: Days = 30) -> ExpiryReport:
 def confidence(
     caller: ops_caller,
     buckets: Annotated[int, Query(ge=2, le=100)] = 10,
+    forecast_days: Annotated[
+        int, Query(ge=1, le=MAX_WINDOW_DAYS, description="Days the decay forecast looks ahead.")
+    ] = 7,
 ) -> ConfidenceReport:
-    """The confidence of live memories in equal buckets by status, and the queue of
-    memories pending their user's confirmation (counts and the longest wait)."""
-    return caller.mem.ops.confidence(buckets=buckets)
+    """The confidence of live memories in equal buckets by status, the queue of memories
+    pending their user's confirmation (counts and the longest wait), and the decay
+    forecast: inferred memories expected to fall below the threshold per day, unused."""
+    return caller.mem.ops.confidence(buckets=buckets, forecast_days=forecast_days)
 
 
 @router.get(

@@ -17,13 +17,19 @@ allowed to lack the user predicate (a test checks).
 - :mod:`.decay`: the daily confidence decay of inferred memories;
 - :mod:`.reindex`: the ledger rows the outbox worker, ``reindex`` and ``retokenise`` read;
 - :mod:`.idle_sessions`: sessions to end, users to set cold;
-- :mod:`.stats`: the ops dashboard's read-only counts.
+- :mod:`.stats`: the ops dashboard's read-only counts and the decay forecast.
 
 Callers import from the job's module or from this package; both name the same objects.
 """
 
 from structured_memory.cross_user.ann_flags import flag_large_scopes
-from structured_memory.cross_user.decay import DecayReport, count_decay_due, decay_inferred
+from structured_memory.cross_user.decay import (
+    DecayReport,
+    count_decay_due,
+    decay_anchor,
+    decay_due,
+    decay_inferred,
+)
 from structured_memory.cross_user.device_rekey import (
     DeviceRekeyReport,
     count_unkeyed_devices,
@@ -55,9 +61,12 @@ from structured_memory.cross_user.stats import (
     ExpiringCount,
     LevelCount,
     PendingQueue,
+    PolicyCount,
     confidence_levels,
     daily_audit_counts,
+    decay_forecast,
     expiring_per_day,
+    never_expiring,
     pending_confirmations,
     renewals_per_day,
     verification_states,
@@ -92,6 +101,7 @@ __all__ = [
     "IdleSession",
     "LevelCount",
     "PendingQueue",
+    "PolicyCount",
     "RotationReport",
     "SweepReport",
     "VacuumOutcome",
@@ -106,6 +116,9 @@ __all__ = [
     "count_vault_repairs",
     "cross_user_transaction",
     "daily_audit_counts",
+    "decay_anchor",
+    "decay_due",
+    "decay_forecast",
     "decay_inferred",
     "erasure_trace",
     "expiring_per_day",
@@ -116,6 +129,7 @@ __all__ = [
     "idle_users",
     "iter_fragment_users",
     "iter_fragments_for_index",
+    "never_expiring",
     "pending_confirmations",
     "pending_rotation",
     "rekey_devices",

@@ -30,7 +30,7 @@ from structured_memory.models import MemoryFact, MemoryFragment, table_of
 from structured_memory.repositories.confidence import MemoryTable, status_entry
 from structured_memory.scoping import live
 
-__all__ = ["DecayReport", "count_decay_due", "decay_inferred"]
+__all__ = ["DecayReport", "count_decay_due", "decay_anchor", "decay_due", "decay_inferred"]
 
 _FACT = table_of(MemoryFact)
 _FRAGMENT = table_of(MemoryFragment)
@@ -46,17 +46,26 @@ class DecayReport:
     """Of those, how many fell below the threshold and became ``pending_confirmation``."""
 
 
-def _decay_due(table: Table, now: datetime, config: ConfidenceConfig) -> ColumnElement[bool]:
-    """Rows at least one decay step is due on (``policies.confidence.decay_steps`` >= 1)."""
-    anchor = func.greatest(
+def decay_anchor(table: Table, config: ConfidenceConfig) -> ColumnElement[datetime]:
+    """The instant a row's decay steps count from (``policies.confidence``'s anchor): the
+    later of its last use plus ``decay_after_days`` and its watermark."""
+    return func.greatest(
         table.c.last_used_at + func.make_interval(0, 0, 0, config.decay_after_days),
         table.c.last_decayed_at,
     )
+
+
+def decay_due(
+    table: Table, now: datetime, config: ConfidenceConfig, *, live_at: datetime | None = None
+) -> ColumnElement[bool]:
+    """Rows at least one decay step is due on at ``now`` (``policies.confidence.decay_steps``
+    >= 1): inferred, active, live at ``live_at`` (default ``now``) and, for a fragment,
+    renewed by at least ``decay_min_renew_days``."""
     due = [
         table.c.policy == LifecyclePolicy.IMPLICIT.value,
         table.c.status == MemoryStatus.ACTIVE.value,
-        live(table, now),
-        anchor <= now - DAY,
+        live(table, now if live_at is None else live_at),
+        decay_anchor(table, config) <= now - DAY,
     ]
     if table is _FRAGMENT:
         due.append(table.c.renew_days >= config.decay_min_renew_days)
@@ -67,7 +76,7 @@ def count_decay_due(db: Database, now: datetime, config: ConfidenceConfig) -> in
     """Inferred memories (all users) a decay at ``now`` would lower."""
     with cross_user_transaction(db) as conn:
         return sum(
-            int(conn.execute(select(func.count()).where(_decay_due(t, now, config))).scalar_one())
+            int(conn.execute(select(func.count()).where(decay_due(t, now, config))).scalar_one())
             for t in (_FRAGMENT, _FACT)
         )
 
@@ -102,7 +111,7 @@ def decay_inferred(
                     table.c.last_used_at,
                     table.c.last_decayed_at,
                 )
-                .where(_decay_due(table, now, config))
+                .where(decay_due(table, now, config))
                 .order_by(table.c.id)
                 .limit(batch_size)
                 .with_for_update(skip_locked=True)

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from sqlalchemy import ColumnElement, Date, Text, cast, func, literal, select
+from sqlalchemy import ColumnElement, Date, Text, cast, extract, func, literal, select
 
 from policies.audit import AuditAction
-from policies.confidence import MemoryStatus
+from policies.confidence import (
+    DECAY,
+    ConfidenceConfig,
+    MemoryStatus,
+    Standing,
+    decay_steps,
+    decayed_through,
+    steps_to_pending,
+)
+from structured_memory.cross_user.decay import decay_anchor, decay_due
 from structured_memory.cross_user.marking import cross_user_transaction
 from structured_memory.database import Database
 from structured_memory.models import (
@@ -26,9 +36,12 @@ __all__ = [
     "ExpiringCount",
     "LevelCount",
     "PendingQueue",
+    "PolicyCount",
     "confidence_levels",
     "daily_audit_counts",
+    "decay_forecast",
     "expiring_per_day",
+    "never_expiring",
     "pending_confirmations",
     "renewals_per_day",
     "verification_states",
@@ -78,6 +91,30 @@ def expiring_per_day(db: Database, now: datetime, days: int) -> list[ExpiringCou
 
 
 @dataclass(frozen=True)
+class PolicyCount:
+    """How many live memories of one track and policy there are (of some kind)."""
+
+    track: str
+    policy: str
+    count: int
+
+
+def never_expiring(db: Database) -> list[PolicyCount]:
+    """Every user's memories without an expiry (kept until changed or deleted), per track
+    and policy; retired ones expire, so none is among them."""
+    out: list[PolicyCount] = []
+    with cross_user_transaction(db) as conn:
+        for kind, table in ((MemoryTable.FRAGMENT, _FRAGMENT), (MemoryTable.FACT, _FACT)):
+            rows = conn.execute(
+                select(table.c.policy, func.count().label("n"))
+                .where(table.c.expires_at.is_(None))
+                .group_by(table.c.policy)
+            ).all()
+            out += [PolicyCount(kind.value, r.policy, int(r.n)) for r in rows]
+    return sorted(out, key=lambda c: (c.track, c.policy))
+
+
+@dataclass(frozen=True)
 class LevelCount:
     """How many live memories of one track and status have a confidence in bucket
     ``bucket`` (``[bucket/n, (bucket+1)/n)``, the last one closed)."""
@@ -104,6 +141,49 @@ def confidence_levels(db: Database, now: datetime, buckets: int) -> list[LevelCo
             ).all()
             out += [LevelCount(max(0, int(r.bucket)), kind.value, r.status, int(r.n)) for r in rows]
     return sorted(out, key=lambda c: (c.bucket, c.track, c.status))
+
+
+def decay_forecast(
+    db: Database, now: datetime, days: int, config: ConfidenceConfig
+) -> list[DayCount]:
+    """Every user's inferred memories the daily decay is expected to take below
+    ``config.pending_below`` within ``days`` days of ``now`` if nobody uses them, by the UTC
+    day of the crossing step (``key``: the track; a step already due counts today).
+
+    The decay job's own rules decide: :func:`~.decay.decay_due` picks the rows,
+    ``policies.confidence`` counts their steps and where each leaves the confidence. A
+    memory expiring before its crossing step is swept first, so not counted."""
+    horizon = now + timedelta(days=days)
+    today = now.astimezone(UTC).date()
+    per_day: dict[tuple[date, str], int] = {}
+    with cross_user_transaction(db) as conn:
+        for kind, table in ((MemoryTable.FRAGMENT, _FRAGMENT), (MemoryTable.FACT, _FACT)):
+            steps = func.floor(extract("epoch", horizon - decay_anchor(table, config)) / 86400)
+            # confidence * DECAY**steps < threshold, in logarithms (a power underflows), with
+            # room for rounding: the rules below decide
+            reach = steps * -math.log(DECAY) + 1e-9 >= func.ln(
+                table.c.confidence / config.pending_below
+            )
+            c = table.c
+            rows = conn.execute(
+                select(c.confidence, c.last_used_at, c.last_decayed_at, c.expires_at).where(
+                    decay_due(table, horizon, config, live_at=now),
+                    c.confidence >= config.pending_below,
+                    reach,
+                )
+            ).all()
+            for r in rows:
+                standing = Standing(float(r.confidence), MemoryStatus.ACTIVE)
+                needed = steps_to_pending(standing, config)
+                due = decay_steps(r.last_used_at, r.last_decayed_at, horizon, config)
+                if needed is None or due < needed:
+                    continue
+                crossing = decayed_through(r.last_used_at, r.last_decayed_at, needed, config)
+                if r.expires_at is not None and r.expires_at <= crossing:
+                    continue
+                day = max(today, crossing.astimezone(UTC).date())
+                per_day[(day, kind.value)] = per_day.get((day, kind.value), 0) + 1
+    return [DayCount(day, key, n) for (day, key), n in sorted(per_day.items())]
 
 
 @dataclass(frozen=True)

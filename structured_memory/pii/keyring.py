@@ -253,8 +253,8 @@ class KeyRing:
         )
 
     @classmethod
-    def load_or_create(cls, path: Path, today: date | None = None) -> KeyRing:
-        """Read the key file at ``path``, creating it (mode 0600, one new key and a blind
+    def load_or_create(cls, path: Path, today: date | None = None, *, mode: int = 0o600) -> KeyRing:
+        """Read the key file at ``path``, creating it (``mode``, one new key and a blind
         key) if absent; the ring re-reads the file on an unknown key id.
 
         Meant for the embedded default and development; production deployments
@@ -266,6 +266,7 @@ class KeyRing:
             path.parent.mkdir(parents=True, exist_ok=True)
             draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
             fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.fchmod(fd, mode)  # exactly ``mode``, whatever the umask
             with os.fdopen(fd, "w") as fh:
                 fh.write("# dualtrack PII key ring: first ring key active. Keep secret.\n")
                 fh.write(PiiKey.generate(today, BLIND_ENTRY).to_line() + "\n")
