@@ -782,11 +782,3 @@ def test_a_device_switched_to_is_the_users_own(said: str, device: str) -> None:
     assert got
     assert got[0].endswith(device)
     assert "小米" not in got[0]
-
-
-def test_chinese_typed_without_punctuation_is_read_a_clause_at_a_time() -> None:
-    got = _extract("周末带孩子去露营 我老婆对花粉过敏 帐篷要防虫的")
-    slots = {slot: value for kind, slot, value in got}
-    assert "花粉" in slots["diet"]
-    assert "露营" in slots["hobby"]
-    assert "帐篷" not in slots["family@老婆"], "the clause of the wife, not the turn"

@@ -176,46 +176,10 @@ _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
 _SENTENCE: Final = LinearPattern(r"[^。！？!?；;\n]+")
 
 
-_GAP: Final = LinearPattern(r"\s+")
-
-
-def _cut_at_gaps(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Chinese typed without punctuation ("我搞错了 问了他 他是对螃蟹过敏"): a space between
-    two Chinese characters ends a clause too, when the words on each side are a clause's
-    worth (``抬头写 成都小满文化`` stays one)."""
-    out = []
-    for a, b in spans:
-        gaps = [
-            (a + x, a + y)
-            for x, y in _GAP.spans(text[a:b])
-            if x > 0 and a + y < b and _is_han(text[a + x - 1]) and _is_han(text[a + y])
-        ]
-        at = a
-        for i, (x, y) in enumerate(gaps):
-            prev = gaps[i - 1][1] if i else a
-            nxt = gaps[i + 1][0] if i + 1 < len(gaps) else b
-            if x - prev >= _GAP_CLAUSE and nxt - y >= _GAP_CLAUSE:
-                out.append((at, x))
-                at = y
-        out.append((at, b))
-    return out
-
-
-_GAP_CLAUSE: Final = 4
-"""Fewest characters on each side of a space that ends a Chinese clause."""
-
-
-def _is_han(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff"
-
-
 def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
     """The clauses of ``text`` as spans, white space trimmed, empty ones left out."""
     out = []
-    spans = _CLAUSE[lang].spans(text)
-    if lang == "zh":
-        spans = _cut_at_gaps(text, spans)
-    for a, b in spans:
+    for a, b in _CLAUSE[lang].spans(text):
         piece = text[a:b]
         start = a + len(piece) - len(piece.lstrip())
         end = b - (len(piece) - len(piece.rstrip()))
