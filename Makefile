@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench bench-weaviate clean
+.PHONY: install demo test lint typecheck unit docs bench bench-weaviate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,12 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest
 
+# the suite also builds the docs site with --strict (tests/test_docs.py), into a temp dir
 test: lint typecheck unit
+
+# the docs site on http://127.0.0.1:8000 while you write (docs/, mkdocs.yml)
+docs: $(STAMP)
+	$(BIN)/mkdocs serve
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)
