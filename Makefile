@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 TS     := clients/typescript
 NODE_STAMP := $(TS)/node_modules/.package-lock.json
 
-.PHONY: install demo test lint typecheck unit bench bench-weaviate clean
+.PHONY: install demo test lint typecheck unit docs bench bench-weaviate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,12 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
+# the suite also builds the docs site with --strict (tests/test_docs.py), into a temp dir
 test: lint typecheck unit
+
+# the docs site on http://127.0.0.1:8000 while you write (docs/, mkdocs.yml)
+docs: $(STAMP)
+	$(BIN)/mkdocs serve
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

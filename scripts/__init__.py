@@ -1,0 +1,1 @@
+"""Developer tools run from the repo root (``python -m scripts.<tool>``)."""
