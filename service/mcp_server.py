@@ -1,4 +1,5 @@
-"""The MCP server: remember, recall, context, end_session, feedback and forget as tools.
+"""The MCP server: remember, recall, context, end_session, feedback and forget as tools;
+the profile and the context as resources, and two prompts (:mod:`service.mcp_resources`).
 
 One core, two transports (STYLE item 12): each tool validates its arguments
 with the REST request model of ``sdk.schemas`` (``extra="forbid"``, so a
@@ -64,6 +65,13 @@ from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
 from service.errors import RateLimited, Unauthorized, error_body, error_response
 from service.gate import Gate
+from service.mcp_resources import (
+    PROMPTS,
+    RESOURCE_TEMPLATES,
+    RESOURCES,
+    get_prompt,
+    read_resource,
+)
 from service.ratelimit import RateLimits
 from service.settings import ServiceSettings
 from service.shutdown import exit_cleanly_on_signals
@@ -86,6 +94,7 @@ _PRINCIPAL = "dualtrack.principal"
 """ASGI scope key under which the HTTP gate leaves the request's verified principal."""
 
 A = TypeVar("A", bound=BaseModel)
+R = TypeVar("R")
 
 
 class EndSessionArgs(TranscriptBody):
@@ -318,6 +327,11 @@ class DualtrackMcp:
             lifespan=self._lifespan,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
         )
 
@@ -364,23 +378,26 @@ class DualtrackMcp:
         tool = self._tools.get(params.name)
         if tool is None:
             raise MCPError(code=types.INVALID_PARAMS, message="unknown tool")
-        # over HTTP, ctx.request is the Starlette request whose scope the gate filled
-        scope = getattr(ctx.request, "scope", None)
-        principal = scope.get(_PRINCIPAL) if isinstance(scope, dict) else None
+        principal = _principal_of(ctx)
         arguments = dict(params.arguments or {})
         return await anyio.to_thread.run_sync(self._execute, tool, principal, arguments)
+
+    def _admit(self, principal: Principal | None, scope: TokenScope) -> Principal:
+        """The caller's principal, allowed ``scope`` (the stdio token is verified again)."""
+        if self._stdio_token is not None:
+            principal = self.stdio_principal()
+            principal.require(scope)
+        elif principal is None:
+            raise Unauthorized("a Bearer token is required")
+        else:
+            self._gate.admit(principal, scope)
+        return principal
 
     def _execute(
         self, tool: McpTool[Any], principal: Principal | None, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         try:
-            if self._stdio_token is not None:
-                principal = self.stdio_principal()
-                principal.require(tool.scope)
-            elif principal is None:
-                raise Unauthorized("a Bearer token is required")
-            else:
-                self._gate.admit(principal, tool.scope)
+            principal = self._admit(principal, tool.scope)
             out = tool.run(self._client(principal.agent_id), principal.user_id, arguments)
         except DualtrackError as exc:
             return _tool_error(exc.code, exc.message)
@@ -391,6 +408,52 @@ class DualtrackMcp:
             content=[types.TextContent(type="text", text=out.model_dump_json())],
             structured_content=out.model_dump(mode="json"),
         )
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=list(RESOURCES))
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=list(RESOURCE_TEMPLATES))
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        principal = _principal_of(ctx)
+        uri = str(params.uri)
+        return await anyio.to_thread.run_sync(
+            self._read, principal, lambda m, user: read_resource(m, user, uri)
+        )
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=list(PROMPTS))
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        principal = _principal_of(ctx)
+        name, arguments = params.name, params.arguments
+        return await anyio.to_thread.run_sync(
+            self._read, principal, lambda m, user: get_prompt(m, user, name, arguments)
+        )
+
+    def _read(self, principal: Principal | None, read: Callable[[MemoryClient, str], R]) -> R:
+        """``read`` for the caller with the read scope; a refusal or failure is an MCP error
+        carrying the REST error body."""
+        try:
+            principal = self._admit(principal, TokenScope.READ)
+            return read(self._client(principal.agent_id), principal.user_id)
+        except DualtrackError as exc:
+            code = types.INVALID_PARAMS if exc.http_status in (400, 404) else types.INTERNAL_ERROR
+            raise MCPError(code, exc.message, error_body(exc.code, exc.message)) from None
+        except Exception as exc:  # the text could hold a value: only its type is logged
+            _log.error("unexpected %s in an MCP read", type(exc).__name__)
+            raise MCPError(types.INTERNAL_ERROR, "internal error") from None
 
     async def serve_stdio(self) -> None:
         """Serve MCP over this process's stdin and stdout until stdin closes."""
@@ -414,6 +477,13 @@ class DualtrackMcp:
         if self._service.trusted_proxies:  # uvicorn's ASGI types are narrower than Starlette's
             gated = ProxyHeadersMiddleware(gated, trusted_hosts=self._service.trusted_proxies)
         return cast(ASGIApp, gated)
+
+
+def _principal_of(ctx: ServerRequestContext[Any]) -> Principal | None:
+    """Over HTTP, the principal the gate left in the Starlette request's scope; else None."""
+    scope = getattr(ctx.request, "scope", None)
+    principal = scope.get(_PRINCIPAL) if isinstance(scope, dict) else None
+    return principal if isinstance(principal, Principal) else None
 
 
 class _BearerGate:

@@ -88,6 +88,7 @@ def test_every_python_block_runs(
     monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
     monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
     monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("DUALTRACK_JWT_SECRET", "docs-test-secret-0123456789abcdef0123")
     namespace: dict[str, object] = {"__name__": "docs"}
     ran = 0
     for block in python_blocks(page):
