@@ -680,13 +680,18 @@ class WritePath:
         clause replaced by a marker
         (:func:`~unstructured_memory.summariser.restated.restate`); the derived index is
         told. Returns how many records changed."""
-        rows = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
-        changed = []
-        for fragment_id, text, entities in rows:
+
+        def restated(text: str) -> str | None:
             lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
-            new = restate(text, topics, olds, news, lang=lang)
-            if new is not None:
-                changed.append((fragment_id, new, list(entities)))
+            return restate(text, topics, olds, news, lang=lang)
+
+        seen = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
+        stale = [fragment_id for fragment_id, text in seen if restated(text) is not None]
+        changed = [  # read again under the lock: a concurrent amendment may have come first
+            (fragment_id, new, list(entities))
+            for fragment_id, text, entities in self._ledger.locked(conn, scope, stale)
+            if (new := restated(text)) is not None
+        ]
         return self._rewrite(conn, scope, changed)
 
     def _rewrite(

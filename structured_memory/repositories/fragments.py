@@ -723,18 +723,27 @@ class FragmentLedger:
 
     def latest(
         self, conn: Connection, scope: UserScope, kinds: Sequence[str], *, limit: int
-    ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
-        """``(id, text, entities)`` of the user's ``limit`` most recent fragments of
-        ``kinds``, locked for update."""
-        chosen = (
-            select(_T.c.id)
+    ) -> Sequence[tuple[uuid.UUID, str]]:
+        """``(id, text)`` of the user's ``limit`` most recent fragments of ``kinds``, read
+        without a lock (:meth:`locked` takes the few a caller will change)."""
+        rows = conn.execute(
+            select(_T.c.id, _T.c.text)
             .where(owned(_T, scope), _T.c.kind.in_(list(kinds)))
             .order_by(_T.c.occurred_at.desc(), _T.c.id)
             .limit(limit)
-        )
+        ).all()
+        return [(r.id, r.text) for r in rows]
+
+    def locked(
+        self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID]
+    ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
+        """``(id, text, entities)`` of the user's fragments ``ids`` that still exist, locked
+        for update, in id order."""
+        if not ids:
+            return []
         rows = conn.execute(
             select(_T.c.id, _T.c.text, _T.c.entities)
-            .where(owned(_T, scope), _T.c.id.in_(chosen))
+            .where(owned(_T, scope), _T.c.id.in_(list(ids)))
             .order_by(_T.c.id)
             .with_for_update()
         ).all()

@@ -14,6 +14,7 @@ Pure functions of the text: no I/O. Patterns run under RE2 in linear time.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Final
 
 from policies.linear_re import LinearPattern
@@ -38,16 +39,17 @@ _SHARED: Final = 0.6
 _MIN_UNITS: Final = 2
 
 
-def _units(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _units(text: str) -> frozenset[str]:
     """The words of ``text`` compared: CJK character pairs, Latin words and numbers."""
     out = {w.casefold() for a, b in _WORD.spans(text) if (w := text[a:b]).casefold() not in _STOP}
     for a, b in _CJK.spans(text):
         run = text[a:b]
         out.update(run[i : i + 2] for i in range(len(run) - 1))
-    return out
+    return frozenset(out)
 
 
-def _said_in(units: set[str], said: Sequence[set[str]]) -> bool:
+def _said_in(units: frozenset[str], said: Sequence[frozenset[str]]) -> bool:
     return len(units) >= _MIN_UNITS and any(len(units & s) >= _SHARED * len(units) for s in said)
 
 
@@ -67,6 +69,12 @@ def restate(
     start = head.end() if head is not None else 0
     old_units = [u for old in olds if len(u := _units(old)) >= _MIN_UNITS]
     new_units = [u for new in news if len(u := _units(new)) >= _MIN_UNITS]
+    body = text[start:]
+    words = _units(body)
+    if not any(words & u for u in old_units) and not any(
+        t.pattern.search(body) is not None for t in topics
+    ):
+        return None  # no clause can state an old instruction: the common case, found at once
 
     def stale(clause: str) -> bool:
         units = _units(clause)
