@@ -34,8 +34,8 @@ from policies.audit import AuditAction
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory.audit import record, record_many
+from values.inputs import MemoryInput
 
 BATCH = 256
 

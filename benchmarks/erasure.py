@@ -41,8 +41,8 @@ from benchmarks.common import (
 )
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory.cross_user import USER_TABLES
+from values.inputs import MemoryInput
 
 __all__ = ["file_tuples", "main", "page_tuples", "relation_files"]
 

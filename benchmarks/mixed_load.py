@@ -44,7 +44,7 @@ from benchmarks.common import (
 from policies.errors import DualtrackError
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
+from values.inputs import MemoryInput
 
 __all__ = [
     "INVARIANTS",

@@ -19,8 +19,8 @@ from typing import Any
 from benchmarks.common import bench_client, console, fresh_users, print_table, write_result
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from unstructured_memory import tokenize
+from values.inputs import MemoryInput
 
 _EN = [
     "We went camping with the kids near the lakes last weekend",

@@ -32,7 +32,7 @@ from benchmarks.common import (
     write_result,
 )
 from sdk.client import MemoryClient
-from structured_memory.records import Profile
+from values.records import Profile
 
 _SELECT_FOR_UPDATE = text("SELECT attributes FROM user_profile WHERE user_id = :u FOR UPDATE")
 _UPDATE = text(

@@ -57,7 +57,7 @@ from benchmarks.common import (
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
+from values.inputs import MemoryInput
 
 __all__ = ["Generator", "main"]
 

@@ -53,7 +53,6 @@ from benchmarks.locomo_data import MRR_DEPTH, TUNING, dataset_path, load, metric
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from sdk.feed import to_indexed
-from sdk.schemas import MemoryInput
 from structured_memory.cross_user import fragments_for_index
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
@@ -61,6 +60,7 @@ from unstructured_memory.index.base import FragmentIndex, Resettable, Upsert
 from unstructured_memory.index.registry import create_index
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, SearchConfig
 from unstructured_memory.search.query import build_query
+from values.inputs import MemoryInput
 
 __all__ = ["main"]
 

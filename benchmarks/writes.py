@@ -54,8 +54,8 @@ from benchmarks.unstructured import BASE_TIME, Generator
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.write_path import STAGES, observe_stages
+from values.inputs import MemoryInput
 
 __all__ = ["Mixed", "main"]
 

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from policies.audit import AuditAction
+from policies.business import link_types
 from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
 from policies.validation import (
+    MAX_QUERY_BYTES,
     check_json_depth,
     check_session_id,
     check_text,
@@ -35,10 +37,9 @@ from policies.validation import (
 )
 from sandbox.current import current as current_sandbox
 from sdk.progress import progress_bar
-from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord, TurnsAppended
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
-from sdk.verification import Verification, Verifier, Verifiers, link_types
+from sdk.verification import Verifiers
 from structured_memory import migrate
 from structured_memory.audit import record, record_erasure
 from structured_memory.cross_user import (
@@ -53,12 +54,16 @@ from structured_memory.cross_user import (
 )
 from structured_memory.erasure_vacuum import ErasureTrace, erasure_trace
 from structured_memory.pii.keyring import KeyRing
-from structured_memory.repositories.fragments import FragmentRecord
 from structured_memory.repositories.outbox import OutboxLag
 from unstructured_memory.index.base import LargeScopes
+from values.feedback import FeedbackResult
+from values.hits import SearchResults
+from values.inputs import MemoryInput
+from values.records import FragmentRecord
+from values.sessions import SessionRecord, TurnsAppended
+from values.verification import Verification, Verifier
 
 if TYPE_CHECKING:
-    from sdk.context import MemoryContext
     from sdk.memories import Memories
     from sdk.ops import Ops
     from sdk.retokenise import RetokeniseReport
@@ -72,7 +77,8 @@ if TYPE_CHECKING:
     from unstructured_memory.index.base import FragmentIndex
     from unstructured_memory.outbox.worker import DrainReport
     from unstructured_memory.profile.base import ProfileExtractor
-    from unstructured_memory.summariser.transcript import Turn
+    from values.context import MemoryContext
+    from values.sessions import Turn
 
 __all__ = ["Health", "MemoryClient"]
 
@@ -332,7 +338,7 @@ class MemoryClient:
         Raises :class:`InvalidText` for an empty or oversized query and
         :class:`InvalidField` for a bad limit, alpha, preset or filter.
         """
-        from sdk.search_path import MAX_QUERY_BYTES, SearchRequest
+        from sdk.search_path import SearchRequest
 
         rt = self._rt()
         return rt.searches.search(
@@ -790,7 +796,7 @@ def _turns(turns: object, field: str) -> list[Turn]:
     """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC) and
     texts (:func:`check_text`, empty allowed: empty turns are skipped), checked before
     anything is stored or digested."""
-    from unstructured_memory.summariser.transcript import Turn
+    from values.sessions import Turn
 
     if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
         raise _invalid(f"{field} must be a sequence of Turn", field)

@@ -21,7 +21,7 @@ from policies.confidence import MemoryStatus
 from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy
 from policies.validation import check_timestamp
-from sdk.schemas import (
+from sdk.reports import (
     ActivityDay,
     ActivityReport,
     ConfidenceBucket,

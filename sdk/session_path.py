@@ -39,6 +39,7 @@ from typing import Final, cast
 
 from sqlalchemy import Connection
 
+from policies.business import ENTITY_LINK_TYPES
 from policies.errors import (
     ConcurrentModificationError,
     DualtrackError,
@@ -50,8 +51,6 @@ from policies.lifecycle import LifecyclePolicy
 from policies.pii import check_pii_values, find_pii, mask_pii
 from policies.profile_merge import Observation, ObservationKind
 from policies.scope import UserScope
-from sdk.schemas import MemoryInput, SessionRecord, TurnsAppended
-from sdk.verification import ENTITY_LINK_TYPES
 from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions
 from structured_memory.database import Database
@@ -68,7 +67,8 @@ from structured_memory.repositories.session import (
 )
 from unstructured_memory.profile.base import ProfileExtractor
 from unstructured_memory.summariser.summary import summarise
-from unstructured_memory.summariser.transcript import ROLES, Role, Turn
+from values.inputs import MemoryInput
+from values.sessions import ROLES, Role, SessionRecord, Turn, TurnsAppended
 
 __all__ = ["MAX_APPEND_TURNS", "SessionConfig", "SessionPath"]
 

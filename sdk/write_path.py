@@ -64,7 +64,6 @@ from policies.validation import (
 )
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
-from sdk.schemas import MemoryInput
 from structured_memory.audit import record_batch
 from structured_memory.database import Database
 from structured_memory.pii.fields import mask_json
@@ -84,9 +83,11 @@ from unstructured_memory.contextual import (
     indexed_terms,
 )
 from unstructured_memory.embedders.base import Embedder
-from unstructured_memory.summariser.entities import Entity
-from unstructured_memory.summariser.summary import SessionSummary, analyse_text
+from unstructured_memory.summariser.summary import analyse_text
 from unstructured_memory.tokenize import keyword_terms
+from values.entities import Entity
+from values.inputs import MemoryInput
+from values.sessions import SessionSummary
 
 __all__ = [
     "MAX_METADATA_BYTES",

@@ -43,7 +43,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from policies.errors import DualtrackError, InvalidInput
 from sdk.client import MemoryClient
-from sdk.schemas import (
+from sdk.settings import Settings
+from sdk.wire import (
     ContextBody,
     ContextOut,
     FeedbackBody,
@@ -56,7 +57,6 @@ from sdk.schemas import (
     WriteRequest,
     WriteResponse,
 )
-from sdk.settings import Settings
 from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
 from service.errors import RateLimited, Unauthorized, error_body, error_response

@@ -14,9 +14,9 @@ from policies.errors import AuditLogImmutable, InvalidField, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory import audit
 from structured_memory.repositories.fragments import hold_profiles
+from values.inputs import MemoryInput
 
 USER = "buyer-audit-001"
 PHONE = "13912345678"

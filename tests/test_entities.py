@@ -8,8 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from policies.errors import InvalidText
-from unstructured_memory.summariser import Entity, detect_language, extract_entities
+from unstructured_memory.summariser import detect_language, extract_entities
 from unstructured_memory.summariser.entities import ENTITY_LABELS, PII_LABELS
+from values.entities import Entity
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

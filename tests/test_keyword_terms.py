@@ -8,7 +8,6 @@ from sqlalchemy import text as sql
 
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.search.presets import KEYWORD_ONLY
 from unstructured_memory.search.query import build_query
@@ -21,6 +20,7 @@ from unstructured_memory.tokenize import (
     stem,
     tokens,
 )
+from values.inputs import MemoryInput
 
 
 def test_stem_strips_english_suffixes_only() -> None:

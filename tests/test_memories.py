@@ -12,12 +12,12 @@ from policies.errors import InvalidField, InvalidText, InvalidUserId, PolicyMiss
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
 from unstructured_memory.errors import EmbeddingDimensionMismatch
-from unstructured_memory.summariser.transcript import Turn
 from unstructured_memory.tokenize import stem
+from values.inputs import MemoryInput
+from values.sessions import Turn
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 IMPLICIT = LifecyclePolicy.IMPLICIT
@@ -372,7 +372,7 @@ def test_embedder_mismatch_is_a_clear_error(
 
 
 def test_end_session_stores_a_masked_interaction_record(mem: MemoryClient) -> None:
-    from unstructured_memory.summariser import Turn
+    from values.sessions import Turn
 
     t = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
     transcript = [

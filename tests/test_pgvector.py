@@ -17,13 +17,13 @@ from sqlalchemy import Connection, event, text
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory.cross_user import flag_large_scopes
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import IndexHit, LargeScopes
 from unstructured_memory.index.pgvector import PgVectorIndex, hnsw_index_name
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, VECTOR_ONLY
 from unstructured_memory.search.query import build_query
+from values.inputs import MemoryInput
 
 
 def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:

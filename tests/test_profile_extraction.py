@@ -44,8 +44,9 @@ from tests.test_regex_linear import _collect
 from unstructured_memory.profile import create_extractor, openai_chat, rules
 from unstructured_memory.profile.openai_chat import ChatExtractor, parse_answer
 from unstructured_memory.profile.rules import RuleExtractor
-from unstructured_memory.summariser import Turn, summarise
 from unstructured_memory.summariser import outcome as outcome_module
+from unstructured_memory.summariser import summarise
+from values.sessions import Turn
 
 FACT, PREF, TEMP = ObservationKind.FACT, ObservationKind.PREFERENCE, ObservationKind.TEMPORARY
 T0 = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)

@@ -24,8 +24,8 @@ from sqlalchemy import event, text
 from policies.errors import DualtrackError, InvalidField, InvalidText, UserNotFound
 from sdk import MemoryClient
 from sdk.settings import Settings
-from unstructured_memory.summariser import Turn
 from unstructured_memory.summariser.outcome import phrase
+from values.sessions import Turn
 
 DATA = json.loads(
     (Path(__file__).parent / "data" / "after_sales_sessions.json").read_text(encoding="utf-8")

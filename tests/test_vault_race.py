@@ -14,8 +14,8 @@ from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from sdk.settings import Settings
 from structured_memory.cross_user import find_user_ids_by_pii, rotate_keys
-from structured_memory.pii.vault import VaultRef
 from tests.conftest import key_line
+from values.records import VaultRef
 
 PHONE = "13900000000"
 BLIND = f"@blind:{base64.b64encode(bytes([66]) * 32).decode()}:2026-01-01"  # pinned in both rings

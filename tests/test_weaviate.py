@@ -20,13 +20,13 @@ from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
 from structured_memory.repositories.outbox import Outbox
 from unstructured_memory.index.base import IndexedFragment, Upsert
 from unstructured_memory.index.registry import WeaviateConfig
 from unstructured_memory.index.weaviate import WeaviateIndex, tenant_name
+from values.inputs import MemoryInput
 
 pytestmark = pytest.mark.weaviate
 

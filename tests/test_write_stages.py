@@ -13,9 +13,9 @@ from policies.errors import InvalidText
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.write_path import STAGES, observe_stages
 from structured_memory.repositories.fragments import FragmentLedger, NewFragment
+from values.inputs import MemoryInput
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 T0 = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)

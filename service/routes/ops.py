@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse
 
 from policies.errors import RecordNotFound
 from sdk.ops import MAX_WINDOW_DAYS
-from sdk.schemas import (
+from sdk.reports import (
     ActivityReport,
     ConfidenceReport,
     ExpiryReport,

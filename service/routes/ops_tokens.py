@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from sdk.schemas import RevocationBody
+from sdk.wire import RevocationBody
 from service.auth import TokenVerifier
 from service.deps import TokenFirstRoute, ops_caller
 

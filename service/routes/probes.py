@@ -24,7 +24,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from sdk.client import MemoryClient
-from sdk.schemas import HealthReport, ReadinessReport
+from sdk.reports import HealthReport, ReadinessReport
 from service.auth import Scope
 from service.deps import Needs, TokenFirstRoute
 from service.metrics import metrics_of

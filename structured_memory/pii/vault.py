@@ -16,13 +16,14 @@ normalised index in ``blind_mac`` (``match_mac`` NULL): a store that meets one
 decrypts it and indexes it exactly (:func:`index_exactly`), as ``repair-vault``
 does for all. A value whose normalised form is empty (a phone or bank card
 number without a digit: ``"n/a"``) has nothing to find it by and is refused.
+
+:class:`VaultRef` is ``values.records``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -57,6 +58,7 @@ from structured_memory.database import Database
 from structured_memory.models import PiiDataKey, PiiVaultEntry, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed, normalise
 from structured_memory.scoping import owned
+from values.records import VaultRef
 
 __all__ = [
     "MATCHING",
@@ -272,14 +274,6 @@ def index_exactly(
         if done:
             indexed.add(row.id)
     return indexed
-
-
-@dataclass(frozen=True)
-class VaultRef:
-    """Where a PII value lives: its vault id and kind (never the value)."""
-
-    id: uuid.UUID
-    kind: str
 
 
 class PiiVault:

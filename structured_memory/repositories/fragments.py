@@ -11,6 +11,8 @@ sweeper has removed them yet. A search reads its hits with
 (``structured_memory.renewals``) unless its expiry is near. Hydration also
 names the hits whose index context holds a turn expired since (``stale``):
 their index still carries the expired turn's words until they are re-indexed.
+
+:class:`FragmentRecord` is ``values.records``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     Connection,
     DateTime,
@@ -66,6 +67,7 @@ from structured_memory.scoping import (
     visible_bound,
     visible_per_row,
 )
+from values.records import FragmentRecord
 
 __all__ = [
     "FragmentLedger",
@@ -115,31 +117,6 @@ class NewFragment:
     private: bool = False
     confidence: float = 1.0
     id: uuid.UUID = field(default_factory=uuid.uuid4)
-
-
-class FragmentRecord(BaseModel):
-    """A stored fragment as the SDK returns it (no vector, no index text)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: uuid.UUID
-    user_id: str
-    agent_id: str | None
-    private: bool
-    session_id: str | None
-    sandbox_id: uuid.UUID | None
-    kind: str
-    policy: str
-    text: str
-    entities: list[dict[str, Any]]
-    intent: str
-    confidence: float
-    status: str
-    occurred_at: datetime
-    created_at: datetime
-    last_used_at: datetime
-    expires_at: datetime | None
-    metadata: dict[str, Any]
 
 
 _RECORD_COLUMNS = [c for c in _T.c if c.name in FragmentRecord.model_fields]

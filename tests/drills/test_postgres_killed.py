@@ -40,11 +40,11 @@ from benchmarks.mixed_load import INVARIANTS
 from policies.errors import DualtrackError
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import rotate_keys
 from structured_memory.embedded import start_embedded_server
 from tests.conftest import key_line
+from values.inputs import MemoryInput
 
 USERS = tuple(f"kill-buyer-{i:02d}" for i in range(6))
 SEEDED_USERS = 120

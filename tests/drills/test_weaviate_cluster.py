@@ -40,9 +40,9 @@ from sqlalchemy import text
 
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from unstructured_memory.index.weaviate import WeaviateIndex, object_uuid
+from values.inputs import MemoryInput
 
 pytestmark = [pytest.mark.weaviate, pytest.mark.slow]
 

@@ -38,8 +38,7 @@ from unstructured_memory.profile.base import Extraction
 from unstructured_memory.profile.registry import ChatExtractorConfig, RuleExtractorConfig
 from unstructured_memory.profile.rules import MAX_TEMPORARY_CHARS, MAX_VALUE_CHARS, RuleExtractor
 from unstructured_memory.summariser.entities import ID_LABELS
-from unstructured_memory.summariser.summary import SessionSummary
-from unstructured_memory.summariser.transcript import Turn
+from values.sessions import SessionSummary, Turn
 
 __all__ = ["PROMPT", "ChatExtractor", "ChatExtractorConfig", "parse_answer"]
 

@@ -32,9 +32,9 @@ from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser.entities import Entity, extract_entities
-from unstructured_memory.summariser.summary import SessionSummary
-from unstructured_memory.summariser.transcript import Turn
+from unstructured_memory.summariser.entities import extract_entities
+from values.entities import Entity
+from values.sessions import SessionSummary, Turn
 
 __all__ = ["RuleExtractor", "observe_turns"]
 

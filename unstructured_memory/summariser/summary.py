@@ -29,6 +29,9 @@ Bounds: each turn is checked with :func:`policies.validation.check_text`
 :data:`MAX_TRANSCRIPT_BYTES` in total is cut, not refused: the earliest turns
 within half the budget and the latest within the rest are kept, the middle
 dropped, since openings state the problem and endings its resolution.
+
+:class:`SessionSummary` is ``values.sessions``'s (what a caller receives),
+re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -50,36 +53,16 @@ from policies.validation import (
     check_text,
     check_user_id,
 )
-from unstructured_memory.summariser.entities import Entity, Lang, detect_language, extract_entities
-from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
-from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
-from unstructured_memory.summariser.transcript import Turn
+from unstructured_memory.summariser.entities import detect_language, extract_entities
+from unstructured_memory.summariser.intent import classify_intent, classify_turns
+from unstructured_memory.summariser.outcome import find_outcomes, phrase
+from values.entities import Entity
+from values.sessions import Intent, Lang, Outcome, SessionSummary, Turn
 
 __all__ = ["MAX_TRANSCRIPT_BYTES", "SessionSummary", "TextAnalysis", "analyse_text", "summarise"]
 
 MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
 """Largest transcript summarised in full (UTF-8 bytes of the joined turns); longer ones are cut."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    """The record of one session; everything but ``pii`` is masked.
-
-    ``entities`` are deduplicated by (type, text), first occurrence kept.
-    ``occurred_at`` is the time of the last timed turn, else the time of the call (UTC).
-    """
-
-    user_id: str
-    session_id: str
-    intent: Intent
-    intent_confidence: float
-    entities: list[Entity]
-    occurred_at: datetime
-    summary_text: str
-    language: Lang
-    pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
-    outcomes: tuple[Outcome, ...] = ()
-    """What the agent did, in order of first mention (codes stored with the record)."""
 
 
 @dataclass(frozen=True, slots=True)
