@@ -54,6 +54,7 @@ from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from sdk.feed import to_indexed
 from structured_memory.cross_user import fragments_for_index
+from structured_memory.repositories.fragments import visible_in_ledger
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.index.base import FragmentIndex, Resettable, Upsert
@@ -366,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "weaviate",
         gse_config,
         connect=wv.database.reading,
+        visible=visible_in_ledger,
         tenant_key=b"bench-gse-tenants",  # its own collection, fed by this benchmark alone
     )
     pg = bench_client("weaviate-keyword-pg", index="pgvector")

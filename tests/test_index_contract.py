@@ -16,7 +16,7 @@ import pytest
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from structured_memory.repositories.fragments import FragmentLedger, NewFragment
+from structured_memory.repositories.fragments import FragmentLedger, NewFragment, visible_in_ledger
 from tests.conftest import TEST_TENANT_KEY
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import (
@@ -149,7 +149,11 @@ def harness(request: pytest.FixtureRequest, mem: MemoryClient) -> Harness:
         index = request.getfixturevalue("weaviate_index")
     else:
         index = create_index(
-            request.param, {}, connect=mem.database.reading, tenant_key=TEST_TENANT_KEY
+            request.param,
+            {},
+            connect=mem.database.reading,
+            visible=visible_in_ledger,
+            tenant_key=TEST_TENANT_KEY,
         )
     index.setup(EMBEDDER.name, EMBEDDER.dimensions)
     return Harness(mem, index)

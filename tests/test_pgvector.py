@@ -18,6 +18,7 @@ from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
 from structured_memory.cross_user import flag_large_scopes
+from structured_memory.repositories.fragments import visible_in_ledger
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import IndexHit, LargeScopes
 from unstructured_memory.index.pgvector import PgVectorIndex, hnsw_index_name
@@ -58,7 +59,8 @@ def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
             ).scalars()
         )
     assert hnsw_index_name(embedder.name) in plan
-    hits = PgVectorIndex(hnsw_only, exact_scan_limit=0).search(UserScope("user-1"), query)
+    index = PgVectorIndex(hnsw_only, visible_in_ledger, exact_scan_limit=0)
+    hits = index.search(UserScope("user-1"), query)
     assert len(hits) == 50
     assert len({h.fragment_id for h in hits}) == 50
 
@@ -114,7 +116,7 @@ def test_a_large_scope_finds_flagged_and_unflagged_rows_alike(mem: MemoryClient)
             progress=False,
         )
 
-    small = PgVectorIndex(mem.database.reading, exact_scan_limit=30)
+    small = PgVectorIndex(mem.database.reading, visible_in_ledger, exact_scan_limit=30)
     write(0, 30)
     assert flag_large_scopes(mem.database, threshold=small.ann_threshold) == 31
     write(30, 20)  # after the sweep: not flagged
@@ -161,7 +163,7 @@ def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
                 f"WHERE embedding_model = '{embedder.name}'"
             )
         )
-    index = PgVectorIndex(mem.database.reading)
+    index = PgVectorIndex(mem.database.reading, visible_in_ledger)
     index.setup(embedder.name, embedder.dimensions)
     index.setup(embedder.name, embedder.dimensions)
     with mem.database.reading() as conn:
@@ -219,8 +221,8 @@ def _assert_paths_agree(mem: MemoryClient, user: str) -> None:
     """The exact scan and the large-scope path (HNSW over flagged rows, exact over the
     rest): the same hits in the same order, with the same scores, for every preset."""
     embedder = HashingEmbedder()
-    exact = PgVectorIndex(mem.database.reading)
-    approximate = PgVectorIndex(partial(_index_scans, mem), exact_scan_limit=0)
+    exact = PgVectorIndex(mem.database.reading, visible_in_ledger)
+    approximate = PgVectorIndex(partial(_index_scans, mem), visible_in_ledger, exact_scan_limit=0)
     for preset in (HYBRID_DEFAULT, VECTOR_ONLY, KEYWORD_ONLY):
         for words in ("空气净化器 退款", "订单 88231 物流", "refund air purifier"):
             query = build_query(
@@ -265,7 +267,7 @@ def test_a_scope_found_large_skips_the_exact_attempt_and_finds_the_same(
         ],
         progress=False,
     )
-    index = PgVectorIndex(mem.database.reading, exact_scan_limit=5)
+    index = PgVectorIndex(mem.database.reading, visible_in_ledger, exact_scan_limit=5)
     now = datetime.now(UTC)
     embedder = HashingEmbedder()
     built = build_query("订单 退款", embedder=embedder, config=HYBRID_DEFAULT, limit=5, now=now)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -146,6 +147,35 @@ def test_every_user_statement_of_a_workload_is_scoped(
 
     statements = [s for s, _ in recorded]
     assert any("memory_fragment" in s for s in statements), "the workload reached the ledger"
+    offending = [s for s, marked in recorded if unscoped(s) and not marked]
+    assert offending == [], "\n\n".join(offending)
+
+
+def test_the_other_read_paths_are_scoped(
+    mem: MemoryClient, recorded: list[tuple[str, bool]]
+) -> None:
+    """The reads the workload above does not take: the context block, a sandbox and what
+    it holds, trust revoked, links by date, the vault's listing, and their removals."""
+    user = "buyer-filter-1"
+    mem.profiles.ensure(user)
+    device = mem.devices.register(user, device_id="iphone-15", os="iOS", browser="Safari")
+    link = mem.links.add(user, entity_type="order", entity_id="88231", role="owner")
+    ref = mem.pii.store(user, "phone", "13912345678")
+    with mem.sandbox(user, "s-1") as sb:
+        mem.write(user, "沙箱里的临时需求", lifecycle_policy=LifecyclePolicy.IMPLICIT)
+        mem.build_context(user, "临时需求", records=3)
+        mem.sandboxes.get(user, sb.id)
+        mem.sandboxes.memories(user, sb.id)
+    mem.build_context(user, "退款到账了吗", records=3)
+    mem.devices.revoke_trust(user, device.fingerprint)
+    mem.devices.remove(user, device.fingerprint)
+    mem.links.list(user)
+    mem.links.valid_at(user, datetime.now(UTC))
+    mem.links.remove(user, link.id)
+    mem.pii.list(user)
+    mem.pii.delete(user, ref.id)
+
+    assert any("session_sandbox" in s for s, _ in recorded), "the reads reached the sandboxes"
     offending = [s for s, marked in recorded if unscoped(s) and not marked]
     assert offending == [], "\n\n".join(offending)
 

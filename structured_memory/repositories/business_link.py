@@ -145,7 +145,7 @@ class BusinessLinkRepository:
         at = check_timestamp(when, "when")
         moment = func.now() if at is None else at
         query = select(_T).where(
-            _T.c.user_id == scope.user_id,
+            owned(_T, scope),
             _T.c.effective_from <= moment,
             _T.c.effective_to > moment,
         )
@@ -236,7 +236,7 @@ class BusinessLinkRepository:
         """Every link of the user, past, present and future."""
         with self._db.transaction() as conn:
             rows = conn.execute(
-                select(_T).where(_T.c.user_id == scope.user_id).order_by(_T.c.effective_from)
+                select(_T).where(owned(_T, scope)).order_by(_T.c.effective_from)
             ).all()
         return [_link(r) for r in rows]
 
@@ -248,7 +248,7 @@ class BusinessLinkRepository:
             with self._db.transaction() as conn:
                 row = conn.execute(
                     update(_T)
-                    .where(_T.c.user_id == scope.user_id, _T.c.id == link_id)
+                    .where(owned(_T, scope), _T.c.id == link_id)
                     .values(effective_to=func.now() if moment is None else moment)
                     .returning(_T)
                 ).one_or_none()
@@ -333,9 +333,7 @@ class BusinessLinkRepository:
         """Delete a link; returns whether it existed."""
         link_id = check_uuid(link_id, "link_id")
         with self._db.transaction() as conn:
-            n = conn.execute(
-                delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == link_id)
-            ).rowcount
+            n = conn.execute(delete(_T).where(owned(_T, scope), _T.c.id == link_id)).rowcount
         return bool(n)
 
 

@@ -62,10 +62,13 @@ from structured_memory.scoping import (
     Shape,
     bound_values,
     owned,
+    owned_by,
+    owned_by_any,
     shape_of,
     visible,
     visible_bound,
     visible_per_row,
+    visible_text,
 )
 from values.records import FragmentRecord
 
@@ -83,9 +86,16 @@ __all__ = [
     "release_vault_entries",
     "require_user",
     "vault_ids_of",
+    "visible_in_ledger",
 ]
 
 _T = table_of(MemoryFragment)
+
+visible_in_ledger = visible_text(_T)
+"""What a scope may see of the ledger at ``now``, as SQL text over ``memory_fragment`` and
+its parameters (:func:`~structured_memory.scoping.visible_text`): what the runtime hands
+an index backend that reads the ledger itself (``unstructured_memory.index.pgvector``)."""
+
 _PROFILE = table_of(UserProfile)
 _AUDIT_KEY = table_of(AuditKey)
 _VAULT = table_of(PiiVaultEntry)
@@ -166,14 +176,14 @@ def _record(row: Any) -> FragmentRecord:
 _USERS = bindparam("users", type_=ARRAY(String))
 _HOLD_PROFILES = (
     select(_PROFILE.c.user_id, _AUDIT_KEY.c.key)
-    .outerjoin(_AUDIT_KEY, _AUDIT_KEY.c.user_id == _PROFILE.c.user_id)
-    .where(_PROFILE.c.user_id == any_(_USERS))
+    .outerjoin(_AUDIT_KEY, owned_by(_AUDIT_KEY, _PROFILE.c.user_id))
+    .where(owned_by_any(_PROFILE, _USERS))
     .order_by(_PROFILE.c.user_id)
     .with_for_update(of=_PROFILE, read=True, key_share=True)
 )
 _SESSION_COUNTS = (
     select(_T.c.user_id, func.count(func.distinct(_T.c.session_id)))
-    .where(_T.c.user_id == any_(_USERS), _T.c.occurred_at >= bindparam("since"))
+    .where(owned_by_any(_T, _USERS), _T.c.occurred_at >= bindparam("since"))
     .group_by(_T.c.user_id)
 )
 # the vectors go binary: formatting them as text cost more than the rest of a row

@@ -95,7 +95,7 @@ class ProfileRepository:
     def get(self, scope: UserScope) -> Profile:
         """The user's profile; raise :class:`UserNotFound` if there is none."""
         with self._db.transaction() as conn:
-            row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
+            row = conn.execute(select(_T).where(owned(_T, scope))).one_or_none()
         if row is None:
             raise UserNotFound("no profile for this user")
         return Profile.model_validate(row._mapping)
@@ -133,7 +133,7 @@ class ProfileRepository:
             if personal:
                 row = conn.execute(
                     update(_T)
-                    .where(_T.c.user_id == scope.user_id)
+                    .where(owned(_T, scope))
                     .values(**self._sealed(conn, scope, personal, {}))
                     .returning(_T)
                 ).one()
@@ -172,7 +172,7 @@ class ProfileRepository:
             values["notification_preference"] = _T.c.notification_preference.op("||")(
                 values["notification_preference"]
             )
-        mine = _T.c.user_id == scope.user_id
+        mine = owned(_T, scope)
         matching = (mine, _T.c.version == expected_version)
         with self._db.transaction() as conn:
             if _PERSONAL.isdisjoint(values):
@@ -312,5 +312,5 @@ class ProfileRepository:
         the caller's transaction.
         """
         with self._db.transaction(join) as conn:
-            deleted = conn.execute(delete(_T).where(_T.c.user_id == scope.user_id)).rowcount
+            deleted = conn.execute(delete(_T).where(owned(_T, scope))).rowcount
         return bool(deleted)
