@@ -83,7 +83,7 @@ from structured_memory.pii.vault import (
 )
 from structured_memory.repositories.confidence import MemoryTable, status_entry
 from structured_memory.repositories.fragments import IndexRow, index_rows, vault_ids_of
-from structured_memory.scoping import live
+from structured_memory.scoping import live, owned_by
 
 __all__ = [
     "CROSS_USER",
@@ -178,7 +178,7 @@ def count_unreadable(db: Database) -> int:
     the ring no longer holds): marked themselves, or their user's data key."""
     key_unreadable = (
         select(_KEY.c.user_id)
-        .where(_KEY.c.user_id == _T.c.user_id, _KEY.c.unreadable_since.is_not(None))
+        .where(owned_by(_KEY, _T.c.user_id), _KEY.c.unreadable_since.is_not(None))
         .exists()
     )
     with cross_user_transaction(db) as conn:
@@ -277,7 +277,7 @@ def _rewrap_batch(
             query.order_by(_KEY.c.user_id).limit(batch_size).with_for_update(skip_locked=True)
         ).all()
         for row in rows:
-            mine = _KEY.c.user_id == row.user_id
+            mine = owned_by(_KEY, row.user_id)
             try:
                 key = cipher.unwrap(
                     Sealed(row.key_id, bytes(row.nonce), bytes(row.wrapped)), row.user_id
@@ -339,7 +339,7 @@ def _to_envelope(
 ) -> bool:
     """Re-encrypt one ring-format entry with its user's data key; False if unreadable."""
     aad = aad_for(row.id, row.user_id, row.kind)
-    mine = and_(_T.c.id == row.id, _T.c.user_id == row.user_id)
+    mine = and_(_T.c.id == row.id, owned_by(_T, row.user_id))
     try:
         clear = cipher.open(Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)), aad=aad)
         if row.user_id not in data_keys:
@@ -449,10 +449,7 @@ def _repair_user(db: Database, cipher: PiiCipher, user_id: str) -> VaultRepairRe
 
 def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultRepairReport:
     rows = conn.execute(
-        select(_T)
-        .where(_T.c.user_id == user_id)
-        .order_by(_T.c.created_at, _T.c.id)
-        .with_for_update()
+        select(_T).where(owned_by(_T, user_id)).order_by(_T.c.created_at, _T.c.id).with_for_update()
     ).all()
     key: bytes | None = None
     if any(r.dek for r in rows):
@@ -461,13 +458,13 @@ def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultR
         except DecryptionError:
             conn.execute(
                 update(_KEY)
-                .where(_KEY.c.user_id == user_id)
+                .where(owned_by(_KEY, user_id))
                 .values(unreadable_since=_unreadable(_KEY))
             )
     groups: dict[tuple[str, str], list[Row[Any]]] = {}
     failed: list[uuid.UUID] = []
     for row in rows:
-        mine = and_(_T.c.id == row.id, _T.c.user_id == user_id)
+        mine = and_(_T.c.id == row.id, owned_by(_T, user_id))
         try:
             clear = open_entry(cipher, row, key)
         except DecryptionError:
@@ -486,7 +483,7 @@ def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultR
         )
         drop = [m.id for m in members if m is not keep]
         if drop:
-            conn.execute(delete(_T).where(_T.c.user_id == user_id, _T.c.id.in_(drop)))
+            conn.execute(delete(_T).where(owned_by(_T, user_id), _T.c.id.in_(drop)))
             moved.update({str(d): str(keep.id) for d in drop})
         if keep.match_mac is None:
             unindexed.append((keep, clear))
@@ -505,7 +502,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
     changed = 0
     fragments = conn.execute(
         select(_FRAGMENT.c.id, _FRAGMENT.c["metadata"]["pii"].label("pii")).where(
-            _FRAGMENT.c.user_id == user_id,
+            owned_by(_FRAGMENT, user_id),
             func.jsonb_typeof(_FRAGMENT.c["metadata"]["pii"]) == "array",
         )
     ).all()
@@ -520,7 +517,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
         if refs != fragment.pii:
             conn.execute(
                 update(_FRAGMENT)
-                .where(_FRAGMENT.c.id == fragment.id, _FRAGMENT.c.user_id == user_id)
+                .where(_FRAGMENT.c.id == fragment.id, owned_by(_FRAGMENT, user_id))
                 .values(
                     {
                         _FRAGMENT.c["metadata"]: func.jsonb_set(
@@ -539,7 +536,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
     ):
         rows = conn.execute(
             select(row_id.label("row_id"), column.label("doc"))
-            .where(table.c.user_id == user_id, func.jsonb_path_exists(column, holds_reference))
+            .where(owned_by(table, user_id), func.jsonb_path_exists(column, holds_reference))
             .with_for_update()
         ).all()
         for row in rows:
@@ -547,7 +544,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
             if doc != row.doc:
                 conn.execute(
                     update(table)
-                    .where(row_id == row.row_id, table.c.user_id == user_id)
+                    .where(row_id == row.row_id, owned_by(table, user_id))
                     .values(
                         {
                             column: doc,
@@ -821,7 +818,7 @@ def idle_sessions(db: Database, cutoff: datetime, *, limit: int = 1000) -> list[
     last = (
         select(func.max(_FRAGMENT.c.created_at))
         .where(
-            _FRAGMENT.c.user_id == _WATERMARK.c.user_id,
+            owned_by(_FRAGMENT, _WATERMARK.c.user_id),
             _FRAGMENT.c.session_id == _WATERMARK.c.session_id,
         )
         .scalar_subquery()
