@@ -97,7 +97,7 @@ def current() -> Impl:
             "analyse_text": analyse_text,
             "tokens": tokens,
         },
-        (_entities._entity_spans, _cached_tokens),
+        (_entities._entity_spans, _entities._line_shapes, _cached_tokens),
     )
 
 

@@ -100,7 +100,10 @@ def ingest(mem: MemoryClient, conv: Conversation, batch_size: int) -> float:
 
 
 def evaluate_sdk(
-    mem: MemoryClient, convs: Sequence[Conversation], latencies: dict[str, list[float]]
+    mem: MemoryClient,
+    convs: Sequence[Conversation],
+    latencies: dict[str, list[float]],
+    limit: int = MRR_DEPTH,
 ) -> tuple[Report, dict[str, Any]]:
     """Every question of ``convs`` through ``search`` with each preset; metrics and stats.
 
@@ -115,11 +118,11 @@ def evaluate_sdk(
     for conv in convs:
         uid = user_id(conv.sample_id)
         position = {m.metadata["dia_id"]: i for i, m in enumerate(conv.memories)}
-        want = min(MRR_DEPTH, len(conv.memories))
+        want = min(limit, len(conv.memories))
         for query in conv.queries:
             for method in METHODS:
                 started = time.perf_counter()
-                hits = mem.search(uid, query.text, limit=MRR_DEPTH, preset=method)
+                hits = mem.search(uid, query.text, limit=limit, preset=method)
                 latencies[method].append(elapsed_ms(started))
                 ranking = []
                 for hit in hits:
@@ -172,13 +175,22 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "since one database holds one embedding space",
     )
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=MRR_DEPTH,
+        help="hits asked per search (the re-ranking's depth)",
+    )
     parser.add_argument("--no-reference", action="store_true", help="skip the in-memory run")
     parser.add_argument("--out", default=None, help="result name (benchmarks/results/<out>.json)")
     return parser.parse_args(argv)
 
 
 def run_sdk(
-    mem: MemoryClient, splits: dict[str, list[Conversation]], batch_size: int
+    mem: MemoryClient,
+    splits: dict[str, list[Conversation]],
+    batch_size: int,
+    limit: int = MRR_DEPTH,
 ) -> tuple[dict[str, Any], dict[str, Report]]:
     """Ingest every conversation, then search every question; the report and results."""
     report: dict[str, Any] = {"splits": {}}
@@ -198,7 +210,7 @@ def run_sdk(
     for split, group in splits.items():
         if not group:
             continue
-        result, stats = evaluate_sdk(mem, group, latencies)
+        result, stats = evaluate_sdk(mem, group, latencies, limit)
         results[split] = result
         report["splits"][split] = {
             "conversations": [c.sample_id for c in group],
@@ -230,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     console.print(f"embedder {args.embedder}; data dir bench-{name}")
     mem = bench_client(name, embedder=args.embedder, embedder_config=embedder_config)
     try:
-        run, sdk_results = run_sdk(mem, splits, args.batch_size)
+        run, sdk_results = run_sdk(mem, splits, args.batch_size, args.limit)
     finally:
         mem.close()
     report: dict[str, Any] = {
@@ -239,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "embedder": args.embedder,
         "embedder_config": embedder_config,
         "search_presets": {m: PRESETS[m].model_dump(mode="json") for m in METHODS},
-        "limit": MRR_DEPTH,
+        "limit": args.limit,
         **run,
     }
     ingest_stats = run["ingest"]

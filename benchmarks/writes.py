@@ -20,6 +20,8 @@ In one run:
 - a searchable check: a sample of the written memories searched for by their own text
   (share found in the top 10);
 - single ``mem.write`` latency p50/p95;
+- ``end_session`` of 6-turn transcripts (sessions/s and latency; record, profile merge,
+  instructions and links in one transaction each), Chinese and English in the same share;
 - peak memory: the process's RSS high-water mark (``getrusage``, the whole run,
   pipelines and caches included) and the Python heap peak (``tracemalloc``) of a
   separate, untimed ``write_many`` of 1,000 memories (500 with ``--quick``).
@@ -56,6 +58,7 @@ from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
 from sdk.write_path import STAGES, observe_stages
 from values.inputs import MemoryInput
+from values.sessions import Turn
 
 __all__ = ["Mixed", "main"]
 
@@ -68,6 +71,37 @@ SINGLE_WRITES = 300
 QUICK_SINGLE_WRITES = 100
 ENGLISH_SHARE = 0.25
 SEARCH_CHECKS = 50
+SESSIONS = 300
+QUICK_SESSIONS = 100
+
+_ZH_SESSION = (
+    ("user", "订单 {order} 的{product}用了几天就{problem}，能退款吗"),
+    ("assistant", "非常抱歉，已为您提交退款，退款编号 {refund}。"),
+    ("user", "多久能到账？以后有事{channel}通知我"),
+    ("assistant", "预计 1-3 个工作日原路退回。"),
+    ("user", "好的，快递放{dropoff}就行，不是 {wrong} 是 {order}"),
+    ("assistant", "收到，已备注。"),
+)
+_EN_SESSION = (
+    ("user", "The {product} from order {order} {problem}, can I get a refund?"),
+    ("assistant", "Sorry about that, refund {refund} is issued."),
+    ("user", "How long will it take? From now on please {channel} me"),
+    ("assistant", "3-5 business days back to your card."),
+    ("user", "Thanks, and leave parcels {dropoff}. Sorry, it's {order} not {wrong}"),
+    ("assistant", "Noted."),
+)
+_ZH_FILL = {
+    "product": ("扫地机", "破壁机", "空气炸锅", "电动牙刷", "蓝牙耳机"),
+    "problem": ("不转了", "充不进电", "漏水", "异响", "开不了机"),
+    "channel": ("微信", "短信", "电话"),
+    "dropoff": ("丰巢柜", "驿站", "门卫"),
+}
+_EN_FILL = {
+    "product": ("kettle", "blender", "air fryer", "electric toothbrush", "headphones"),
+    "problem": ("stopped working", "leaks", "won't charge", "rattles"),
+    "channel": ("text", "email", "call"),
+    "dropoff": ("with the concierge", "at the parcel locker", "at the front desk"),
+}
 
 _EN_TEMPLATES = (
     "Order {order} still hasn't shipped, I paid ${amount} last week",
@@ -215,6 +249,48 @@ def single_writes(mem: MemoryClient, items: Sequence[MemoryInput]) -> dict[str, 
     return latency_stats(samples)
 
 
+def transcripts(n: int, users: Sequence[str], seed: int) -> list[tuple[str, list[Turn]]]:
+    """``n`` deterministic 6-turn after-sales sessions (user, turns), English in
+    :data:`ENGLISH_SHARE` of them: a problem, a refund, an instruction, a correction."""
+    rng = random.Random(seed + 2)
+    out = []
+    for i in range(n):
+        english = rng.random() < ENGLISH_SHARE
+        script, fill = (_EN_SESSION, _EN_FILL) if english else (_ZH_SESSION, _ZH_FILL)
+        order = rng.randint(1_000_000, 99_999_999)
+        values = {key: rng.choice(options) for key, options in fill.items()}
+        values |= {
+            "order": str(order),
+            "wrong": str(order + rng.randint(1, 9)),
+            "refund": f"RF{BASE_TIME:%Y%m%d}{i:05d}",
+        }
+        at = BASE_TIME - timedelta(days=rng.randint(1, 20))
+        turns = [
+            Turn(role, text.format(**values), at + timedelta(minutes=k))  # type: ignore[arg-type]
+            for k, (role, text) in enumerate(script)
+        ]
+        out.append((users[i % len(users)], turns))
+    return out
+
+
+def end_sessions(mem: MemoryClient, sessions: Sequence[tuple[str, list[Turn]]]) -> dict[str, Any]:
+    """``end_session`` of each transcript, one after another: sessions/s and latency."""
+    samples = []
+    started = time.perf_counter()
+    for k, (user, turns) in enumerate(sessions):
+        begin = time.perf_counter()
+        mem.end_session(user, f"bench-end-{k}-{uuid.uuid4().hex[:6]}", turns)
+        samples.append(elapsed_ms(begin))
+    wall = time.perf_counter() - started
+    return {
+        "sessions": len(sessions),
+        "turns_per_session": len(sessions[0][1]) if sessions else 0,
+        "seconds": round(wall, 2),
+        "sessions_per_s": round(len(sessions) / wall, 1),
+        **latency_stats(samples),
+    }
+
+
 def heap_peak_mib(mem: MemoryClient, items: Sequence[MemoryInput]) -> float:
     """The Python heap peak (``tracemalloc``) of one ``write_many`` of ``items``, untimed."""
     tracemalloc.start()
@@ -247,6 +323,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if batch_size == BATCH_SIZES[0]:
                 found = searchable(mem, items, ids)
         single = single_writes(mem, gen.memories(singles))
+        sessions = QUICK_SESSIONS if args.quick else SESSIONS
+        ends = end_sessions(mem, transcripts(sessions, gen.users, args.seed))
         heap = heap_peak_mib(mem, gen.memories(traced))
     finally:
         mem.close()
@@ -258,6 +336,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "write_many": runs,
         "searchable_share": found,
         "single_write": single,
+        "end_session": ends,
         "memory": {
             "peak_rss_mib": round(_peak_rss_mib(), 1),
             "tracemalloc_peak_mib": heap,
@@ -306,14 +385,19 @@ def _print(report: dict[str, Any]) -> None:
             ],
         ],
     )
-    s, m = report["single_write"], report["memory"]
+    s, m, e = report["single_write"], report["memory"], report["end_session"]
     print_table(
-        "single mem.write and peak memory",
+        "single mem.write, end_session and peak memory",
         ["measure", "value"],
         [
             ["mem.write p50 (ms)", s["p50_ms"]],
             ["mem.write p95 (ms)", s["p95_ms"]],
             ["mem.write mean (ms)", s["mean_ms"]],
+            [
+                f"end_session, {e['turns_per_session']}-turn transcripts (sessions/s)",
+                e["sessions_per_s"],
+            ],
+            ["end_session p50 / p95 (ms)", f"{e['p50_ms']} / {e['p95_ms']}"],
             ["peak RSS, whole run (MiB, getrusage high-water mark)", m["peak_rss_mib"]],
             [
                 f"Python heap peak, write_many of {m['tracemalloc_memories']:,} (MiB, tracemalloc)",

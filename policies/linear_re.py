@@ -319,6 +319,11 @@ class LinearPattern:
         """A match of the whole of ``text``, as ``re.fullmatch``."""
         return self._re2().rx.fullmatch(_safe(text))
 
+    def finditer(self, text: str) -> Iterator[LinearMatch]:
+        """Every match in ``text`` with its groups (no ``pre``/``post`` handling), as
+        ``re.finditer``."""
+        return self._re2().rx.finditer(_safe(text))
+
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
         """``text`` with every match replaced, as ``re.sub``."""
         return self._re2().rx.sub(repl, _safe(text))

@@ -15,7 +15,7 @@ from policies.validation import check_field_length, check_json, check_json_depth
 
 __all__ = ["MAX_ATTRIBUTES_BYTES", "MAX_SUMMARY_CHARS", "NOTIFICATION_CHANNELS", "validate_changes"]
 
-NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push"})
+NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push", "phone"})
 """The channels ``notification_preference`` may name."""
 MAX_ATTRIBUTES_BYTES = 64 * 1024
 """Largest ``attributes`` accepted, as JSON in UTF-8 bytes."""

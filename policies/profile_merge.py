@@ -4,15 +4,21 @@ An extractor turns a session into :class:`Observation` values of three kinds:
 
 - **facts** (address, device model, member level): objective; the newest
   observation wins (by ``observed_at``; a tie goes to the later one given), so
-  sessions merged out of order still end on the newest value;
+  sessions merged out of order still end on the newest value; a **negated**
+  fact (the user took the topic back: "之前说的饮食要求作废") clears every slot
+  of its key said before it;
 - **preferences** (notification channel, content format, budget per scenario):
-  never overturned by one mention. A value that is not the stable one is a
+  never overturned by one passing mention. A value that is not the stable one is a
   *candidate*; it counts the distinct sessions that mentioned it and becomes
   the stable value once ``1 + confirmations`` sessions did (default
   ``confirmations=2``: the first mention and two more sessions), with no
   mention of the stable value in between (a reaffirmed stable value drops the
   competing candidates). Several mentions in one session count once; the last
-  value a session gives for a slot is the one it said;
+  value a session gives for a slot is the one it said. An **explicit**
+  preference (a direct instruction: "以后都用微信通知我") is stable at once and
+  drops the slot's candidates; a **negated** one ("别再发邮件了") is a value the
+  user refuses: it leaves the slot if it held it, is never a candidate, and is
+  reported in :attr:`Merged.refused`;
 - **temporary intents** ("下周出差，暂时不报销"): never enter the profile;
   :func:`merge` hands them back for the caller to keep as IMPLICIT fragments.
 
@@ -70,7 +76,10 @@ class Observation:
 
     ``ref`` is the vault id of the clear value when the value is masked PII
     (an address); ``clear`` carries that clear value from the extractor to the
-    vault and is never shown, compared or merged.
+    vault and is never shown, compared or merged. ``explicit``: said as a
+    direct instruction; ``negated``: a value the user refuses. ``replaces`` (a
+    fact) is a value the user corrected into this one: the slot holding it is
+    the slot this observation fills.
     """
 
     kind: ObservationKind
@@ -81,6 +90,9 @@ class Observation:
     scenario: str | None = None
     ref: str | None = None
     clear: str | None = field(default=None, repr=False, compare=False)
+    explicit: bool = False
+    negated: bool = False
+    replaces: str | None = None
 
     @property
     def slot(self) -> str:
@@ -129,7 +141,9 @@ class ChangeKind(StrEnum):
     """What a merge did to a slot."""
 
     FACT_SET = "fact_set"
+    FACT_CLEARED = "fact_cleared"
     PREFERENCE_SET = "preference_set"
+    PREFERENCE_CLEARED = "preference_cleared"
     CANDIDATE = "candidate"
 
 
@@ -143,14 +157,60 @@ class Change:
 
 @dataclass(frozen=True)
 class Merged:
-    """The state after a merge, what changed, and the temporary intents left out."""
+    """The state after a merge, what changed, the temporary intents left out, and the
+    ``(slot, value)`` pairs the user refused."""
 
     state: ProfileState
     changes: tuple[Change, ...]
     temporary: tuple[Observation, ...]
+    refused: tuple[tuple[str, str], ...] = ()
+
+
+_ONE_PER_SCENARIO: Final = frozenset({"device_model"})
+"""Fact keys whose scenario is the thing they belong to (one device per product): a value
+said without its scenario finds the slot it belongs to."""
+
+
+def _fact_slot(facts: Mapping[str, Stable], o: Observation) -> str:
+    """Where a fact goes: the slot of the value it corrects; for a value said without its
+    scenario (a device model without its product), the one slot of its key, or the one
+    whose value shares its first word; else its own slot."""
+    key_slots = [s for s in facts if s == o.key or s.startswith(f"{o.key}@")]
+    if o.key not in _ONE_PER_SCENARIO:
+        return o.slot
+    if o.replaces is not None:
+        wrong = o.replaces.casefold()
+        for s in key_slots:
+            if facts[s].value.casefold() == wrong:
+                return s
+    if o.scenario is None and o.slot not in facts:
+        if len(key_slots) == 1:
+            return key_slots[0]
+        head = o.value.split()[0].casefold() if o.value.split() else ""
+        alike = [s for s in key_slots if facts[s].value.casefold().startswith(head)]
+        if head and len(alike) == 1:
+            return alike[0]
+    return o.slot
+
+
+def _clear_facts(facts: dict[str, Stable], o: Observation) -> Change | None:
+    """A withdrawn topic: every slot of its key said before ``o`` leaves the profile."""
+    gone = [
+        s
+        for s, v in facts.items()
+        if (s == o.key or s.startswith(f"{o.key}@")) and v.observed_at <= o.observed_at
+    ]
+    for s in gone:
+        del facts[s]
+    return Change(o.key, ChangeKind.FACT_CLEARED) if gone else None
 
 
 def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
+    if o.negated:
+        return _clear_facts(facts, o)
+    slot = _fact_slot(facts, o)
+    if slot != o.slot:
+        o = replace(o, key=slot.partition("@")[0], scenario=slot.partition("@")[2] or None)
     current = facts.get(o.slot)
     if current is not None and o.observed_at < current.observed_at:
         return None
@@ -166,12 +226,38 @@ def _drop_slot(candidates: dict[tuple[str, str], Candidate], slot: str) -> None:
         del candidates[key]
 
 
+def _merge_instruction(
+    preferences: dict[str, Stable],
+    candidates: dict[tuple[str, str], Candidate],
+    o: Observation,
+) -> Change | None:
+    """An explicit preference is stable at once; a refused one leaves its slot."""
+    stable = preferences.get(o.slot)
+    same = stable is not None and stable.value == o.value
+    if o.negated:
+        candidates.pop((o.slot, o.value), None)
+        if not same:
+            return None
+        del preferences[o.slot]
+        return Change(o.slot, ChangeKind.PREFERENCE_CLEARED)
+    _drop_slot(candidates, o.slot)
+    if stable is not None and same:
+        preferences[o.slot] = replace(
+            stable, observed_at=max(stable.observed_at, o.observed_at), session_id=o.session_id
+        )
+        return None
+    preferences[o.slot] = Stable(o.value, o.observed_at, o.session_id)
+    return Change(o.slot, ChangeKind.PREFERENCE_SET)
+
+
 def _merge_preference(
     preferences: dict[str, Stable],
     candidates: dict[tuple[str, str], Candidate],
     o: Observation,
     confirmations: int,
 ) -> Change | None:
+    if o.negated or o.explicit:
+        return _merge_instruction(preferences, candidates, o)
     stable = preferences.get(o.slot)
     if stable is not None and stable.value == o.value:
         preferences[o.slot] = replace(
@@ -209,12 +295,20 @@ def _merge_preference(
 def _said(observations: Iterable[Observation]) -> list[Observation]:
     """Observations in order, reduced to what each says last: of the facts, the newest per
     slot (a tie goes to the later one); of the preferences, each session's last value per
-    slot. Each stands where its slot (and session) was first spoken about."""
+    slot. Each stands where its slot (and session) was first spoken about. A refusal is
+    kept as said, and a session's value it refuses later is no longer that session's."""
     out: list[Observation] = []
     at: dict[tuple[str, str, str], int] = {}
     for o in observations:
         if o.kind is ObservationKind.TEMPORARY:
             out.append(o)
+            continue
+        if o.negated:
+            key = (o.kind.value, o.session_id, o.slot)
+            if key in at and out[at[key]].value == o.value:
+                out[at[key]] = o
+            else:
+                out.append(o)
             continue
         session = o.session_id if o.kind is ObservationKind.PREFERENCE else ""
         key = (o.kind.value, session, o.slot)
@@ -222,6 +316,9 @@ def _said(observations: Iterable[Observation]) -> list[Observation]:
             at[key] = len(out)
             out.append(o)
         elif o.kind is ObservationKind.PREFERENCE or o.observed_at >= out[at[key]].observed_at:
+            said = out[at[key]]
+            if o.kind is ObservationKind.PREFERENCE and said.explicit and not o.explicit:
+                continue  # a passing mention later in the session does not undo an instruction
             out[at[key]] = o
     return out
 
@@ -245,11 +342,14 @@ def merge(
     candidates = dict(state.candidates)
     changes: list[Change] = []
     temporary: list[Observation] = []
+    refused: list[tuple[str, str]] = []
     for o in _said(observations):
         change: Change | None
         if o.kind is ObservationKind.TEMPORARY:
             temporary.append(o)
             continue
+        if o.negated and (o.slot, o.value) not in refused:
+            refused.append((o.slot, o.value))
         if o.kind is ObservationKind.FACT:
             change = _merge_fact(facts, o)
         else:
@@ -257,7 +357,7 @@ def merge(
         if change is not None:
             changes.append(change)
     final = ProfileState(facts=facts, preferences=preferences, candidates=candidates)
-    return Merged(final, _net(state, final, changes), tuple(temporary))
+    return Merged(final, _net(state, final, changes), tuple(temporary), tuple(refused))
 
 
 def _net(
@@ -270,7 +370,9 @@ def _net(
         if change.kind is ChangeKind.FACT_SET:
             fact = state.facts.get(change.slot)
             return None if fact is None else (fact.value, fact.ref)
-        if change.kind is ChangeKind.PREFERENCE_SET:
+        if change.kind is ChangeKind.FACT_CLEARED:
+            return sorted(s for s in state.facts if s.partition("@")[0] == change.slot)
+        if change.kind in (ChangeKind.PREFERENCE_SET, ChangeKind.PREFERENCE_CLEARED):
             pref = state.preferences.get(change.slot)
             return None if pref is None else pref.value
         return {k: c for k, c in state.candidates.items() if k[0] == change.slot}

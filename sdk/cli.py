@@ -1,7 +1,9 @@
-"""``dualtrack``: the command line of a deployment.
+"""The SDK's commands of ``dualtrack``: migrate, new-key, rotate-keys, rekey-devices,
+repair-vault, sweep, decay, audit, worker, reindex, retokenise, health and demo.
 
-migrate, new-key, rotate-keys, repair-vault, rekey-devices, sweep, decay, audit, worker,
-reindex, retokenise, health and demo; each reads the same ``DUALTRACK_*`` settings as the SDK.
+Each reads the same ``DUALTRACK_*`` settings as the SDK. :data:`commands` is not a CLI of
+its own: ``service.cli`` assembles the one ``dualtrack`` from it and the service's commands,
+so this module imports nothing of the service.
 """
 
 from __future__ import annotations
@@ -33,11 +35,14 @@ from structured_memory.cross_user import (
     repair_vault,
     rotate_keys,
 )
-from structured_memory.device_rekey import count_unkeyed_devices, rekey_devices
+from structured_memory.cross_user.device_rekey import count_unkeyed_devices, rekey_devices
 from structured_memory.pii.keyring import PiiKey
 from unstructured_memory.index.base import ColdTenants, Resettable
 
-app = typer.Typer(help="dualtrack: user memory infrastructure for agents.", no_args_is_help=True)
+__all__ = ["commands", "console", "err_console"]
+
+commands = typer.Typer()
+"""The SDK's commands, in the order ``dualtrack --help`` lists them."""
 console = Console()
 err_console = Console(stderr=True)
 
@@ -61,7 +66,7 @@ def _mark(ok: bool) -> str:
     return "[green]yes[/green]" if ok else "[red]no[/red]"
 
 
-@app.command()
+@commands.command()
 def migrate(
     revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
     down: Annotated[bool, typer.Option("--down", help="Downgrade to REVISION instead.")] = False,
@@ -86,7 +91,7 @@ def migrate(
     console.print(f"schema: {before or 'empty'} -> {after or 'empty'}")
 
 
-@app.command("new-key")
+@commands.command("new-key")
 def new_key(
     key_id: Annotated[str | None, typer.Option(help="Key id.")] = None,
     blind: Annotated[
@@ -110,7 +115,7 @@ def new_key(
     console.print(PiiKey.generate(datetime.now(UTC).date(), key_id).to_line(), soft_wrap=True)
 
 
-@app.command("rotate-keys")
+@commands.command("rotate-keys")
 def rotate_keys_command(
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per transaction.")] = 500,
 ) -> None:
@@ -149,7 +154,7 @@ def rotate_keys_command(
         raise typer.Exit(code=1)
 
 
-@app.command("rekey-devices")
+@commands.command("rekey-devices")
 def rekey_devices_command(
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per transaction.")] = 500,
 ) -> None:
@@ -172,7 +177,7 @@ def rekey_devices_command(
     )
 
 
-@app.command("repair-vault")
+@commands.command("repair-vault")
 def repair_vault_command() -> None:
     """Merge duplicate PII vault entries (of one exact value) written before the unique
     index, rewrite the references to them, and index every readable entry written before
@@ -199,7 +204,7 @@ def repair_vault_command() -> None:
         raise typer.Exit(code=1)
 
 
-@app.command()
+@commands.command()
 def sweep(
     batch_size: Annotated[
         int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
@@ -245,7 +250,7 @@ def sweep(
         console.print(f"vacuumed {len(report.vacuumed)} tables")
 
 
-@app.command()
+@commands.command()
 def decay(
     batch_size: Annotated[
         int, typer.Option(min=1, max=100_000, help="Rows per transaction.")
@@ -270,7 +275,7 @@ def decay(
     console.print(table)
 
 
-@app.command()
+@commands.command()
 def audit(
     limit: Annotated[int, typer.Option(min=1, max=10_000, help="Most entries listed.")] = 50,
     user: Annotated[
@@ -335,7 +340,7 @@ def audit(
     console.print(table)
 
 
-@app.command()
+@commands.command()
 def worker(
     interval: Annotated[float, typer.Option(min=0.05, help="Seconds between polls.")] = 1.0,
 ) -> None:
@@ -359,7 +364,7 @@ def worker(
         _fail(exc)
 
 
-@app.command()
+@commands.command()
 def reindex(
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per batch.")] = 500,
 ) -> None:
@@ -382,7 +387,7 @@ def reindex(
     console.print(f"reindexed {done} fragments into {name}")
 
 
-@app.command()
+@commands.command()
 def retokenise(
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per batch.")] = 500,
 ) -> None:
@@ -404,7 +409,7 @@ def retokenise(
     )
 
 
-@app.command()
+@commands.command()
 def health() -> None:
     """Check the database, the index, the schema, the PII key age and the outbox lag."""
     try:
@@ -444,7 +449,7 @@ def health() -> None:
         raise typer.Exit(code=1)
 
 
-@app.command()
+@commands.command()
 def demo() -> None:
     """Replay the design's story: day 1 refund, overnight verification, day 2 another agent."""
     from sdk.demo import run
@@ -453,7 +458,3 @@ def demo() -> None:
         run(console)
     except DualtrackError as exc:
         _fail(exc)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    app()

@@ -52,7 +52,7 @@ from structured_memory.cross_user import (
     sweep_expired,
     vacuum_user_tables,
 )
-from structured_memory.erasure_vacuum import ErasureTrace, erasure_trace
+from structured_memory.cross_user.erasure_vacuum import ErasureTrace, erasure_trace
 from structured_memory.pii.keyring import KeyRing
 from structured_memory.repositories.outbox import OutboxLag
 from unstructured_memory.index.base import LargeScopes
@@ -477,6 +477,7 @@ class MemoryClient:
             sessions=SessionRepository(rt.db),
             learned=LearnedProfileRepository(rt.vault),
             links=rt.links,
+            facts=rt.facts,
             extractor=self._profile_extractor(),
             config=SessionConfig(
                 idle=timedelta(minutes=s.session_idle_minutes),
@@ -570,7 +571,7 @@ class MemoryClient:
         committed, the tables it touched are vacuumed, so their files keep no
         tuple of the user; this returns after that vacuum, at most
         ``erasure_vacuum_timeout_s`` later (a vacuum that fails is logged and
-        left to the sweep: see :mod:`structured_memory.erasure_vacuum`).
+        left to the sweep: see :mod:`structured_memory.cross_user.erasure_vacuum`).
         """
         rt = self._rt()
         scope = self.scope(user_id)

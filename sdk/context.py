@@ -30,6 +30,8 @@ from policies.pii import PiiKind, mask_pii, mask_value
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
 from structured_memory.repositories.learned_profile import LEARNED_KEY
+from unstructured_memory.profile.rules import NOTE_PREFIX
+from unstructured_memory.summariser.topics import TOPICS
 from values.context import ContextItem, MemoryContext, Section
 from values.hits import MemoryHit
 from values.records import Fact, Profile
@@ -59,6 +61,14 @@ class _Words:
     scenarios: dict[str, str] = field(default_factory=dict)
     values: dict[str, str] = field(default_factory=dict)
     """Words for coded values (a content format)."""
+    note: str = "note"
+    """The label of an instruction kept in the user's words (``note:…`` facts)."""
+
+    def fact_label(self, key: str) -> str:
+        """How a fact's key is shown: a topic's label, ``note`` for a note, else the key."""
+        if key.startswith(NOTE_PREFIX):
+            return self.note
+        return self.learned.get(key, key)
 
 
 _ZH = _Words(
@@ -99,7 +109,9 @@ _ZH = _Words(
         "member_level": "会员等级",
         "content_format": "内容形式",
         "budget": "预算",
+        **{t.key: t.zh for t in TOPICS if t.key not in ("content_format",)},
     },
+    note="用户嘱咐",
     scenarios={
         "self": "自用",
         "parents": "给父母",
@@ -137,7 +149,9 @@ _EN = _Words(
         "member_level": "membership",
         "content_format": "content format",
         "budget": "budget",
+        **{t.key: t.en for t in TOPICS if t.key not in ("content_format",)},
     },
+    note="user's instruction",
     scenarios={
         "self": "for themselves",
         "parents": "for parents",
@@ -192,7 +206,7 @@ def fact_items(
             shown = w.sensitive.format(masked=masked, ref=ref)
         else:
             shown = _display(value)
-        line = f"{_clean(f.key)}：{shown}"
+        line = f"{_clean(w.fact_label(f.key))}：{shown}"
         if f.status == PENDING:
             out.append(
                 ContextItem(Section.QUESTION, w.question.format(text=line), str(f.id), PENDING)

@@ -51,13 +51,17 @@ def current_terms(row: StoredTerms, turns: Mapping[uuid.UUID, str]) -> list[str]
     """The terms the write path gives ``row`` now (``turns``: texts by id, for its context).
 
     A row was indexed with a context (its session date and the turns named by
-    ``context_ids``) if it names context turns or holds more terms than its own
-    text has (the date of a session's first turn). A row with neither gets the
-    same terms with or without a context, whatever it was written with.
+    ``context_ids``) if it names context turns or holds the terms of its date that
+    its own text lacks (a session's first turn). A row with neither gets the same
+    terms with or without a context, whatever it was written with. (Counting terms
+    does not tell: a row of an earlier release holds fewer terms than its text
+    has now, bigrams and concepts being new.)
     """
     own = indexed_terms(row.text, None)
-    if not row.context_ids and len(row.index_text.split()) <= len(own):
-        return own
+    if not row.context_ids:
+        dated = set(indexed_terms(context_text(row.occurred_at, []), None))
+        if not dated <= set(row.index_text.split()) or dated <= set(own):
+            return own
     previous = [turns[i] for i in row.context_ids if i in turns]
     return indexed_terms(row.text, context_text(row.occurred_at, previous))
 

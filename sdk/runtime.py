@@ -21,10 +21,10 @@ from sdk.search_path import SearchPath
 from sdk.settings import Settings
 from sdk.write_path import WritePath
 from structured_memory import migrate
+from structured_memory.cross_user.erasure_vacuum import ErasureVacuum
 from structured_memory.database import Database
 from structured_memory.embedded import start_embedded_server
 from structured_memory.embedding_space import claim_embedding_space
-from structured_memory.erasure_vacuum import ErasureVacuum
 from structured_memory.pii.cipher import PiiCipher
 from structured_memory.pii.keyring import KeyRing, derive_key
 from structured_memory.pii.vault import PiiVault

@@ -283,7 +283,9 @@ class SearchPath:
                         rec.text,
                     )
                 )
-        ranked = rerank(query.text, candidates, DEFAULT_RERANK, terms=query.tokens)
+        ranked = rerank(
+            query.text, candidates, DEFAULT_RERANK, terms=query.tokens, weights=query.weights
+        )
         return [replace(hits[i], score=score) for i, score in ranked]
 
     @staticmethod

@@ -14,14 +14,18 @@ Processing the turns after the session's watermark is one transaction: the
 record (rules + NER summary, or the chat extractor's sentence; IMPLICIT, kept
 90 days; PII vaulted and masked), the temporary intents as IMPLICIT notes of
 the session (7 days), the profile merge (``policies.profile_merge``: facts
-newest first, preferences after repeated confirmation, audited as
-``profile_update``), the business links of the ids named (orders, refunds,
-returns, exchanges, tickets, work orders; ``BUSINESS``, for their verifiers),
-and the watermark. Either all of it is stored or none: a crash or an error
-leaves the watermark where it was, and the next trigger processes the same
-turns again. Extraction (which may call a chat model) runs before the
-transaction, and a watermark that moved meanwhile makes the work start over
-from the new one (bounded), so two triggers never both record the same turns.
+newest first, preferences after repeated confirmation, direct instructions at
+once, audited as ``profile_update``), the user's instructions that no profile
+field holds as explicit facts (and those they withdrew deleted), the business
+links of the ids named (orders, refunds, returns, exchanges, tickets, work
+orders; ``BUSINESS``, for their verifiers), the amendments a correction makes
+to what earlier sessions stored (a wrong id's link ended, the records naming
+it rewritten with the right one), and the watermark. Either all of it is
+stored or none: a crash or an error leaves the watermark where it was, and the
+next trigger processes the same turns again. Extraction (which may call a chat
+model) runs before the transaction, and a watermark that moved meanwhile makes
+the work start over from the new one (bounded), so two triggers never both
+record the same turns.
 
 The transcript given to ``end_session`` is either the whole session (its first
 turns those the session already knows: recognised by a digest of their masked
@@ -55,6 +59,7 @@ from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions
 from structured_memory.database import Database
 from structured_memory.repositories.business_link import BusinessLinkRepository
+from structured_memory.repositories.facts import FactRepository
 from structured_memory.repositories.fragments import NewFragment
 from structured_memory.repositories.learned_profile import LearnedProfileRepository
 from structured_memory.repositories.session import (
@@ -66,7 +71,8 @@ from structured_memory.repositories.session import (
     chain_digest,
 )
 from unstructured_memory.profile.base import ProfileExtractor
-from unstructured_memory.summariser.summary import summarise
+from unstructured_memory.summariser.summary import summarise, withdrawal_pairs
+from unstructured_memory.summariser.topics import TOPICS, Topic
 from values.inputs import MemoryInput
 from values.sessions import ROLES, Role, SessionRecord, Turn, TurnsAppended
 
@@ -76,6 +82,9 @@ _log = logging.getLogger(__name__)
 
 MAX_APPEND_TURNS: Final = 1000
 """Most turns one ``append_turns`` call takes."""
+
+_TOPICS: Final = {t.key: t for t in TOPICS if not t.context}
+"""The topics an instruction names, whose older statements a change makes stale."""
 
 _ATTEMPTS: Final = 5
 """How often processing starts over when the watermark moved under it."""
@@ -122,6 +131,7 @@ class SessionPath:
         sessions: SessionRepository,
         learned: LearnedProfileRepository,
         links: BusinessLinkRepository,
+        facts: FactRepository,
         extractor: ProfileExtractor,
         config: SessionConfig,
     ) -> None:
@@ -130,6 +140,7 @@ class SessionPath:
         self._sessions = sessions
         self._learned = learned
         self._links = links
+        self._facts = facts
         self._extractor = extractor
         self._config = config
 
@@ -289,6 +300,9 @@ class SessionPath:
         if extraction.record_text:
             summary = replace(summary, summary_text=extraction.record_text)
         observations = [*extraction.observations, *_stored_addresses(stored, session_id)]
+        corrected = summary.dialogue.pairs([turns[i].text for i in summary.turn_index])
+        withdrawn = withdrawal_pairs(summary.dialogue.unmatched)
+        named_ids = sorted({e.text for e in summary.entities if e.type in ENTITY_LINK_TYPES})[:1]
         notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
         keys = {
             (ENTITY_LINK_TYPES[e.type], e.text)
@@ -299,7 +313,36 @@ class SessionPath:
         def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
             advance(conn, fragments[0].id)
             self._learned.merge(conn, scope, observations, confirmations=self._config.confirmations)
+            restated: dict[str, Topic] = {}  # what earlier records may state otherwise
+            olds: list[str] = []
+            for key in extraction.withdrawn:
+                former = self._facts.delete_within(conn, scope, key)
+                if key in _TOPICS:  # a one-off or a note of it goes too
+                    restated[key] = _TOPICS[key]
+                    olds += [] if former is None else [str(former.value)]
+            for instruction in extraction.instructions:
+                former = self._facts.replace_within(
+                    conn,
+                    scope,
+                    instruction.key,
+                    instruction.text,
+                    lifecycle_policy=LifecyclePolicy.EXPLICIT,
+                    source="session",
+                )
+                if instruction.key in _TOPICS and (
+                    former is None or former.value != instruction.text
+                ):
+                    restated[instruction.key] = _TOPICS[instruction.key]
+                    olds += [] if former is None else [str(former.value)]
+            if restated:
+                news = [i.text for i in extraction.instructions]
+                self._writes.restate(conn, scope, list(restated.values()), olds, news)
             self._links.add_missing(conn, scope, sorted(keys))
+            if corrected:  # values said wrong in earlier sessions too
+                self._links.end_named(conn, scope, {wrong for wrong, _ in corrected})
+                self._writes.amend(conn, scope, corrected)
+            if withdrawn:  # a request of an earlier session taken back: its latest record
+                self._writes.amend(conn, scope, withdrawn, latest=1, naming=named_ids)
             return fragments
 
         memory_id = self._writes.write_record(

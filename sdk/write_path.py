@@ -53,7 +53,7 @@ from policies.audit import AuditAction
 from policies.errors import InvalidField, InvalidInput, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
-from policies.pii import PiiMatch, check_pii_values
+from policies.pii import PiiMatch, check_pii_values, find_pii
 from policies.scope import UserScope
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import (
@@ -83,7 +83,10 @@ from unstructured_memory.contextual import (
     indexed_terms,
 )
 from unstructured_memory.embedders.base import Embedder
+from unstructured_memory.summariser.amended import substitute
+from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.summary import analyse_text
+from unstructured_memory.summariser.topics import Topic
 from unstructured_memory.tokenize import keyword_terms
 from values.entities import Entity
 from values.inputs import MemoryInput
@@ -91,6 +94,7 @@ from values.sessions import SessionSummary
 
 __all__ = [
     "MAX_METADATA_BYTES",
+    "RESTATED_RECORDS",
     "STAGES",
     "StageObserver",
     "Within",
@@ -102,6 +106,12 @@ _log = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16 * 1024
 """Largest ``metadata`` accepted, as UTF-8 JSON."""
+
+RESTATED_RECORDS = 50
+"""How many of the user's latest records a changed instruction is looked for in."""
+
+_RECORDS = (MemoryKind.INTERACTION_RECORD.value, MemoryKind.NOTE.value)
+"""The kinds an amendment rewrites: what sessions recorded."""
 
 Within = Callable[[Connection, list[NewFragment]], list[NewFragment]]
 """Work joined to a write's transaction, after the vault and TTL stages and before the
@@ -618,6 +628,91 @@ class WritePath:
             )
         self.index_feed_ids(conn, scope, [n.id for n in neighbours])
         return len(neighbours)
+
+    def amend(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        latest: int | None = None,
+        naming: Sequence[str] = (),
+    ) -> int:
+        """Rewrite the user's interaction records and notes that name a value the user
+        corrected since (``(wrong, right)`` pairs): the wrong value replaced by the right
+        one in text, entities, keyword terms and vector, and the derived index told; the
+        ``latest`` most recent only and those also holding all of ``naming``, when given.
+        Values holding PII are never searched for. Returns how many records changed."""
+        pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
+        rows = self._ledger.naming(
+            conn, scope, [w for w, _ in pairs], _RECORDS, latest=latest, also=naming
+        )
+        return self._rewrite(
+            conn,
+            scope,
+            [
+                (
+                    fragment_id,
+                    substitute(text, pairs),
+                    [
+                        {**e, "text": substitute(str(e.get("text", "")), pairs)}
+                        if isinstance(e, dict)
+                        else e
+                        for e in entities
+                    ],
+                )
+                for fragment_id, text, entities in rows
+            ],
+        )
+
+    def restate(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        topics: Sequence[Topic],
+        olds: Sequence[str],
+        news: Sequence[str],
+        *,
+        latest: int = RESTATED_RECORDS,
+    ) -> int:
+        """Rewrite the user's ``latest`` most recent interaction records and notes that
+        state an instruction of ``topics`` the user gave, changed or withdrew since
+        (``olds``: the instructions as they were; ``news``: as they are now), each such
+        clause replaced by a marker
+        (:func:`~unstructured_memory.summariser.restated.restate`); the derived index is
+        told. Returns how many records changed."""
+        rows = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
+        changed = []
+        for fragment_id, text, entities in rows:
+            lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+            new = restate(text, topics, olds, news, lang=lang)
+            if new is not None:
+                changed.append((fragment_id, new, list(entities)))
+        return self._rewrite(conn, scope, changed)
+
+    def _rewrite(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        rows: Sequence[tuple[uuid.UUID, str, Sequence[Any]]],
+    ) -> int:
+        """Store each ``(id, text, entities)`` as the fragment's new text, re-embedded and
+        re-indexed, and tell the derived index; returns how many."""
+        if not rows:
+            return 0
+        vectors = self._embedder.embed_documents([text for _, text, _ in rows])
+        for (fragment_id, text, entities), vector in zip(rows, vectors, strict=True):
+            self._ledger.rewrite(
+                conn,
+                scope,
+                fragment_id,
+                text=text,
+                entities=entities,
+                index_text=" ".join(keyword_terms(text)),
+                embedding=vector,
+            )
+        self.index_feed_ids(conn, scope, [r[0] for r in rows])
+        return len(rows)
 
     def index_feed_ids(self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID]) -> None:
         """Queue upserts of changed fragments for a derived index."""

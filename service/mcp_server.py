@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import threading
 from collections import Counter
@@ -28,7 +29,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NoReturn, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -37,6 +38,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.console import Console
+from rich.markup import escape
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
@@ -63,6 +66,7 @@ from service.errors import RateLimited, Unauthorized, error_body, error_response
 from service.gate import Gate
 from service.ratelimit import RateLimits
 from service.settings import ServiceSettings
+from service.shutdown import exit_cleanly_on_signals
 
 __all__ = [
     "TOOLS",
@@ -465,7 +469,7 @@ def run_stdio(
     """Serve over stdio for the user and agent of ``token``.
 
     The token is verified before serving: a bad one raises :class:`Unauthorized`
-    (the CLI prints it and exits 1). Startup output goes to stderr, never into
+    (:func:`main` prints it and exits 1). Startup output goes to stderr, never into
     the protocol's stdout.
     """
     if not token:
@@ -500,12 +504,33 @@ def run_http(
     )
 
 
-def main() -> None:
-    """``python -m service.mcp_server``: ``dualtrack mcp --transport stdio`` (the token in
-    ``DUALTRACK_MCP_TOKEN``)."""
-    from service.cli import app
+def main(http: tuple[str, int] | None = None) -> None:
+    """Run the server as this process until it is stopped: ``dualtrack mcp``, and
+    ``python -m service.mcp_server`` (stdio).
 
-    app(["mcp", "--transport", "stdio"])
+    Over stdio (``http`` None) for the token in ``DUALTRACK_MCP_TOKEN``, else streamable
+    HTTP at ``http = (host, port)``. Invalid service settings or a refused token end it
+    with one line on stderr and status 1; SIGTERM and SIGHUP with status 0
+    (:mod:`service.shutdown`).
+    """
+    try:
+        service = ServiceSettings()
+    except ValueError as exc:
+        _exit_with(f"invalid service settings: {exc}")
+    exit_cleanly_on_signals()
+    try:
+        if http is None:
+            run_stdio(os.environ.get("DUALTRACK_MCP_TOKEN"), service=service)
+        else:
+            run_http(*http, service=service)
+    except DualtrackError as exc:
+        _exit_with(f"[{exc.code}] {exc.message}")
+
+
+def _exit_with(error: str) -> NoReturn:
+    """End the process with ``error`` on stderr (stdout is the protocol's) and status 1."""
+    Console(stderr=True).print(f"[red]error[/red] {escape(error)}")
+    raise SystemExit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

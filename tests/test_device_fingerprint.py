@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from sdk.cli import app
 from sdk.client import MemoryClient
+from service.cli import app
 from structured_memory.pii.keyring import derive_key
 from structured_memory.repositories.device import device_digest
 

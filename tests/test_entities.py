@@ -6,10 +6,17 @@ import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policies.errors import InvalidText
 from unstructured_memory.summariser import detect_language, extract_entities
-from unstructured_memory.summariser.entities import ENTITY_LABELS, PII_LABELS
+from unstructured_memory.summariser.entities import (
+    ENTITY_LABELS,
+    ID_LABELS,
+    PII_LABELS,
+    cue_before,
+)
 from values.entities import Entity
 
 
@@ -151,3 +158,129 @@ def test_invalid_text_is_refused(bad: str) -> None:
 )
 def test_detect_language(text: str, lang: str) -> None:
     assert detect_language(text) == lang
+
+
+# --------------------------------------------------------------------------- identifiers
+
+
+def _ids(text: str) -> list[tuple[str, str]]:
+    return [(e.type, e.text) for e in extract_entities(text) if e.type in ID_LABELS]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # dashed, dotted, slashed and spaced ids after a cue, none split or cut
+        ("工单 WX-37-01958 一直没人跟进", [("WORK_ORDER_ID", "WX-37-01958")]),
+        ("订单 3107-2264-9015 的快递到哪了", [("ORDER_ID", "3107-2264-9015")]),
+        ("订单号 3107 2264 9015，东西少了", [("ORDER_ID", "3107 2264 9015")]),
+        ("订单 88412 100 块那单", [("ORDER_ID", "88412")]),
+        ("批次号 21.0917.33 的面粉有虫", [("CODE", "21.0917.33")]),
+        ("报销要写合同号 HT/2025/0098/B", [("CODE", "HT/2025/0098/B")]),
+        ("退货单号 TR7-00213 寄回了", [("RETURN_ID", "TR7-00213")]),
+        ("换货单QX91-20034还没审", [("EXCHANGE_ID", "QX91-20034")]),
+        ("已创建维修单 RP-5521-07", [("WORK_ORDER_ID", "RP-5521-07")]),
+        # short codes after a strong cue, lower case, full-width digits
+        ("提货码 K3P9 报了不给取", [("CODE", "K3P9")]),
+        ("开箱码是 7-3-0442", [("CODE", "7-3-0442")]),
+        ("工单 rx-12-00077 没人理", [("WORK_ORDER_ID", "rx-12-00077")]),
+        ("订单号：５５３０２１７，发错货了", [("ORDER_ID", "5530217")]),
+        (
+            "保修卡号 WK-2291-0034，序列号 SNQ7731X20",
+            [
+                ("CODE", "WK-2291-0034"),
+                ("CODE", "SNQ7731X20"),
+            ],
+        ),
+        # ids in an id-like position, with no cue before them
+        ("77310 那个单子怎么还没到", [("ORDER_ID", "77310")]),
+        ("5520871、5520872 这两单一起退", [("ORDER_ID", "5520871"), ("ORDER_ID", "5520872")]),
+        ("请问订单号是？\n4418203", [("ORDER_ID", "4418203")]),
+        ("Parcel 30218-A came, 30218-D did not", [("TRACKING_NO", "30218-A"), ("CODE", "30218-D")]),
+        ("My pickup code is 7RQ2 and it fails", [("CODE", "7RQ2")]),
+        ("the reservation ref is K7P2QX", [("CODE", "K7P2QX")]),
+        ("case WQ-19-0042 is still open", [("TICKET_ID", "WQ-19-0042")]),
+        (
+            "我有三单，7720115、7720116 和 7720130 一起发",
+            [
+                ("ORDER_ID", "7720115"),
+                ("ORDER_ID", "7720116"),
+                ("ORDER_ID", "7720130"),
+            ],
+        ),
+        ("昨天下单的空气炸锅 7731902 还没发", [("ORDER_ID", "7731902")]),
+        ("the kettle I ordered, 7790314, leaks", [("ORDER_ID", "7790314")]),
+        ("Warranty claim WC-2231-07 was approved", [("CODE", "WC-2231-07")]),
+        # a Latin cue is a word of its own
+        ("my preference 12345 is odd", []),
+        ("型号 SNB3301 的那款", []),
+        # what is not an id: sizes, dates, amounts, durations, one-time passwords
+        ("尺码 170/88A 偏小", []),
+        ("订单 2025-11-03 下的", []),
+        ("退款 49.90 到了吗", []),
+        ("验证码 553201 发我了", []),
+        ("10-15 天能到吗", []),
+    ],
+)
+def test_identifier_grammar(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _ids(text) == expected
+
+
+def test_an_id_repeated_without_its_cue_keeps_the_cued_label() -> None:
+    text = "ticket QT-21-40917 please\nQT-21-40917 is not yours\nsorry, QT-21-49017"
+    assert _ids(text) == [
+        ("TICKET_ID", "QT-21-40917"),
+        ("TICKET_ID", "QT-21-40917"),
+        ("TICKET_ID", "QT-21-49017"),
+    ]
+
+
+def test_the_cue_before_a_code_is_what_the_user_said() -> None:
+    text = "订单 4418203 的提货码 K3P9 不对，SN 码 SNQ7731X20"
+    found = {e.text: e for e in extract_entities(text)}
+    assert cue_before(text, found["K3P9"].start) == "提货码"
+    assert cue_before(text, found["SNQ7731X20"].start) == "SN 码"
+    assert cue_before(text, found["4418203"].start) == ""
+
+
+_ID_PART = st.text(
+    alphabet="ABCDEFGHJKLMNPQRSTUVWXYZabcdefghjkmnpqrstuvwxyz0123456789", min_size=1, max_size=6
+)
+_CUES = ["工单", "订单号", "取件码", "会员号", "质检单", "ticket", "order", "booking ref is"]
+
+
+@st.composite
+def _cued_ids(draw: st.DrawFn) -> tuple[str, str]:
+    """A cue and an identifier of letters and digits in parts joined by - _ / ."""
+    head = draw(st.from_regex(r"[A-Z]{2,3}[0-9]{3,5}", fullmatch=True))
+    parts = draw(st.lists(st.tuples(st.sampled_from("-_/."), _ID_PART), max_size=3))
+    value = head + "".join(sep + part for sep, part in parts)
+    return draw(st.sampled_from(_CUES)), value
+
+
+@given(
+    _cued_ids(),
+    st.sampled_from(["", "您好，", "Hi, my ", "我的"]),
+    st.sampled_from(["", " 还没处理", "，麻烦查下", " is wrong.", "。", "?"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_cued_id_is_never_split_or_cut(cued: tuple[str, str], before: str, after: str) -> None:
+    cue, value = cued
+    text = f"{before}{cue} {value}{after}"
+    ids = [e for e in extract_entities(text) if e.type in ID_LABELS]
+    assert [e.text for e in ids] == [value], text
+    assert text[ids[0].start : ids[0].end] == value
+
+
+@given(
+    st.from_regex(r"1[3-9][0-9]{9}", fullmatch=True),
+    st.sampled_from(["", "联系我", "会员号", "我的号码", "call me on", "序列号旁", "取件码发到"]),
+    st.sampled_from(["", "，谢谢", " thanks", "。"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_phone_is_never_an_id_without_an_id_cue(phone: str, before: str, after: str) -> None:
+    text = f"{before} {phone}{after}"
+    start = text.index(phone)
+    found = extract_entities(text)
+    assert not [e for e in found if e.type in ID_LABELS and e.start < start + 11 and start < e.end]
+    assert [e.type for e in found if e.start == start] == ["PHONE"]

@@ -14,9 +14,9 @@ from policies.errors import InvalidField, RecordNotFound, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk import MemoryInput, cli
-from sdk.cli import app
 from sdk.client import MemoryClient
 from sdk.settings import Settings
+from service.cli import app
 from structured_memory import audit
 
 USER, OTHER = "buyer-fb-001", "buyer-fb-002"

@@ -8,7 +8,7 @@ what ``search`` returns.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -238,3 +238,31 @@ def test_redelivered_upserts_do_not_duplicate(harness: Harness) -> None:
     harness.redeliver(a)
     harness.redeliver(a)
     assert harness.search("u1", "退款") == [a]
+
+
+def test_a_word_cut_otherwise_is_found_by_its_bigrams(harness: Harness) -> None:
+    party = harness.store("u1", "Bart在圣诞节晚会上跳舞，感觉非常开心")
+    harness.store("u1", "Bart在学校的体育节上跑了第一名")
+    assert harness.search("u1", "圣诞晚会", config=KEYWORD_ONLY)[:1] == [party]
+
+
+def test_heavier_query_terms_weigh_more(harness: Harness) -> None:
+    refund = harness.store("u1", "退款 已经 到账")
+    parcel = harness.store("u1", "快递 已经 签收")
+    q = build_query(
+        "退款 快递", embedder=EMBEDDER, config=KEYWORD_ONLY, limit=5, now=datetime.now(UTC)
+    ).query
+    for heavy, first in (("退款", refund), ("快递", parcel)):
+        weights = tuple(1.0 if t == heavy else 0.3 for t in q.tokens)
+        hits = harness.index.search(UserScope("u1"), replace(q, weights=weights))
+        assert [h.fragment_id for h in hits][:1] == [first]
+
+
+def test_a_dialogue_is_searched_by_the_users_latest_turn_first(harness: Harness) -> None:
+    surf = harness.store("u1", "小雨暑假在青岛海边学冲浪，摔进水里好多次")
+    cat = harness.store("u1", "小雨的猫咪团子误吞毛线，做了小手术")
+    dialogue = (
+        "小雨: 团子今天又在乱咬东西了\n助手: 小猫咪就是喜欢咬来咬去的\n小雨: 我想再去海边冲浪"
+    )
+    for config in (KEYWORD_ONLY, HYBRID_DEFAULT):
+        assert harness.search("u1", dialogue, config=config)[:2] == [surf, cat]

@@ -269,9 +269,14 @@ def test_candidates_per_slot_are_bounded() -> None:
 
 
 def _extract(*texts: str) -> list[tuple[str, str, str]]:
+    """What the rules observe, a value marked ``!`` when said as an instruction (explicit)
+    and ``-`` when refused (negated)."""
     turns = [Turn("user", t, T0) for t in texts]
     found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
-    return [(o.kind.value, o.slot, o.value) for o in found]
+    return [
+        (o.kind.value, o.slot, ("-" if o.negated else "!" if o.explicit else "") + o.value)
+        for o in found
+    ]
 
 
 @pytest.mark.parametrize(
@@ -281,16 +286,45 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
             "我是金卡会员，以后微信通知我就行",
             [
                 ("fact", "member_level", "金卡会员"),
+                ("preference", "notification_channel", "!wechat"),
+            ],
+        ),
+        (
+            "我是金卡会员，微信通知我就行",
+            [
+                ("fact", "member_level", "金卡会员"),
                 ("preference", "notification_channel", "wechat"),
             ],
         ),
-        ("发图文说明就好，不要视频", [("preference", "content_format", "image_text")]),
-        ("不要视频", [("preference", "content_format", "text")]),
+        (
+            "发图文说明就好，不要视频",
+            [
+                ("preference", "content_format", "!image_text"),
+                ("preference", "content_format", "-video"),
+            ],
+        ),
+        ("不要视频", [("preference", "content_format", "-video")]),
+        (
+            "别再发邮件了，有事打电话",
+            [
+                ("preference", "notification_channel", "-email"),
+                ("preference", "notification_channel", "!phone"),
+            ],
+        ),
+        (
+            "不用打电话，发短信就行",
+            [
+                ("preference", "notification_channel", "-phone"),
+                ("preference", "notification_channel", "!sms"),
+            ],
+        ),
+        ("这次用短信通知我", []),
         (
             "预算：自用 2000-3000 元；为父母选购 500 元档",
             [
                 ("preference", "budget@self", "2000-3000元"),
                 ("preference", "budget@parents", "500元"),
+                ("fact", "family@父母", "为父母选购 500 元档"),
             ],
         ),
         ("我的手机是华为 Mate 60", [("fact", "device_model@手机", "华为 Mate 60")]),
@@ -308,12 +342,34 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
                 ("fact", "member_level", "gold member"),
                 ("preference", "notification_channel", "email"),
                 ("preference", "budget@parents", "$300"),
+                ("fact", "family@parents", "Budget under $300 for my parents"),
             ],
         ),
     ],
 )
 def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str, str]]) -> None:
     assert _extract(said) == expected
+
+
+@pytest.mark.parametrize(
+    ("said", "budget"),
+    [
+        ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元")),
+        ("自己用两万出头能接受", ("budget@self", "20000元")),
+        ("五百来块的就行", ("budget", "500元")),
+        ("3000 左右都可以", ("budget", "3000元")),
+        ("under three hundred bucks for my kids", ("budget@child", "$300")),
+        ("A grand-ish is fine", ("budget", "$1000")),
+        ("budget about 1500 yuan", ("budget", "1500元")),
+    ],
+)
+def test_budgets_said_in_words_or_hedged(said: str, budget: tuple[str, str]) -> None:
+    assert ("preference", *budget) in [(k, slot, v.lstrip("!")) for k, slot, v in _extract(said)]
+
+
+@pytest.mark.parametrize("said", ["跑了三千米", "他四十多岁了", "two hundred people came"])
+def test_numbers_that_are_no_amount_are_no_budget(said: str) -> None:
+    assert not [o for o in _extract(said) if o[1].startswith("budget")]
 
 
 def test_only_the_users_turns_are_read() -> None:
@@ -469,6 +525,50 @@ def test_the_chat_extractor_reads_profile_and_record_lines(chat: ChatServer) -> 
     assert chat.requests[0]["messages"][0]["content"] == openai_chat.PROMPT
 
 
+AMENDED = [
+    Turn("user", "订单 5530217 的空气炸锅到哪了", T0),
+    Turn("assistant", "没有查到订单 5530217，麻烦核对一下。", T0),
+    Turn("user", "订单号说错了，不是 5530217，是 5530271。别再发邮件了，有事打电话", T0),
+    Turn("user", "以后大件都走德邦", T0),
+]
+CARELESS = "\n".join(
+    [
+        "[画像] 偏好|通知渠道|通用|邮件",  # the channel the user refused
+        "[画像] 拒绝|通知渠道|邮件",
+        "[画像] 指令|通知渠道|通用|电话",
+        "[画像] 嘱咐|快递|以后大件都走德邦",
+        "[记录] 用户查询订单 5530217 的物流进度",  # the number the user corrected
+    ]
+)
+
+
+def test_the_chat_extractor_follows_the_amendment_rules(chat: ChatServer) -> None:
+    """The prompt states the amendment rules, and what the model answers is checked against
+    the rules' reading: a corrected number never survives, a refused channel is never kept
+    as wanted, an instruction is explicit, a slot-less instruction an explicit fact."""
+    chat.script[:] = [CARELESS]
+    summary = summarise("u", "s-1", AMENDED)
+    extractor = create_extractor("openai", _chat_config(chat))
+    assert isinstance(extractor, ChatExtractor)
+    with extractor:
+        got = extractor.extract(AMENDED, summary)
+    assert got.fallback is None
+    assert "不是 X 是 Y" in openai_chat.PROMPT
+    assert "撤回" in openai_chat.PROMPT
+    assert got.record_text is not None
+    assert "5530271" in got.record_text
+    assert "5530217" not in got.record_text, "the corrected number is replaced"
+    channel = [
+        (o.value, o.explicit, o.negated)
+        for o in got.observations
+        if o.key == "notification_channel"
+    ]
+    assert ("email", False, False) not in channel, "a refused channel is never kept as wanted"
+    assert ("email", True, True) in channel
+    assert ("phone", True, False) in channel
+    assert [(i.key, i.text) for i in got.instructions] == [("carrier", "以后大件都走德邦")]
+
+
 @pytest.mark.parametrize(
     ("script", "reason"),
     [
@@ -549,7 +649,7 @@ def _candidates(mem: MemoryClient) -> list[tuple[str, str, int]]:
 
 def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     mem.profiles.ensure(USER)
-    _session(mem, "s1", "我是银卡会员，以后微信通知我就行", f"寄到{ADDRESS}")
+    _session(mem, "s1", "我是银卡会员，微信通知我就行", f"寄到{ADDRESS}")
     version = mem.profiles.get(USER).version
     learned = _learned(mem)
     assert learned["facts"]["member_level"]["value"] == "银卡会员"
@@ -558,7 +658,7 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     (ref,) = address["pii"]
     assert mem.pii.reveal(USER, ref["vault_id"]) == ADDRESS
     assert "preferences" not in learned or "notification_channel" not in learned["preferences"]
-    assert _candidates(mem) == [("notification_channel", "wechat", 1)]
+    assert _candidates(mem) == [("notification_channel", "wechat", 1)], "said in passing"
 
     _session(mem, "s2", "我升级成金卡会员了，微信通知我", minute=60)
     assert _learned(mem)["facts"]["member_level"]["value"] == "金卡会员", "newest fact wins"
@@ -569,6 +669,7 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert profile.notification_preference == {
         "app_push": False,
         "email": False,
+        "phone": False,
         "sms": False,
         "wechat": True,
     }
@@ -576,22 +677,28 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert profile.version > version, "each merge bumps the optimistic version"
 
     _session(mem, "s4", "这次用短信通知我", minute=180)
+    assert _candidates(mem) == [], "for this request only: nothing lasting"
+    _session(mem, "s5", "短信通知我就行", minute=240)
     assert _learned(mem)["preferences"]["notification_channel"]["value"] == "wechat"
     assert _candidates(mem) == [("notification_channel", "sms", 1)], "one mention: a candidate"
+
+    _session(mem, "s6", "以后都用短信通知我，别再发微信了", minute=300)
+    profile = mem.profiles.get(USER)
+    assert profile.attributes["learned"]["preferences"]["notification_channel"]["value"] == "sms"
+    assert profile.notification_preference["sms"] is True, "an instruction is live at once"
+    assert profile.notification_preference["wechat"] is False
+    assert _candidates(mem) == []
 
     subject = subject_of(mem.database, UserScope(USER))
     entries = recent(mem.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
     merges = [e for e in entries if e.details.get("source") == "session"]
-    assert len(merges) == 4
-    assert merges[-1].details == {"candidate": 1, "fact_set": 2, "source": "session", "version": 2}
+    assert len(merges) == 5, "the one-off session changed nothing"
     logged = json.dumps([e.details for e in entries], ensure_ascii=False)
     for secret in ("建国路", "银卡", "金卡", "wechat"):
         assert secret not in logged
+    _session(mem, "s7", "短信通知我就行", minute=360)
     exported = mem.export_user(USER)
-    candidates = exported["profile"]["candidates"]
-    assert [(c["slot"], c["value"], c["sessions"]) for c in candidates] == [
-        ("notification_channel", "sms", ["s4"])
-    ]
+    assert exported["profile"]["candidates"] == [], "a reaffirmed stable value has no rival"
 
 
 def test_scenario_budgets_coexist_and_temporary_intents_stay_implicit_notes(

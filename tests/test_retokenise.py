@@ -1,9 +1,11 @@
-"""``dualtrack retokenise``: rows written before keyword terms were stemmed are brought up to
-date, exactly as the write path now computes them, and only those.
+"""``dualtrack retokenise``: rows written before keyword terms were stemmed, and before
+Chinese text added its character bigrams and concept terms, are brought up to date,
+exactly as the write path now computes them, and only those.
 
-A row of the previous release is made by writing the same memories for a twin user with
-stemming switched off (the previous release's write path: ``keyword_terms`` was ``tokens``),
-then copying the twin's ``index_text`` and ``token_count`` onto the row with SQL.
+A row of an earlier release is made by writing the same memories for a twin user with
+stemming, bigrams and concepts switched off (that release's write path: ``keyword_terms``
+was ``tokens``), then copying the twin's ``index_text`` and ``token_count`` onto the row
+with SQL.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from typer.testing import CliRunner
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk import MemoryClient, MemoryInput, Turn, cli
-from sdk.cli import app
 from sdk.feed import OutboxFeed
 from sdk.retokenise import retokenise
+from service.cli import app
 from structured_memory.repositories.fragment_terms import (
     TermsChange,
     replace_terms,
@@ -123,6 +125,8 @@ def upgraded(
     current = _terms(mem, ids)
     with monkeypatch.context() as patch:
         patch.setattr(tokenize, "stem", lambda word: word)
+        patch.setattr(tokenize, "cjk_bigrams", lambda text: [])
+        patch.setattr(tokenize, "_concept_terms", lambda words: [])
         twins = _write(mem, "-old")
     with mem.database.transaction() as conn:
         conn.execute(
@@ -140,8 +144,8 @@ def upgraded(
     return ids, current, _terms(mem, ids)
 
 
-def _keyword_hit(mem: MemoryClient, query: str, memory_id: uuid.UUID) -> bool:
-    hits = mem.search(EN, query, limit=10, preset="keyword")
+def _keyword_hit(mem: MemoryClient, query: str, memory_id: uuid.UUID, user: str = EN) -> bool:
+    hits = mem.search(user, query, limit=10, preset="keyword")
     return any(h.memory_id == memory_id and (h.keyword_score or 0) > 0 for h in hits)
 
 
@@ -153,16 +157,21 @@ def test_retokenise_brings_old_rows_up_to_date(upgraded: Any, mem: MemoryClient)
     assert {ids[i] for i in stale} >= {camping, painting, five_years, refunds, record, *notes}
     assert "camping" in old[0][0].split()
     assert not _keyword_hit(mem, "camp", camping), "the old terms miss an inflected word"
+    robot = ids[4]
+    assert old[4][0] == "订单 88231 的 扫地机 不 回充 申请 退款 rf20260629001 08 may 2023"
+    # an old row is still found by its words, not yet by a piece of one (扫地 of 扫地机)
+    assert _keyword_hit(mem, "退款", robot, ZH)
+    assert not _keyword_hit(mem, "扫地", robot, ZH)
 
     report = mem.retokenise(batch_size=2)  # batches smaller than a user's rows
 
     assert report.changed == len(stale)
     after = _terms(mem, ids)
     assert [a[:2] for a in after] == [c[:2] for c in current], "as the write path computes now"
-    # the Chinese rows were current already: compared, not written
-    assert after[4][2] == old[4][2]
-    assert after[5][2] == old[5][2]
-    assert after[4][0] == "订单 88231 的 扫地机 不 回充 申请 退款 rf20260629001 08 may 2023"
+    assert after[4][0].startswith("订单 88231 的 扫地机 不 回充 申请 退款 rf20260629001 ~订单 ")
+    assert {"~扫地", "~退款"} <= set(after[4][0].split())
+    assert after[4][0].endswith(" 08 may 2023")
+    assert _keyword_hit(mem, "扫地", robot, ZH)
     # context terms are kept: the turns before "5 years already!" lend it "camp" and "paint"
     assert {"camp", "paint", "kid", "2023"} <= set(after[2][0].split())
     assert _keyword_hit(mem, "camp", camping)
@@ -228,7 +237,7 @@ def test_changed_rows_are_queued_for_a_derived_index(upgraded: Any, mem: MemoryC
         ).all()
     changed = {i for i, c, o in zip(ids, current, old, strict=True) if c[:2] != o[:2]}
     assert {r.fragment_id for r in queued} == changed
-    assert {(r.op, r.user_id) for r in queued} == {("upsert", EN)}
+    assert {(r.op, r.user_id) for r in queued} == {("upsert", EN), ("upsert", ZH)}
 
 
 def test_a_row_reindexed_meanwhile_is_not_overwritten(mem: MemoryClient) -> None:

@@ -30,9 +30,9 @@ from typer.testing import CliRunner
 
 from policies.errors import ConfigurationError, DecryptionError, SchemaMismatch
 from policies.lifecycle import LifecyclePolicy
-from sdk.cli import app
 from sdk.client import MemoryClient
 from sdk.settings import Settings
+from service.cli import app
 from structured_memory import migrate
 from structured_memory.database import Database
 from tests.conftest import key_line

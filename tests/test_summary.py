@@ -212,3 +212,77 @@ def test_a_general_enquiry_keeps_what_the_user_talked_about() -> None:
         "u-3", "s-1", [Turn("user", "以后的东西寄到北京市朝阳区建国路88号，订单 88231")]
     )
     assert "建国路88号" not in masked.summary_text
+
+
+# ------------------------------------------------------------- identifiers and open words
+
+
+def test_ids_of_any_shape_are_recorded_with_the_cue_said_and_no_act_is_invented() -> None:
+    turns = [
+        Turn("user", "工单 WX-37-01958 还没处理，订单 3107-2264-9015 的提货码 K3P9 也不对"),
+        Turn("assistant", "抱歉，我帮您催一下，核实完回复您"),
+    ]
+    text = summarise("u-1", "s-1", turns).summary_text
+    for said in ("WX-37-01958", "3107-2264-9015", "提货码 K3P9"):
+        assert said in text
+    for invented in ("退货", "退款", "换货", "编号 K3P9"):
+        assert invented not in text
+
+
+def test_a_symptom_said_mid_session_in_other_words_reaches_the_record() -> None:
+    turns = [
+        Turn("user", "键盘有问题"),
+        Turn("assistant", "您好，请问是哪个订单？"),
+        Turn("user", "订单 7715302，上个月买的机械键盘"),
+        Turn("assistant", "请问具体是什么情况？"),
+        Turn("user", "空格键一按下去就咔咔响，回弹也慢，感觉是底下卫星轴那里"),
+        Turn("assistant", "给您补发一套卫星轴，工单 KB-77-15302。"),
+        Turn("user", "好的，谢谢"),
+    ]
+    text = summarise("u-1", "s-1", turns).summary_text
+    for said in ("一按下去就咔咔响", "卫星轴", "KB-77-15302", "7715302"):
+        assert said in text  # the symptom, not the generic 键盘有问题
+
+
+def test_an_english_symptom_and_a_budget_in_words_reach_the_record() -> None:
+    squeak = [
+        Turn("user", "Hi, my laptop from order 7719034 has a problem"),
+        Turn("assistant", "Sorry, what is wrong with it?"),
+        Turn("user", "The hinge squeaks every time I open the lid and the screen wobbles"),
+        Turn("assistant", "I have opened ticket HX-77-19034 for a repair."),
+    ]
+    text = summarise("u-1", "s-1", squeak).summary_text
+    assert "hinge squeaks" in text
+    assert "HX-77-19034" in text
+    budget = [
+        Turn("user", "Looking for a desk lamp for my study, under three hundred bucks"),
+        Turn("assistant", "Here are three."),
+        Turn("user", "I will think about it"),
+    ]
+    text = summarise("u-1", "s-2", budget).summary_text
+    assert "three hundred bucks" in text
+    assert "think about it" not in text  # "I will" is no question
+
+
+def test_models_outside_the_lexicon_are_named_in_the_record() -> None:
+    turns = [
+        Turn("user", "订单 7722108 的极米 H6 投影，开机十分钟就自动关机"),
+        Turn("assistant", "抱歉，已为您登记寄修，寄修单 RP-77-22108。"),
+    ]
+    text = summarise("u-1", "s-1", turns).summary_text
+    for said in ("极米 H6", "开机十分钟就自动关机", "RP-77-22108"):
+        assert said in text
+
+
+def test_the_record_takes_the_price_the_agent_confirmed_and_the_accessory_asked_for() -> None:
+    turns = [
+        Turn("user", "我家美的空气炸锅用了两年，最近加热很慢，想换台新的"),
+        Turn("assistant", "新款是 499 元；如果只是加热管老化，换一根原装加热管 69 元就行。"),
+        Turn("user", "那不换新了，帮我补个加热管"),
+        Turn("assistant", "好的，原装加热管 69 元已下单，订单 7741203。"),
+    ]
+    text = summarise("u-1", "s-1", turns).summary_text
+    assert "69 元" in text
+    assert "499" not in text  # the option quoted first and turned down
+    assert "美的空气炸锅" in text  # Chinese parts of the product joined without a space
+    assert "加热管" in text

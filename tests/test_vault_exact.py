@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from policies.errors import InvalidField
 from policies.lifecycle import LifecyclePolicy
-from sdk.cli import app
 from sdk.client import MemoryClient
+from service.cli import app
 from structured_memory.cross_user import count_vault_repairs, find_user_ids_by_pii
 
 USER = "buyer-001"

@@ -27,8 +27,8 @@ from typer.testing import CliRunner
 
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
-from sdk.cli import app
 from sdk.client import MemoryClient
+from service.cli import app
 from structured_memory import migrate
 from structured_memory.cross_user import (
     find_user_ids_by_pii,

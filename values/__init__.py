@@ -14,6 +14,7 @@ them, the remote client reads them from the REST service's JSON.
 - ``values.sessions``: ``Turn``, ``Role``, ``Intent``, ``Outcome``, ``Lang``,
   ``SessionSummary``, ``SessionRecord``, ``TurnsAppended``
 - ``values.entities``: ``Entity``
+- ``values.dialogue``: ``Act``, ``ActKind``, ``Correction``, ``Dialogue``, ``Utterance``
 - ``values.verification``: ``BusinessState``, ``Verifier``, ``Verification``,
   ``VerificationStatus`` and the verifier errors
 - ``values.feedback``: ``FeedbackResult``

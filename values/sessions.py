@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from policies.errors import InvalidField
+from values.dialogue import Dialogue
 from values.entities import Entity
 
 if TYPE_CHECKING:
@@ -110,6 +111,10 @@ class SessionSummary:
     pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
     outcomes: tuple[Outcome, ...] = ()
     """What the agent did, in order of first mention (codes stored with the record)."""
+    dialogue: Dialogue = field(default_factory=lambda: Dialogue(()), repr=False)
+    """The session's acts after amendment (offsets only), turn ``i`` of it being
+    ``turns[turn_index[i]]`` of the turns summarised."""
+    turn_index: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

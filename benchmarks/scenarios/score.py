@@ -121,10 +121,11 @@ _DENIED = re.compile(
     r"(?:不要|不用|不需要|别|不再|不是|没有?|无需|勿|而非|取消了?|撤回了?|撤销了?|拒绝|免|"
     r"not|no|don'?t|dont|never|insteadof|ratherthan|without|cancel(?:l?ed)?|withdrew|"
     r"withdrawn|stop(?:ped)?|refused?)"
-    r"(?:再|了|的|发|打|用|走|寄|放|给|要|收|a|an|the|any|more|to|being|by|via|with|sending|"
-    r"calling|using|getting|receiving){0,3}$"
+    r"(?:再|了|的|a|an|the|any|more|to|being|by|via|with|sending|calling|using|getting|"
+    r"receiving){0,3}[\u4e00-\u9fff]{0,2}$"
 )
-"""A negation or withdrawal right before an occurrence, in normalised text."""
+"""A negation or withdrawal right before an occurrence, in normalised text; a Chinese verb
+of one or two characters may stand between ("别放门口", "不用卡3000")."""
 
 
 def asserts(text: str, item: str) -> bool:

@@ -232,6 +232,41 @@ class BusinessLinkRepository:
         )
         return [_link(r) for r in rows]
 
+    def end_named(
+        self, conn: Connection, scope: UserScope, entity_ids: Collection[str]
+    ) -> list[BusinessLink]:
+        """In the caller's transaction, end now the links valid now to an entity of
+        ``entity_ids`` (any type): identifiers the user corrected since ("订单号说错了"), so a
+        wrong one is never shown again as one the system of record does not know. Returns
+        the links ended (each audited as a write)."""
+        if not entity_ids:
+            return []
+        now = func.now()
+        rows = conn.execute(
+            update(_T)
+            .where(
+                owned(_T, scope),
+                _T.c.entity_id.in_(sorted(entity_ids)),
+                _T.c.effective_from <= now,
+                _T.c.effective_to > now,
+            )
+            .values(effective_to=now)
+            .returning(_T)
+        ).all()
+        record_many(
+            conn,
+            scope,
+            AuditAction.WRITE,
+            [
+                (
+                    None,
+                    {"kind": "link", "entity_type": r.entity_type, "link_id": r.id, "ended": True},
+                )
+                for r in rows
+            ],
+        )
+        return [_link(r) for r in rows]
+
     def list(self, scope: UserScope) -> list[BusinessLink]:
         """Every link of the user, past, present and future."""
         with self._db.transaction() as conn:

@@ -6,7 +6,7 @@ from the key ring for the user (``PiiCipher.device_fingerprint``), of
 has another fingerprint in every account, and the serials under a public IMEI
 prefix cannot be tried against it without the key. Rows written before revision
 0013 hold the plain digest (``fingerprint_keyed`` false) until ``dualtrack
-rekey-devices`` (:mod:`structured_memory.device_rekey`) or the device's next
+rekey-devices`` (:mod:`structured_memory.cross_user.device_rekey`) or the device's next
 registration re-keys them; for one release every lookup accepts either form.
 
 A device becomes trusted once :data:`TRUST_AFTER_VERIFICATIONS` verifications

@@ -21,6 +21,7 @@ references; a key holding PII is refused.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -64,7 +65,7 @@ from structured_memory.repositories.fragments import (
 from structured_memory.scoping import live, owned
 from values.records import Fact
 
-__all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "check_source"]
+__all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "Former", "check_source"]
 
 MAX_FACT_VALUE_BYTES = 16 * 1024
 
@@ -81,6 +82,13 @@ def _check_value(policy: LifecyclePolicy, value: Any) -> JsonPlan:
             field="value",
         )
     return plan_json(value, "value")
+
+
+@dataclass(frozen=True, slots=True)
+class Former:
+    """The value a fact held before a write replaced or deleted it (as stored: masked)."""
+
+    value: Any
 
 
 class FactRepository:
@@ -122,13 +130,73 @@ class FactRepository:
         entry of the user.
         """
         policy = require_policy(lifecycle_policy)
+        _check_value(policy, value)  # bad input fails before any transaction
+
+        def unit() -> Any:
+            with self._db.transaction(owner=scope.user_id) as conn:
+                return self._put(
+                    conn,
+                    scope,
+                    key,
+                    value,
+                    lifecycle_policy=policy,
+                    confidence=confidence,
+                    source=source,
+                    now=now,
+                )
+
+        row, _ = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
+        return Fact.model_validate(row._mapping)
+
+    def replace_within(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        key: str,
+        value: Any,
+        *,
+        lifecycle_policy: LifecyclePolicy,
+        source: str = "",
+        now: datetime | None = None,
+    ) -> Former | None:
+        """:meth:`put` inside the caller's transaction (a session's end writes the user's
+        instructions with its record); the value it replaced (``None`` for a new key).
+        Raises as :meth:`put` does."""
+        _, replaced = self._put(
+            conn,
+            scope,
+            key,
+            value,
+            lifecycle_policy=lifecycle_policy,
+            confidence=1.0,
+            source=source,
+            now=now,
+        )
+        return None if replaced is None else Former(replaced)
+
+    def _put(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        key: str,
+        value: Any,
+        *,
+        lifecycle_policy: LifecyclePolicy,
+        confidence: float,
+        source: str,
+        now: datetime | None,
+    ) -> tuple[Any, Any]:
+        """The new row and the value it replaced (``None`` for a new key)."""
+        policy = require_policy(lifecycle_policy)
         key = check_key(check_field_length("key", key, 128), "key")
         if not key.strip():
             raise InvalidField("fact key is empty", field="key")
         confidence = check_number(confidence, "confidence", low=0.0, high=1.0)
         plan = _check_value(policy, value)
         now = now or datetime.now(UTC)
-        values: dict[str, Any] = {
+        frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(conn, scope, now, self._ttl)
+        life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
+        fields: dict[str, Any] = {
             "policy": policy.value,
             "confidence": confidence,
             "status": (
@@ -140,37 +208,22 @@ class FactRepository:
             "updated_at": now,
             "source": check_source(source),
             "agent_id": scope.agent_id,
+            "expires_at": life.expires_at(now),
+            "renew_days": life.renew_days,
         }
-
-        def unit() -> Any:
-            with self._db.transaction(owner=scope.user_id) as conn:
-                frequent = policy is LifecyclePolicy.IMPLICIT and frequent_user(
-                    conn, scope, now, self._ttl
-                )
-                life = lifetime(policy, MemoryKind.FACT, frequent_user=frequent, config=self._ttl)
-                fields = {
-                    **values,
-                    "expires_at": life.expires_at(now),
-                    "renew_days": life.renew_days,
-                }
-                hold_references(conn, scope, references_in(value))
-                fields["value"] = plan.seal(
-                    lambda m: self._store(conn, scope, m.kind.value, m.value)
-                )
-                row, replaced = self._upsert(conn, scope, key, fields)
-                if replaced is not None:
-                    release_vault_entries(conn, scope, references_in(replaced))
-                record(
-                    conn,
-                    scope,
-                    AuditAction.WRITE,
-                    memory_id=row.id,
-                    details={"kind": "fact", "policy": policy, "replaced": replaced is not None},
-                )
-            return row
-
-        row = self._db.retrying(unit)  # two puts of one key may deadlock on the vault
-        return Fact.model_validate(row._mapping)
+        hold_references(conn, scope, references_in(value))
+        fields["value"] = plan.seal(lambda m: self._store(conn, scope, m.kind.value, m.value))
+        row, replaced = self._upsert(conn, scope, key, fields)
+        if replaced is not None:
+            release_vault_entries(conn, scope, references_in(replaced))
+        record(
+            conn,
+            scope,
+            AuditAction.WRITE,
+            memory_id=row.id,
+            details={"kind": "fact", "policy": policy, "replaced": replaced is not None},
+        )
+        return row, replaced
 
     def _store(self, conn: Connection, scope: UserScope, kind: str, value: str) -> Ref:
         ref = self._vault.store(scope, kind, value, join=conn)
@@ -278,16 +331,17 @@ class FactRepository:
 
         def unit() -> bool:
             with self._db.transaction() as conn:
-                gone = conn.execute(
-                    delete(_T)
-                    .where(owned(_T, scope), _T.c.key == key)
-                    .returning(_T.c.id, _T.c.value)
-                ).one_or_none()
-                if gone is not None:
-                    release_vault_entries(conn, scope, references_in(gone.value))
-                    record(
-                        conn, scope, AuditAction.DELETE, memory_id=gone.id, details={"kind": "fact"}
-                    )
-            return gone is not None
+                return self.delete_within(conn, scope, key) is not None
 
         return self._db.retrying(unit)
+
+    def delete_within(self, conn: Connection, scope: UserScope, key: str) -> Former | None:
+        """:meth:`delete` inside the caller's transaction (a session's end takes back an
+        instruction the user withdrew); the value deleted, ``None`` when there was none."""
+        gone = conn.execute(
+            delete(_T).where(owned(_T, scope), _T.c.key == key).returning(_T.c.id, _T.c.value)
+        ).one_or_none()
+        if gone is not None:
+            release_vault_entries(conn, scope, references_in(gone.value))
+            record(conn, scope, AuditAction.DELETE, memory_id=gone.id, details={"kind": "fact"})
+        return None if gone is None else Former(gone.value)

@@ -680,6 +680,78 @@ class FragmentLedger:
         ).all()
         return [Neighbour(**dict(r._mapping)) for r in rows]
 
+    def naming(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        values: Sequence[str],
+        kinds: Sequence[str],
+        *,
+        latest: int | None = None,
+        also: Sequence[str] = (),
+    ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
+        """``(id, text, entities)`` of the user's fragments of ``kinds`` whose text holds
+        one of ``values`` (case ignored) and every one of ``also``, locked for update; the
+        ``latest`` most recent only, when given."""
+        if not values:
+            return []
+        holds = or_(*(_T.c.text.icontains(v, autoescape=True) for v in values))
+        wanted = [_T.c.text.icontains(v, autoescape=True) for v in also]
+        query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+            owned(_T, scope), _T.c.kind.in_(list(kinds)), holds, *wanted
+        )
+        if latest is not None:
+            chosen = query.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(latest).subquery()
+            query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+                owned(_T, scope), _T.c.id.in_(select(chosen.c.id))
+            )
+        rows = conn.execute(query.order_by(_T.c.id).with_for_update()).all()
+        return [(r.id, r.text, list(r.entities)) for r in rows]
+
+    def latest(
+        self, conn: Connection, scope: UserScope, kinds: Sequence[str], *, limit: int
+    ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
+        """``(id, text, entities)`` of the user's ``limit`` most recent fragments of
+        ``kinds``, locked for update."""
+        chosen = (
+            select(_T.c.id)
+            .where(owned(_T, scope), _T.c.kind.in_(list(kinds)))
+            .order_by(_T.c.occurred_at.desc(), _T.c.id)
+            .limit(limit)
+        )
+        rows = conn.execute(
+            select(_T.c.id, _T.c.text, _T.c.entities)
+            .where(owned(_T, scope), _T.c.id.in_(chosen))
+            .order_by(_T.c.id)
+            .with_for_update()
+        ).all()
+        return [(r.id, r.text, list(r.entities)) for r in rows]
+
+    def rewrite(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        fragment_id: uuid.UUID,
+        *,
+        text: str,
+        entities: Sequence[Any],
+        index_text: str,
+        embedding: Sequence[float],
+    ) -> None:
+        """Replace a fragment's text, entities, index text and vector (an amendment: the
+        user corrected a value it names)."""
+        conn.execute(
+            update(_T)
+            .where(owned(_T, scope), _T.c.id == fragment_id)
+            .values(
+                text=text,
+                entities=[*entities],
+                index_text=index_text,
+                token_count=len(index_text.split()),
+                embedding=list(embedding),
+            )
+        )
+
     def reindex(
         self,
         conn: Connection,

@@ -15,7 +15,8 @@ loads its input and stores its decision, inside the caller's transaction:
   (``structured_memory.pii.fields``); the clear value never reaches the row.
   A change of a stable value bumps the profile's ``version`` (the optimistic
   lock of ``mem.profiles.update``); a stable notification channel also sets
-  ``notification_preference`` to that channel alone.
+  ``notification_preference`` to that channel alone, and a channel the user
+  refused ("别再发邮件了") is switched off there.
 - candidates are rows of ``profile_candidate``.
 
 Every merge that changed something is audited (``profile_update``: the kinds of
@@ -62,6 +63,9 @@ __all__ = ["LEARNED_KEY", "LearnedProfileRepository"]
 
 LEARNED_KEY: Final = "learned"
 """The key of ``user_profile.attributes`` holding what sessions taught."""
+
+CHANNEL_SLOT: Final = "notification_channel"
+"""The learned slot mirrored in ``notification_preference``."""
 
 _P = table_of(UserProfile)
 _C = table_of(ProfileCandidate)
@@ -176,11 +180,16 @@ class LearnedProfileRepository:
             confirmations=confirmations,
         )
         after = merged.state
-        if after == before:
+        refused = {
+            value
+            for slot, value in merged.refused
+            if slot == CHANNEL_SLOT and row.notification_preference.get(value)
+        }
+        if after == before and not refused:
             return merged
         version = None
-        if (after.facts, after.preferences) != (before.facts, before.preferences):
-            version = self._save_profile(conn, scope, row, before, after)
+        if (after.facts, after.preferences) != (before.facts, before.preferences) or refused:
+            version = self._save_profile(conn, scope, row, before, after, refused=refused)
         self._save_candidates(conn, scope, before.candidates, after.candidates)
         counts = Counter(c.kind.value for c in merged.changes)
         record(
@@ -198,10 +207,12 @@ class LearnedProfileRepository:
         row: Any,
         before: ProfileState,
         after: ProfileState,
+        *,
+        refused: set[str],
     ) -> int:
         """Write the stable values into ``attributes`` (and a new stable notification
-        channel into ``notification_preference``), release the vault entries no longer
-        referenced; the new version."""
+        channel into ``notification_preference``, the ``refused`` channels switched
+        off), release the vault entries no longer referenced; the new version."""
         old_learned = row.attributes.get(LEARNED_KEY)
         learned = plan_json(_encode(after), "attributes").seal(
             lambda m: self._store(conn, scope, m)
@@ -211,14 +222,19 @@ class LearnedProfileRepository:
             "version": _P.c.version + 1,
             "updated_at": func.now(),
         }
-        channel = after.preferences.get("notification_channel")
+        channel = after.preferences.get(CHANNEL_SLOT)
         if (
             channel is not None
-            and channel != before.preferences.get("notification_channel")
+            and channel != before.preferences.get(CHANNEL_SLOT)
             and channel.value in NOTIFICATION_CHANNELS
         ):
             values["notification_preference"] = {
                 c: c == channel.value for c in sorted(NOTIFICATION_CHANNELS)
+            }
+        elif refused:
+            values["notification_preference"] = {
+                **row.notification_preference,
+                **dict.fromkeys(sorted(refused), False),
             }
         version: int = conn.execute(
             update(_P).where(owned(_P, scope)).values(**values).returning(_P.c.version)

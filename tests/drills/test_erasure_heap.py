@@ -162,7 +162,7 @@ def test_a_vacuum_that_cannot_run_leaves_the_erasure_done_and_the_next_one_clear
     client = client_with(erasure_vacuum_timeout_s=0.5)
     erased, kept = needles(_populate(client, ERASED)), needles(_populate(client, KEPT))
 
-    with caplog.at_level(logging.WARNING, logger="structured_memory.erasure_vacuum"):
+    with caplog.at_level(logging.WARNING, logger="structured_memory.cross_user.erasure_vacuum"):
         assert client.forget_user(ERASED.user_id)  # returns: the vacuum gave up on the lock
 
     assert "erasure vacuum timeout" in caplog.text

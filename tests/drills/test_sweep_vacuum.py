@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 
 from policies.lifecycle import LifecyclePolicy
 from sdk import MemoryInput
-from sdk.cli import app
 from sdk.client import MemoryClient
 from sdk.settings import Settings
+from service.cli import app
 from structured_memory.cross_user import CROSS_USER, USER_TABLES
 
 ERASED_TABLES = {"user_profile", "memory_fragment", "memory_fact", "pii_vault", "pii_data_key"}

@@ -126,6 +126,21 @@ class SearchQuery:
     limit: int
     now: datetime
     filters: SearchFilters = field(default_factory=SearchFilters)
+    weights: tuple[float, ...] = ()
+    """Each token's weight in the keyword leg, aligned with ``tokens`` (empty: all 1):
+    a bigram weighs less than a word, an assistant's turn less than the user's."""
+
+    def keyword_terms(self, cap: int) -> list[tuple[str, float]]:
+        """The distinct tokens and their weights (a token given twice keeps its larger
+        weight), heaviest first (ties in the given order), at most ``cap``."""
+        weights: dict[str, float] = {}
+        for i, token in enumerate(self.tokens):
+            if token:
+                w = self.weights[i] if i < len(self.weights) else 1.0
+                if w > weights.get(token, 0.0):
+                    weights[token] = w
+        order = {t: i for i, t in enumerate(weights)}
+        return sorted(weights.items(), key=lambda tw: (-tw[1], order[tw[0]]))[:cap]
 
 
 @dataclass(frozen=True, slots=True)

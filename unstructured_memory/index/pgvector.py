@@ -11,7 +11,9 @@ pays for HNSW. Search:
 - vector leg: the ``candidates`` nearest by cosine distance;
 - keyword leg: Okapi BM25 computed from the user's own corpus statistics
   (document count, average length, document frequency of each query term,
-  counted in SQL under the same filters), over the documents matching any term;
+  counted in SQL under the same filters), over the documents matching any term,
+  each term's idf times its weight (``SearchQuery.weights``), the
+  :data:`MAX_QUERY_TERMS` heaviest terms only;
 - fusion: Weaviate's relative-score (or ranked) fusion with ``alpha``.
 
 A search costs what the user's own memories cost, not the table: a scope of
@@ -36,7 +38,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -53,10 +55,21 @@ from unstructured_memory.search.bm25 import bm25_idf
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import Fusion
 
-__all__ = ["MAX_QUERY_TERMS", "PgVectorIndex", "hnsw_index_name", "tsquery_any"]
+__all__ = [
+    "LARGE_SCOPE_TERMS",
+    "MAX_QUERY_TERMS",
+    "PgVectorIndex",
+    "hnsw_index_name",
+    "tsquery_any",
+]
 
-MAX_QUERY_TERMS = 32
-"""Distinct query terms used by the keyword leg (the rest are ignored)."""
+MAX_QUERY_TERMS = 256
+"""Distinct query terms the keyword leg of a scope scanned exactly uses, the heaviest
+(a dialogue of many turns has hundreds; the statement does not grow with them)."""
+
+LARGE_SCOPE_TERMS = 64
+"""Distinct query terms, the heaviest, the keyword statements of a scope too large to
+scan use (they count each term's document frequency in SQL)."""
 
 LARGE_SCOPE_TTL_S = 600.0
 """How long a user found too large to scan is searched without trying the exact scan
@@ -180,13 +193,14 @@ class PgVectorIndex:
         """Hybrid search inside ``scope``; see the module docstring."""
         where, params = _filters(self._visible(scope, query.now), query)
         alpha = query.config.alpha
-        terms = list(dict.fromkeys(t for t in query.tokens if t))[:MAX_QUERY_TERMS]
+        weighted = query.keyword_terms(MAX_QUERY_TERMS) if alpha < 1 else []
         scan = _Scan(
             where,
             params,
             query,
             k=max(query.config.candidates, query.limit),
-            terms=terms if alpha < 1 else [],
+            terms=[t for t, _ in weighted],
+            weights=dict(weighted),
             vector=alpha > 0,
             exact_limit=self._exact_limit,
         )
@@ -196,6 +210,8 @@ class PgVectorIndex:
             if legs is None:  # more rows than an exact scan should read
                 if exact:
                     self._remember_large(scope.user_id)
+                if len(scan.terms) > LARGE_SCOPE_TERMS:
+                    scan = replace(scan, terms=scan.terms[:LARGE_SCOPE_TERMS])
                 legs = (
                     _vector_leg(conn, scan) if scan.vector else [],
                     _keyword_leg(conn, scan) if scan.terms else [],
@@ -242,6 +258,8 @@ class _Scan:
     query: SearchQuery
     k: int
     terms: list[str]
+    weights: dict[str, float]
+    """Each term's weight (multiplies its idf)."""
     vector: bool
     exact_limit: int
 
@@ -252,9 +270,11 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
 
     The rows are read once (by the user index) into a materialised set holding,
     per row, its cosine distance to the query (rows of the query's embedding
-    model only), whether it matches each term and any term, and its length: the
-    exact KNN, the BM25 statistics and the keyword matches are then computed
-    from that set.
+    model only), its terms if it matches any query term, and its length: the
+    exact KNN, the scope's size and average length and the keyword matches are
+    then computed from that set, and each term's document frequency from the
+    matches (a row holding a term matches), so the statement does not grow with
+    the number of terms.
     """
     query, terms, k = scan.query, scan.terms, scan.k
     dims = len(query.vector)
@@ -266,30 +286,24 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
             f"<=> CAST(:qvec AS vector({dims})) END AS dist"
         )
         bind |= {"model": query.embedding_model, "qvec": _vector_literal(query.vector)}
-    for i, term in enumerate(terms):
-        columns.append(f"tsv @@ CAST(:t{i} AS tsquery) AS m{i}")
-        bind[f"t{i}"] = tsquery_any([term])
     if terms:
         columns += [
             "CASE WHEN tsv @@ CAST(:anyq AS tsquery) THEN index_text END AS index_text",
         ]
         bind["anyq"] = tsquery_any(terms)
-    dfs = ", ".join(f"count(*) FILTER (WHERE m{i})" for i in range(len(terms)))
     parts = [
         "SELECT 's' AS leg, NULL::uuid AS id, count(*)::float8 AS a, "
-        "coalesce(avg(token_count), 0)::float8 AS b, NULL::text AS index_text, "
-        f"ARRAY[{dfs}]::int[] AS dfs FROM mine"
+        "coalesce(avg(token_count), 0)::float8 AS b, NULL::text AS index_text FROM mine"
     ]
     if scan.vector:
         parts.append(
-            "(SELECT 'v', id, 1 - dist, NULL, NULL, NULL FROM mine "
+            "(SELECT 'v', id, 1 - dist, NULL, NULL FROM mine "
             "WHERE dist IS NOT NULL ORDER BY dist LIMIT :k)"
         )
         bind["k"] = k
     if terms:
         parts.append(
-            "(SELECT 'k', id, token_count, NULL, index_text, NULL FROM mine "
-            "WHERE index_text IS NOT NULL)"
+            "(SELECT 'k', id, token_count, NULL, index_text FROM mine WHERE index_text IS NOT NULL)"
         )
     rows = conn.execute(
         text(
@@ -303,7 +317,11 @@ def _exact_legs(conn: Connection, scan: _Scan) -> tuple[Leg, Leg] | None:
         return None
     nearest = [(r.id, float(r.a)) for r in rows if r.leg == "v"]
     matches = [(r.id, r.index_text, int(r.a)) for r in rows if r.leg == "k"]
-    idf = {t: bm25_idf(int(stats.a), df) for t, df in zip(terms, stats.dfs, strict=True)}
+    wanted = set(terms)
+    df: Counter[str] = Counter()
+    for _, index_text, _ in matches:  # a row holding a term matches the query
+        df.update(wanted.intersection(index_text.split(" ")))
+    idf = {t: bm25_idf(int(stats.a), df[t]) for t in terms}
     return nearest, _bm25(scan, matches, idf, float(stats.b) or 1.0)
 
 
@@ -380,6 +398,7 @@ def _bm25(
 ) -> Leg:
     """Okapi BM25 of the matching rows (id, index text, length), best ``k`` first."""
     terms, k1, b = scan.terms, scan.query.config.bm25_k1, scan.query.config.bm25_b
+    idf = {t: idf[t] * scan.weights.get(t, 1.0) for t in terms}
     scored = []
     for fragment_id, index_text, length in matches:
         tf = Counter(index_text.split(" "))

@@ -453,7 +453,7 @@ class WeaviateIndex:
         from weaviate.classes.query import HybridFusion, MetadataQuery
 
         keyword_prop = self.config.keyword_property
-        keyword_query = " ".join(query.tokens) if keyword_prop == "index_text" else query.text
+        keyword_query = _weighted_keywords(query) if keyword_prop == "index_text" else query.text
         if query.filters.candidate_ids is not None and not query.filters.candidate_ids:
             return []
         scoped = self._scoped(collection, tenant)
@@ -605,3 +605,17 @@ def _filters(scope: UserScope, query: SearchQuery) -> Any:
     if f.candidate_ids is not None:
         parts.append(Filter.by_id().contains_any([object_uuid(i) for i in f.candidate_ids]))
     return Filter.all_of(parts)
+
+
+WEAVIATE_TERM_REPEATS = 3
+"""A term of weight 1 is given this many times in Weaviate's BM25 query (which scores a
+term given n times n times over), a lighter one proportionally fewer, at least once."""
+
+
+def _weighted_keywords(query: SearchQuery) -> str:
+    """The query's keyword terms for BM25 over ``index_text``: each distinct term repeated
+    by its weight (:data:`WEAVIATE_TERM_REPEATS` for weight 1); unweighted, each once."""
+    terms = query.keyword_terms(len(query.tokens))
+    if not query.weights:
+        return " ".join(t for t, _ in terms)
+    return " ".join(" ".join([t] * max(1, round(WEAVIATE_TERM_REPEATS * w))) for t, w in terms)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from unstructured_memory.plugins import lazy_exports
 
 if TYPE_CHECKING:
-    from unstructured_memory.profile.base import Extraction, ProfileExtractor
+    from unstructured_memory.profile.base import Extraction, Instruction, ProfileExtractor
     from unstructured_memory.profile.openai_chat import ChatExtractor
     from unstructured_memory.profile.registry import (
         DEFAULT_EXTRACTOR,
@@ -28,6 +28,7 @@ __all__ = [
     "ChatExtractor",
     "ChatExtractorConfig",
     "Extraction",
+    "Instruction",
     "ProfileExtractor",
     "RuleExtractor",
     "RuleExtractorConfig",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 _MODULES = {
-    "base": ("Extraction", "ProfileExtractor"),
+    "base": ("Extraction", "Instruction", "ProfileExtractor"),
     "openai_chat": ("ChatExtractor",),
     "registry": (
         "DEFAULT_EXTRACTOR",

@@ -11,23 +11,37 @@ from policies.profile_merge import Observation
 if TYPE_CHECKING:
     from values.sessions import SessionSummary, Turn
 
-__all__ = ["Extraction", "ProfileExtractor"]
+__all__ = ["Extraction", "Instruction", "ProfileExtractor"]
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """A direct instruction about how to treat the user that no profile field holds
+    ("大件都走德邦"): stored as the explicit fact ``key``, ``text`` the user's masked
+    words. A newer instruction of the same key replaces it."""
+
+    key: str
+    text: str
 
 
 @dataclass(frozen=True)
 class Extraction:
     """What one session (or one chunk of it) said about the user.
 
-    ``observations`` go to :func:`policies.profile_merge.merge`; ``record_text``,
-    when given, is the masked record sentence to store instead of the rule
-    summary's; ``source`` names the extractor that produced the result and
-    ``fallback`` the reason code when an extractor fell back to the rules.
+    ``observations`` go to :func:`policies.profile_merge.merge`; ``instructions``
+    become explicit facts in the same transaction, and the explicit facts named in
+    ``withdrawn`` (topics the user took back) are deleted; ``record_text``, when given,
+    is the masked record sentence to store instead of the rule summary's;
+    ``source`` names the extractor that produced the result and ``fallback``
+    the reason code when an extractor fell back to the rules.
     """
 
     observations: tuple[Observation, ...]
     record_text: str | None = None
     source: str = "rules"
     fallback: str | None = None
+    instructions: tuple[Instruction, ...] = ()
+    withdrawn: tuple[str, ...] = ()
 
 
 class ProfileExtractor(Protocol):

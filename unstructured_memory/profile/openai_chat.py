@@ -23,8 +23,9 @@ The fallback is logged as a warning with a reason code and never any text.
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, Final
@@ -34,13 +35,20 @@ import httpx
 from policies.linear_re import LinearPattern
 from policies.pii import mask_pii
 from policies.profile_merge import Observation, ObservationKind
-from unstructured_memory.profile.base import Extraction
+from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import ChatExtractorConfig, RuleExtractorConfig
-from unstructured_memory.profile.rules import MAX_TEMPORARY_CHARS, MAX_VALUE_CHARS, RuleExtractor
+from unstructured_memory.profile.rules import (
+    MAX_INSTRUCTION_CHARS,
+    MAX_TEMPORARY_CHARS,
+    MAX_VALUE_CHARS,
+    NOTE_PREFIX,
+    RuleExtractor,
+)
+from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import ID_LABELS
 from values.sessions import SessionSummary, Turn
 
-__all__ = ["PROMPT", "ChatExtractor", "ChatExtractorConfig", "parse_answer"]
+__all__ = ["PROMPT", "ChatExtractor", "ChatExtractorConfig", "checked", "parse_answer"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,16 +58,36 @@ PROMPT: Final = "\n".join(
         "只输出下列格式的行，每行一条，不要输出任何其他内容：",
         "[画像] 事实|会员等级|<值>",
         "[画像] 事实|设备型号|<品类>|<型号>  （用户自己拥有的设备，品类如 手机、扫地机）",
-        "[画像] 偏好|<键>|<场景>|<值>  （键：通知渠道，值：微信、短信、邮件、电话、APP；"
-        "内容形式，值：文字、图文、视频；这两种的场景写 通用。"
+        "[画像] 偏好|<键>|<场景>|<值>  （顺带提到的偏好。键：通知渠道，"
+        "值：微信、短信、邮件、电话、APP；内容形式，值：文字、图文、视频；这两种的场景写 通用。"
         "预算，场景：自用、父母、孩子、送礼、办公、通用，值如 500元、2000-3000元）",
+        "[画像] 指令|<键>|<场景>|<值>  （用户直接要求以后都这样对待他，"
+        "如 以后都用微信通知我；键和值同 偏好）",
+        "[画像] 拒绝|<键>|<值>  （用户明确不要的渠道或形式，"
+        "如 别再发邮件了 写 拒绝|通知渠道|邮件）",
+        "[画像] 嘱咐|<主题>|<用户原话>  （没有上述键的长期要求；"
+        "主题：快递、收货方式、联系时间、送货时间、发票、包装、其他）",
         "[画像] 临时|<内容>  （只在近期有效的打算，如 下周出差，暂时不报销；不要写成偏好）",
-        "[记录] <一句话交互记录：用户的诉求、对话中出现的全部编号"
+        "[记录] <一句话交互记录：用户最终的诉求、对话中出现的全部编号"
         "（订单、退款、退换货、工单、优惠券、发票、运单等）、客服给出的结果>",
+        "后面的话修正前面的话：用户更正的值（说错了、不是 X 是 Y）只写更正后的；"
+        "用户撤回、取消或否定的诉求不要写进记录（退货就算了、不是要退款）；"
+        "在几个选项中最终选定的，只写选定的那个和它自己的价格。",
         "只写用户明确说过的画像信息；没有就只输出 [记录] 行。",
     )
 )
-"""The system prompt: the line formats the answer must follow."""
+"""The system prompt: the line formats the answer must follow, and the amendment rules
+(the answer is checked against the rules' reading of the same turns as well)."""
+
+_TOPIC_KEYS: Final = {
+    "快递": "carrier",
+    "收货方式": "dropoff",
+    "联系时间": "contact_time",
+    "送货时间": "delivery_time",
+    "发票": "invoice",
+    "包装": "packaging",
+}
+"""The topics of a 嘱咐 line, by the explicit fact key they become (others: a note)."""
 
 _ROLES: Final = {"user": "用户", "assistant": "客服", "system": "系统"}
 _FACT_KEYS: Final = {"会员等级": "member_level", "设备型号": "device_model"}
@@ -99,39 +127,118 @@ def _fields(body: str, low: int, high: int) -> list[str]:
     return parts
 
 
-def _profile_line(body: str, summary: SessionSummary) -> Observation:
-    parts = _fields(body, 2, 4)
-    kind, rest = parts[0], parts[1:]
+class _Make:
+    """Observations of one answer, stamped with the session's id and time."""
 
-    def make(k: ObservationKind, key: str, value: str, scenario: str | None = None) -> Observation:
+    def __init__(self, summary: SessionSummary) -> None:
+        self.summary = summary
+
+    def __call__(
+        self,
+        k: ObservationKind,
+        key: str,
+        value: str,
+        scenario: str | None = None,
+        *,
+        explicit: bool = False,
+        negated: bool = False,
+    ) -> Observation:
         limit = MAX_TEMPORARY_CHARS if k is ObservationKind.TEMPORARY else MAX_VALUE_CHARS
         masked = mask_pii(value)[0]
         if len(masked) > limit:
             raise Malformed("value_too_long")
+        s = self.summary
         return Observation(
-            k, key, masked, summary.session_id, summary.occurred_at, scenario=scenario
+            k,
+            key,
+            masked,
+            s.session_id,
+            s.occurred_at,
+            scenario=scenario,
+            explicit=explicit,
+            negated=negated,
         )
 
-    if kind == "临时" and len(rest) == 1:
-        return make(ObservationKind.TEMPORARY, "intent", rest[0])
-    if kind == "事实" and rest and rest[0] in _FACT_KEYS:
-        key = _FACT_KEYS[rest[0]]
-        if key == "device_model" and len(rest) == 3:
-            return make(ObservationKind.FACT, key, rest[2], scenario=mask_pii(rest[1])[0] or None)
-        if len(rest) == 2:
-            return make(ObservationKind.FACT, key, rest[1])
+
+def _temporary(rest: list[str], make: _Make) -> Observation:
+    if len(rest) != 1:
         raise Malformed("bad_fields")
-    if kind == "偏好" and len(rest) == 3 and rest[0] in _PREFERENCES:
-        key, values = _PREFERENCES[rest[0]]
-        said, value = rest[1], rest[2]
-        if values is not None:
-            if value not in values:
-                raise Malformed("unknown_value")
-            return make(ObservationKind.PREFERENCE, key, values[value])
-        if said not in _SCENARIOS:
-            raise Malformed("unknown_scenario")
-        return make(ObservationKind.PREFERENCE, key, value, scenario=_SCENARIOS[said])
-    raise Malformed("unknown_key")
+    return make(ObservationKind.TEMPORARY, "intent", rest[0])
+
+
+def _fact(rest: list[str], make: _Make) -> Observation:
+    if not rest or rest[0] not in _FACT_KEYS:
+        raise Malformed("unknown_key")
+    key = _FACT_KEYS[rest[0]]
+    if key == "device_model" and len(rest) == 3:
+        return make(ObservationKind.FACT, key, rest[2], scenario=mask_pii(rest[1])[0] or None)
+    if len(rest) != 2:
+        raise Malformed("bad_fields")
+    return make(ObservationKind.FACT, key, rest[1])
+
+
+def _preference(rest: list[str], make: _Make, *, explicit: bool = False) -> Observation:
+    if len(rest) != 3 or rest[0] not in _PREFERENCES:
+        raise Malformed("unknown_key")
+    key, values = _PREFERENCES[rest[0]]
+    scenario, value = rest[1], rest[2]
+    if values is not None:
+        if value not in values:
+            raise Malformed("unknown_value")
+        return make(ObservationKind.PREFERENCE, key, values[value], explicit=explicit)
+    if scenario not in _SCENARIOS:
+        raise Malformed("unknown_scenario")
+    return make(
+        ObservationKind.PREFERENCE, key, value, scenario=_SCENARIOS[scenario], explicit=explicit
+    )
+
+
+def _instructed(rest: list[str], make: _Make) -> Observation:
+    """A 指令 line: a preference said as a direct instruction, stable at once."""
+    return _preference(rest, make, explicit=True)
+
+
+def _refusal(rest: list[str], make: _Make) -> Observation:
+    """A 拒绝 line: a channel or format the user refuses."""
+    if len(rest) != 2 or rest[0] not in _PREFERENCES:
+        raise Malformed("unknown_key")
+    key, values = _PREFERENCES[rest[0]]
+    if values is None or rest[1] not in values:
+        raise Malformed("unknown_value")
+    return make(ObservationKind.PREFERENCE, key, values[rest[1]], explicit=True, negated=True)
+
+
+def _instruction(rest: list[str], make: _Make) -> Instruction:
+    """A 嘱咐 line: the user's words on a topic no profile field holds."""
+    del make  # an instruction is no observation
+    if len(rest) != 2:
+        raise Malformed("bad_fields")
+    words = mask_pii(rest[1])[0]
+    if len(words) > MAX_INSTRUCTION_CHARS:
+        raise Malformed("value_too_long")
+    key = _TOPIC_KEYS.get(rest[0])
+    if key is None:
+        key = NOTE_PREFIX + hashlib.sha256(words.casefold().encode()).hexdigest()[:8]
+    return Instruction(key, words)
+
+
+_READERS: Final[dict[str, Callable[[list[str], _Make], Observation | Instruction]]] = {
+    "临时": _temporary,
+    "事实": _fact,
+    "偏好": _preference,
+    "指令": _instructed,
+    "拒绝": _refusal,
+    "嘱咐": _instruction,
+}
+"""How each kind of [画像] line is read."""
+
+
+def _profile_line(body: str, summary: SessionSummary) -> Observation | Instruction:
+    parts = _fields(body, 2, 4)
+    reader = _READERS.get(parts[0])
+    if reader is None:
+        raise Malformed("unknown_key")
+    return reader(parts[1:], _Make(summary))
 
 
 def parse_answer(answer: str, summary: SessionSummary) -> Extraction:
@@ -141,6 +248,7 @@ def parse_answer(answer: str, summary: SessionSummary) -> Extraction:
     appended to it.
     """
     observations: list[Observation] = []
+    instructions: list[Instruction] = []
     record: list[str] = []
     for raw in answer.splitlines():
         line = raw.strip()
@@ -154,7 +262,11 @@ def parse_answer(answer: str, summary: SessionSummary) -> Extraction:
             if body:
                 record.append(body)
         else:
-            observations.append(_profile_line(body, summary))
+            said = _profile_line(body, summary)
+            if isinstance(said, Instruction):
+                instructions.append(said)
+            else:
+                observations.append(said)
     if not record:
         raise Malformed("no_record")
     text = mask_pii(" ".join(record))[0]
@@ -163,7 +275,35 @@ def parse_answer(answer: str, summary: SessionSummary) -> Extraction:
     if missing:
         joined = "、".join(missing) if summary.language == "zh" else ", ".join(missing)
         text += f"（编号：{joined}）" if summary.language == "zh" else f" (ids: {joined})"
-    return Extraction(tuple(observations), record_text=text)
+    return Extraction(tuple(observations), record_text=text, instructions=tuple(instructions))
+
+
+def checked(
+    parsed: Extraction, turns: Sequence[Turn], summary: SessionSummary, rules: Extraction
+) -> Extraction:
+    """The model's extraction after the amendment rules it was asked to follow, checked
+    against the rules' reading of the same turns: a corrected value is replaced by the
+    right one wherever the model kept it (record and values), and a value the user
+    refused or withdrew is never kept as wanted."""
+    texts = [turns[i].text for i in summary.turn_index] if summary.turn_index else []
+    pairs = summary.dialogue.pairs(texts) if texts else []
+    refused = {(o.slot, o.value) for o in rules.observations if o.negated}
+    withdrawn = set(rules.withdrawn)
+    observations = tuple(
+        replace(o, value=substitute(o.value, pairs))
+        for o in parsed.observations
+        if o.negated or (o.slot, o.value) not in refused
+    )
+    return replace(
+        parsed,
+        observations=observations,
+        record_text=None if parsed.record_text is None else substitute(parsed.record_text, pairs),
+        instructions=tuple(
+            replace(i, text=substitute(i.text, pairs))
+            for i in parsed.instructions
+            if i.key not in withdrawn
+        ),
+    )
 
 
 class ChatExtractor:
@@ -187,11 +327,12 @@ class ChatExtractor:
         return f"openai-{self.config.model}"
 
     def extract(self, turns: Sequence[Turn], summary: SessionSummary) -> Extraction:
-        """The model's extraction, or the rules' (``fallback`` set) when it fails."""
+        """The model's extraction checked against the rules' reading of the same turns
+        (:func:`checked`), or the rules' (``fallback`` set) when it fails."""
         rules = self._rules.extract(turns, summary)
         try:
             answer = self._ask(turns)
-            parsed = parse_answer(answer, summary)
+            parsed = checked(parse_answer(answer, summary), turns, summary, rules)
         except Malformed as exc:
             reason = exc.reason
         except httpx.TimeoutException:
@@ -204,19 +345,28 @@ class ChatExtractor:
         return replace(rules, fallback=reason)
 
     def _with_rules(self, parsed: Extraction, rules: Extraction) -> Extraction:
-        """The model's observations, plus the rules' address and their slots it left empty."""
+        """The model's observations, plus the rules' address, their slots it left empty and
+        their instructions and refusals (a direct instruction is never left to chance);
+        the instructions of both, the rules' withdrawals."""
         given = {o.slot for o in parsed.observations if o.kind is not ObservationKind.TEMPORARY}
         temporary = [o for o in parsed.observations if o.kind is ObservationKind.TEMPORARY]
         kept = [o for o in parsed.observations if o.kind is not ObservationKind.TEMPORARY]
         added = [
             o
             for o in rules.observations
-            if o.kind is not ObservationKind.TEMPORARY and o.slot not in given
+            if o.kind is not ObservationKind.TEMPORARY
+            and (o.slot not in given or o.explicit or o.negated)
         ]
+        keys = {i.key for i in parsed.instructions}
         return Extraction(
             (*kept, *added, *temporary[: self.config.max_temporary]),
             record_text=parsed.record_text,
             source=self.name,
+            instructions=(
+                *parsed.instructions,
+                *(i for i in rules.instructions if i.key not in keys),
+            ),
+            withdrawn=rules.withdrawn,
         )
 
     def _ask(self, turns: Sequence[Turn]) -> str:

@@ -23,26 +23,61 @@ Every pattern runs under RE2 in linear time (:class:`policies.linear_re.LinearPa
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import Observation, ObservationKind
-from unstructured_memory.profile.base import Extraction
+from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
+from unstructured_memory.summariser import amounts, cues
+from unstructured_memory.summariser.acts import instructs, negated
+from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import extract_entities
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    FORMAT,
+    FORMAT_CODES,
+    NOTE,
+    TOPICS,
+    Topic,
+    mentions,
+)
+from values.dialogue import Act, ActKind
 from values.entities import Entity
-from values.sessions import SessionSummary, Turn
+from values.sessions import Lang, SessionSummary, Turn
 
-__all__ = ["RuleExtractor", "observe_turns"]
+__all__ = [
+    "MAX_INSTRUCTION_CHARS",
+    "MAX_TEMPORARY_CHARS",
+    "MAX_VALUE_CHARS",
+    "NOTE_PREFIX",
+    "RuleExtractor",
+    "observe_session",
+    "observe_turns",
+]
 
 MAX_VALUE_CHARS: Final = 64
 """Longest fact or preference value kept (longer ones are cut)."""
 
 MAX_TEMPORARY_CHARS: Final = 200
 """Longest temporary intent kept."""
+
+MAX_INSTRUCTION_CHARS: Final = 200
+"""Longest instruction kept as an explicit fact."""
+
+NOTE_PREFIX: Final = "note:"
+"""The key of an instruction no topic names: ``note:`` and a digest of its words."""
+
+_CODED: Final = frozenset({"notification_channel", "content_format"})
+"""Topics whose values are codes (read by :meth:`_Observer._preferences`)."""
+
+_TOPICS: Final = {t.key: t for t in TOPICS}
 
 _SENTENCE = LinearPattern(r"[^。！？!?；;\n]+")
 _CLAUSE = LinearPattern(r"[^，,。！？!?；;\n]+")
@@ -53,66 +88,19 @@ _TEMPORARY = LinearPattern(
 )
 _QUESTION = LinearPattern(r"吗|呢|[?？]|什么时候|多久|怎么|能不能|可不可以")
 
-_CHANNELS: Final = {
-    "微信": "wechat",
-    "短信": "sms",
-    "邮件": "email",
-    "邮箱": "email",
-    "电话": "phone",
-    "站内信": "app_push",
-    "app": "app_push",
-    "wechat": "wechat",
-    "sms": "sms",
-    "text": "sms",
-    "text message": "sms",
-    "text messages": "sms",
-    "email": "email",
-    "e-mail": "email",
-    "phone": "phone",
-    "phone call": "phone",
-    "phone calls": "phone",
-    "the app": "app_push",
-}
-_CHANNEL_WORD = r"(微信|短信|邮件|邮箱|电话|站内信|(?i:app))"
-_CHANNEL = LinearPattern(
-    r"(?:用|通过|走|发|打)?" + _CHANNEL_WORD + r"(?:通知|联系|告诉|提醒|发给|给)我"
-    r"|(?:通知|联系|提醒)我(?:的话)?(?:请|麻烦)?(?:就)?(?:用|通过|走|发|打)"
-    + _CHANNEL_WORD
-    + r"|(?:以后|今后|之后)(?:都|请|麻烦)?(?:用|通过|走)"
-    + _CHANNEL_WORD
-    + r"|(?i:(?:notify|contact|text|message|reach|update)\s+me\s+(?:by|via|on|through|over)\s+"
-    r"(e-mail|email|sms|text messages|text message|text|wechat|phone|the app|app))"
-    r"|(?i:prefer\s+(e-mail|email|sms|text messages|wechat|phone calls|phone))"
-)
-
-_FORMATS: Final = {
-    "图文": "image_text",
-    "文字": "text",
-    "视频": "video",
-    "text": "text",
-    "written": "text",
-    "pictures": "image_text",
-    "step-by-step pictures": "image_text",
-    "video": "video",
-    "videos": "video",
-}
-_FORMAT = LinearPattern(
-    r"(图文|文字|视频)(?:版|说明|教程|讲解|形式)?(?:就行|就好|就可以|比较好|更好|吧)"
-    r"|(?:喜欢|习惯|偏好|想要|更想要|发我|给我发|给我)(图文|文字|视频)"
-    r"|(不要|别发|不看|不想看|别给我发)视频"
-    r"|(?i:(?:prefer|rather have|send me)\s+(?:the\s+|a\s+)?"
-    r"(step-by-step pictures|pictures|written|text|videos|video))"
-    r"|(?i:(no)\s+videos?)"
-)
-
 _AMOUNT = LinearPattern(
     r"(\d+(?:\.\d+)?)\s*(?:-|~|～|到|至)\s*(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(?:￥|¥|\$)\s*(\d+(?:\.\d+)?)(?:\s*(?:-|~|to)\s*(?:￥|¥|\$)?\s*(\d+(?:\.\d+)?))?"
+    rf"|(?P<said>{amounts.SAID})"
 )
+"""An amount: a range or a number with a unit or a currency sign, or one said in words or
+hedged (:data:`~unstructured_memory.summariser.amounts.SAID`: 两三千, 3000 左右, a couple
+hundred dollars), which counts when :func:`~unstructured_memory.summariser.amounts.is_amount`
+says so (:func:`_amount_in`)."""
 _BUDGET = LinearPattern(
-    r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间"
-    r"|(?i:budget|under|within|up to|around)"
+    r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间|出头|封顶|最多|顶多|就行|能接受|可以接受"
+    r"|(?i:budget|under|within|up to|around|about|max|at most|tops|or less|-?ish\s|is fine)"
 )
 _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
     ("self", LinearPattern(r"自用|自己用|给自己|(?i:for myself|for me)")),
@@ -144,7 +132,21 @@ def _first_group(m: LinearMatch, count: int) -> str:
     return ""
 
 
+def _amount_in(clause: str) -> LinearMatch | None:
+    """The first amount of ``clause`` (:data:`_AMOUNT`; one said in words only where
+    :func:`~unstructured_memory.summariser.amounts.is_amount` holds)."""
+    for m in _AMOUNT.finditer(clause):
+        if m.group("said") is None or (
+            amounts.is_amount(clause, m.start(), m.end()) and amounts.budget_text(m.group(0) or "")
+        ):
+            return m
+    return None
+
+
 def _budget_value(m: LinearMatch) -> str:
+    said = m.group("said")
+    if said:
+        return amounts.budget_text(said)
     low, high, single, sign, sign_high = (m.group(i) for i in range(1, 6))
     if low and high:
         return f"{low}-{high}元"
@@ -161,24 +163,136 @@ def _scenario(text: str) -> str | None:
     return None
 
 
-def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
-    """The observations of rules + NER in the user's turns (see the module docstring)."""
-    out: list[Observation] = []
-    for turn in turns:
+def _blanked(text: str, acts: Sequence[Act]) -> str:
+    """``text`` with the clauses that stopped counting blanked (same length)."""
+    chars = list(text)
+    for act in acts:
+        if not act.live:
+            chars[act.start : act.end] = " " * (act.end - act.start)
+    return "".join(chars)
+
+
+def observe_session(
+    turns: Sequence[Turn], summary: SessionSummary
+) -> tuple[list[Observation], list[Instruction]]:
+    """The observations and instructions of rules + NER in the user's turns, as the
+    session's acts leave them (see the module docstring)."""
+    dialogue = summary.dialogue
+    index = summary.turn_index or tuple(range(len(turns)))
+    wrong = frozenset(turns[index[t]].text[a:b].casefold() for t, a, b in dialogue.wrong_spans())
+    pairs = tuple(dialogue.pairs([turns[i].text for i in index]))
+    lang = summary.language
+    observations: list[Observation] = []
+    instructions: dict[str, list[str]] = {}
+    for k, i in enumerate(index):
+        turn = turns[i]
         if turn.role != "user" or not turn.text.strip():
             continue
         at = turn.time or summary.occurred_at
         at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-        out += _Observer(summary.session_id, at).turn(turn.text)
+        acts = [a for a in dialogue.acts if a.turn == k] if dialogue.acts else []
+        observer = _Observer(summary.session_id, at, lang, wrong, pairs)
+        observations += observer.turn(turn.text, acts)
+        for key, text in observer.instructions:
+            said = instructions.setdefault(key, [])
+            if text not in said:
+                said.append(text)
+    return _last_of_each(observations), [
+        Instruction(key, "；".join(texts)[:MAX_INSTRUCTION_CHARS])
+        for key, texts in instructions.items()
+    ]
+
+
+_UNSAID: Final = frozenset({ActKind.QUESTION, ActKind.SMALL_TALK})
+"""Clauses a note of what the user asked to remember leaves out."""
+
+_MEANWHILE: Final = frozenset(
+    {ActKind.TEMPORARY, ActKind.REQUEST, ActKind.INSTRUCTION, ActKind.PREFERENCE}
+)
+
+
+def _meanwhile(act: Act) -> bool:
+    """Whether a clause of a time-bound sentence belongs in its note: the intent itself and
+    what it asks meanwhile (a request, an instruction, a statement of how to deliver)."""
+    return act.kind in _MEANWHILE or (
+        act.kind is ActKind.STATEMENT
+        and any(k in _TOPICS and not _TOPICS[k].fact for k in act.topics)
+    )
+
+
+def _facts_beside(text: str, acts: Sequence[Act]) -> list[Act]:
+    """The clauses of a time-bound sentence that state a fact about the user, with only
+    their fact topics ("Hiking's out for now, my wife has a bad knee": the knee is no
+    intent of this week; what to do meanwhile is, so no instruction is kept)."""
+    out = []
+    for act in acts:
+        if act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end]):
+            continue
+        facts = tuple(k for k in act.topics if k in _TOPICS and _TOPICS[k].fact)
+        if facts:
+            out.append(replace(act, topics=facts))
     return out
 
 
-class _Observer:
-    """Observations of one user turn, stamped with its session and time."""
+def _last_of_each(observations: list[Observation]) -> list[Observation]:
+    """``observations`` with each value said again kept only where it was last said (a
+    device named before and in its correction is one observation)."""
+    seen: set[tuple[object, ...]] = set()
+    out: list[Observation] = []
+    for o in reversed(observations):
+        key = (o.kind, o.slot, o.value, o.explicit, o.negated)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return out[::-1]
 
-    def __init__(self, session: str, at: datetime) -> None:
+
+def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
+    """The observations of :func:`observe_session`."""
+    return observe_session(turns, summary)[0]
+
+
+_MEMBER_OF = LinearPattern(
+    r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|"
+    r"(?i:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
+    r"baby|grandma|grandpa|grandmother|grandfather))"
+)
+_MEMBER_NAMES: Final = {
+    "爸": "爸爸",
+    "妈": "妈妈",
+    "老爸": "爸爸",
+    "老妈": "妈妈",
+    "媳妇": "老婆",
+    "爱人": "老婆",
+    "闺女": "女儿",
+    "爸妈": "父母",
+    "mum": "mom",
+    "mother": "mom",
+    "father": "dad",
+    "kid": "kids",
+    "children": "kids",
+    "grandmother": "grandma",
+    "grandfather": "grandpa",
+}
+
+
+class _Observer:
+    """Observations and instructions of one user turn, stamped with its session and time."""
+
+    def __init__(
+        self,
+        session: str,
+        at: datetime,
+        lang: Lang,
+        wrong: frozenset[str],
+        pairs: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self.session = session
         self.at = at
+        self.lang = lang
+        self.wrong = wrong
+        self.pairs = pairs
+        self.instructions: list[tuple[str, str]] = []
 
     def _make(
         self,
@@ -187,28 +301,94 @@ class _Observer:
         value: str,
         scenario: str | None = None,
         clear: str | None = None,
+        **flags: Any,
     ) -> Observation:
         limit = MAX_TEMPORARY_CHARS if kind is ObservationKind.TEMPORARY else MAX_VALUE_CHARS
         return Observation(
-            kind, key, value[:limit], self.session, self.at, scenario=scenario, clear=clear
+            kind,
+            key,
+            value[:limit],
+            self.session,
+            self.at,
+            scenario=scenario,
+            clear=clear,
+            **flags,
         )
 
-    def turn(self, text: str) -> list[Observation]:
+    def turn(self, said: str, acts: Sequence[Act]) -> list[Observation]:
+        text = _blanked(said, acts)
         out = [
             self._make(ObservationKind.FACT, "address", mask_value(m.kind, m.value), clear=m.value)
             for m in find_pii(text)
-            if m.kind is PiiKind.ADDRESS
+            if m.kind is PiiKind.ADDRESS and m.value.casefold() not in self.wrong
         ]
-        entities = extract_entities(text)
+        entities = [
+            e
+            for e in extract_entities(said)
+            if text[e.start : e.end].strip() and said[e.start : e.end].casefold() not in self.wrong
+        ]
+        folded = said.casefold()
+        fixed = any(w.casefold() in folded for w, _ in self.pairs)
+        if fixed:  # a device said before its correction is the corrected one
+            out += self._devices_corrected(text)
+        memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
         for a, b in _SENTENCE.spans(text):
             sentence = text[a:b]
-            out += self._device(sentence, [e for e in entities if a <= e.start and e.end <= b])
+            if not sentence.strip():
+                continue
+            mine = [x for x in acts if a <= x.start < b and x.live]
+            if not fixed:
+                out += self._device(sentence, [e for e in entities if a <= e.start and e.end <= b])
             out += self._member(sentence)
-            if _TEMPORARY.search(sentence) is None:
-                out += self._preferences(sentence)
-            elif _QUESTION.search(sentence) is None:
-                masked = mask_pii(sentence.strip())[0]
-                out.append(self._make(ObservationKind.TEMPORARY, "intent", masked))
+            if _TEMPORARY.search(sentence) is not None:
+                if _QUESTION.search(sentence) is None:
+                    out += self._temporary(text, sentence, mine)
+                out += self._topics(text, _facts_beside(text, mine))
+                continue
+            out += self._preferences(text, sentence, mine)
+            out += self._topics(text, mine)
+        if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
+            self._memo(text, [x for x in acts if x not in memo])
+        return out
+
+    def _memo(self, text: str, acts: Sequence[Act]) -> None:
+        """The clauses of a turn the user asked to have remembered, as one explicit note in
+        place of the turn's other notes: those stating something (not questions, small
+        talk or instructions of a topic, which are kept as such)."""
+        kept = [
+            self._words(text[x.start : x.end])
+            for x in acts
+            if x.live
+            and x.kind not in _UNSAID
+            and not any(k in _TOPICS and not _TOPICS[k].fact for k in x.topics)
+            and text[x.start : x.end].strip()
+        ]
+        self.instructions = [(k, t) for k, t in self.instructions if not k.startswith(NOTE_PREFIX)]
+        if kept:
+            said = ("，" if self.lang == "zh" else ", ").join(kept)
+            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+
+    def _temporary(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
+        """A time-bound intent, masked as said: the clauses of the sentence that hold its
+        time words and what it asks meanwhile ("I'm away next week, leave it with the
+        concierge"), not its facts about the user nor its questions (the sentence when the
+        acts are unknown)."""
+        timed = [text[x.start : x.end] for x in acts if _meanwhile(x)]
+        if not any(x.kind is ActKind.TEMPORARY for x in acts):
+            timed = []
+        said = ("，" if self.lang == "zh" else ", ").join(timed) if timed else sentence
+        masked = mask_pii(" ".join(said.split()))[0]
+        return [self._make(ObservationKind.TEMPORARY, "intent", masked)]
+
+    def _devices_corrected(self, text: str) -> list[Observation]:
+        """The devices of a turn read with every corrected-away value replaced by the right
+        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``)."""
+        fixed = substitute(text, self.pairs)
+        entities = extract_entities(fixed)
+        out = []
+        for a, b in _SENTENCE.spans(fixed):
+            out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b])
         return out
 
     def _device(self, sentence: str, entities: list[Entity]) -> list[Observation]:
@@ -237,26 +417,42 @@ class _Observer:
             value = f"{level.lower()} member"
         return [self._make(ObservationKind.FACT, "member_level", value)]
 
-    def _preferences(self, sentence: str) -> list[Observation]:
+    def _preferences(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
+        """Channel, format and budget: explicit when the sentence instructs, negated when a
+        negation governs the value; nothing lasting from what is said for this request
+        only."""
+        instructed = instructs(sentence) or any(a.kind is ActKind.INSTRUCTION for a in acts)
         out = []
-        m = _CHANNEL.search(sentence)
-        if m is not None:
-            channel = _CHANNELS.get(_first_group(m, 5).lower())
-            if channel is not None:
-                out.append(self._make(ObservationKind.PREFERENCE, "notification_channel", channel))
-        m = _FORMAT.search(sentence)
-        if m is not None:
-            said = _first_group(m, 5)
-            fmt = (
-                "text"
-                if said in ("不要", "别发", "不看", "不想看", "别给我发") or said.lower() == "no"
-                else _FORMATS.get(said.lower())
-            )
-            if fmt is not None:
-                out.append(self._make(ObservationKind.PREFERENCE, "content_format", fmt))
+        for key, pattern, codes in (
+            ("notification_channel", CHANNEL, CHANNEL_CODES),
+            ("content_format", FORMAT, FORMAT_CODES),
+        ):
+            said: list[tuple[str, bool]] = []
+            for act in acts:
+                if act.one_off or (act.kind is ActKind.QUESTION and not instructed):
+                    continue
+                refusing = act.kind is ActKind.RETRACTION  # "短信提醒就不用了"
+                piece = text[act.start : act.end]
+                for m in mentions(piece, pattern, codes):
+                    said.append((m.code, refusing or negated(piece, m.start, self.lang)))
+            # refusing one value and naming another is an instruction to use the other; a
+            # value refused in the sentence is not wanted by a later mention of it there
+            refusals = {code for code, refused in said if refused}
+            said = [(c, r) for c, r in said if r or c not in refusals]
+            explicit = instructed or bool(refusals)
+            out += [
+                self._make(
+                    ObservationKind.PREFERENCE,
+                    key,
+                    code,
+                    explicit=explicit or refused,
+                    negated=refused,
+                )
+                for code, refused in said
+            ]
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
-            amount = _AMOUNT.search(clause)
+            amount = _amount_in(clause)
             if amount is None:
                 continue
             scenario = _scenario(clause)
@@ -264,10 +460,58 @@ class _Observer:
                 continue
             out.append(
                 self._make(
-                    ObservationKind.PREFERENCE, "budget", _budget_value(amount), scenario=scenario
+                    ObservationKind.PREFERENCE,
+                    "budget",
+                    _budget_value(amount),
+                    scenario=scenario,
+                    explicit=instructed,
                 )
             )
         return out
+
+    def _words(self, piece: str) -> str:
+        """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
+        return mask_pii(substitute(" ".join(piece.split()), self.pairs))[0]
+
+    def _topics(self, text: str, acts: Sequence[Act]) -> list[Observation]:
+        """Lasting statements with a topic (:attr:`Act.topics`) in one sentence: facts about
+        the user become observations (their clause's words), instructions explicit facts
+        (:attr:`instructions`) in the words of every lasting clause of the sentence ("For
+        anything I send abroad from now on, please use DHL, never EMS"); a sentence
+        instructing on no topic of its own is kept as a note."""
+        out = []
+        lasting = [a for a in acts if a.topics]
+        join = "，" if self.lang == "zh" else ", "
+        said = join.join(self._words(text[a.start : a.end]) for a in lasting)
+        keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
+        facts: dict[tuple[str, str | None], list[str]] = {}
+        for act in lasting:
+            piece = text[act.start : act.end]
+            for key in act.topics:
+                topic = _TOPICS.get(key)
+                if topic is not None and topic.fact:
+                    words = self._words(piece)
+                    facts.setdefault((key, _member(topic, piece)), []).append(words)
+        out += [
+            self._make(ObservationKind.FACT, key, join.join(words), scenario=scenario)
+            for (key, scenario), words in facts.items()
+        ]
+        instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
+        for key in instructions:
+            self.instructions.append((key, said))
+        if NOTE.key in keys and not instructions:
+            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+        return out
+
+
+def _member(topic: Topic, piece: str) -> str | None:
+    """The family member a family fact is about (its slot's scenario)."""
+    if topic.key != "family":
+        return None
+    m = _MEMBER_OF.search(piece)
+    who = (m.group(1) or "").lower() if m is not None else ""
+    return _MEMBER_NAMES.get(who, who) or None
 
 
 class RuleExtractor:
@@ -283,15 +527,34 @@ class RuleExtractor:
 
     def extract(self, turns: Sequence[Turn], summary: SessionSummary) -> Extraction:
         """The rules' observations; never a record sentence (the summary's stands)."""
+        observations, instructions = observe_session(turns, summary)
         kept: list[Observation] = []
         temporary = 0
-        for o in observe_turns(turns, summary):
+        for o in observations:
             if o.kind is ObservationKind.TEMPORARY:
                 temporary += 1
                 if temporary > self.config.max_temporary:
                     continue
             kept.append(o)
-        return Extraction(tuple(kept), source=self.name)
+        withdrawn = summary.dialogue.withdrawn_topics
+        kept += [
+            Observation(
+                ObservationKind.FACT,
+                key,
+                "",
+                summary.session_id,
+                summary.occurred_at,
+                negated=True,
+            )
+            for key in withdrawn
+            if key in _TOPICS and _TOPICS[key].fact
+        ]
+        return Extraction(
+            tuple(kept),
+            source=self.name,
+            instructions=tuple(instructions),
+            withdrawn=tuple(k for k in withdrawn if k not in _TOPICS or not _TOPICS[k].fact),
+        )
 
     def close(self) -> None:
         """Nothing to release."""

@@ -50,7 +50,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from unstructured_memory.tokenize import STOP_WORDS, keyword_terms, query_terms
+from unstructured_memory.tokenize import STOP_WORDS, is_bigram, keyword_terms, query_terms
 
 __all__ = ["DEFAULT_RERANK", "SPEAKER_KEY", "Candidate", "RerankConfig", "names", "rerank", "words"]
 
@@ -122,10 +122,20 @@ def names(query: str, speaker: str) -> bool:
     return re.search(pattern, query, flags=re.IGNORECASE) is not None
 
 
-def _topic_terms(terms: Sequence[str], speakers: set[str]) -> list[str]:
-    """The query's terms that carry its topic: no stop words, no speaker's name."""
+def _topic_terms(
+    terms: Sequence[str], speakers: set[str], weights: Sequence[float] = ()
+) -> dict[str, float]:
+    """The query's terms that carry its topic, with their weights (default 1): no stop
+    words, no speaker's name, no character bigram (a topic term is held as a word)."""
     spoken = {t for s in speakers for t in keyword_terms(s)}
-    return [t for t in dict.fromkeys(terms) if t not in STOP_WORDS and t not in spoken]
+    out: dict[str, float] = {}
+    for i, t in enumerate(terms):
+        if t in STOP_WORDS or t in spoken or is_bigram(t):
+            continue
+        w = weights[i] if i < len(weights) else 1.0
+        if w > out.get(t, 0.0):
+            out[t] = w
+    return out
 
 
 def _holds(text: str, term: str) -> bool:
@@ -141,17 +151,17 @@ def _holds(text: str, term: str) -> bool:
     return False
 
 
-def _coverage(terms: Sequence[str], texts: Sequence[str]) -> list[float]:
+def _coverage(terms: dict[str, float], texts: Sequence[str]) -> list[float]:
     """Per text, the share of ``terms`` it holds (see :func:`_holds`), each term weighted
-    by its rarity among ``texts`` (``log(1 + n / df)``)."""
+    by its rarity among ``texts`` (``log(1 + n / df)``) times its own weight."""
     lowered = [unicodedata.normalize("NFKC", t).lower() for t in texts]  # as terms are
     n = len(texts)
     share = [0.0] * n
     total = 0.0
-    for term in terms:
+    for term, own in terms.items():
         held = [i for i, t in enumerate(lowered) if _holds(t, term)]
         if held:
-            weight = math.log(1.0 + n / len(held))
+            weight = own * math.log(1.0 + n / len(held))
             total += weight
             for i in held:
                 share[i] += weight
@@ -170,12 +180,13 @@ def rerank(
     config: RerankConfig = DEFAULT_RERANK,
     *,
     terms: Sequence[str] | None = None,
+    weights: Sequence[float] = (),
 ) -> list[tuple[K, float]]:
     """``(key, score)`` of ``candidates``, best first, after the session prior, the
     topic term, the speaker boost and the question penalty; ties keep the given
     order and scores stay in ``[0, best score given]``. ``terms`` are the query's
-    keyword terms (default ``query_terms(query)``). A candidate without a session
-    forms a session of its own."""
+    keyword terms (default ``query_terms(query)``), ``weights`` theirs (default 1). A
+    candidate without a session forms a session of its own."""
     if not candidates:
         return []
     best = max(c.score for c in candidates)
@@ -189,7 +200,7 @@ def rerank(
     top = max(config.session_top, 1)
     prior = {key: sum(heapq.nlargest(top, scores)) / top for key, scores in by_session.items()}
     speakers = {c.speaker for c in candidates if c.speaker}
-    topic = _topic_terms(query_terms(query) if terms is None else terms, speakers)
+    topic = _topic_terms(query_terms(query) if terms is None else terms, speakers, weights)
     coverage = _coverage(topic, [c.text for c in candidates])
     on_topic_somewhere = any(coverage)
     named = {s: names(query, s) for s in speakers} if config.speaker_boost else {}

@@ -38,13 +38,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final
 
 from policies.errors import InvalidText
-from policies.linear_re import LinearMatch, LinearPattern
+from policies.linear_re import LinearMatch, LinearPattern, Subject
 from policies.pii import PiiMatch, find_pii, mask_pii
 from policies.validation import (
     MAX_ID_CHARS,
@@ -53,13 +53,25 @@ from policies.validation import (
     check_text,
     check_user_id,
 )
-from unstructured_memory.summariser.entities import detect_language, extract_entities
+from unstructured_memory.summariser import symptoms
+from unstructured_memory.summariser.acts import read_dialogue
+from unstructured_memory.summariser.amended import Amended, amend, words_in
+from unstructured_memory.summariser.choice import Choice, final_choice, options, stated_choice
+from unstructured_memory.summariser.entities import cue_before, detect_language, extract_entities
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import find_outcomes, phrase
+from values.dialogue import ActKind, Dialogue, Utterance
 from values.entities import Entity
 from values.sessions import Intent, Lang, Outcome, SessionSummary, Turn
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "SessionSummary", "TextAnalysis", "analyse_text", "summarise"]
+__all__ = [
+    "MAX_TRANSCRIPT_BYTES",
+    "SessionSummary",
+    "TextAnalysis",
+    "analyse_text",
+    "summarise",
+    "withdrawal_pairs",
+]
 
 MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
 """Largest transcript summarised in full (UTF-8 bytes of the joined turns); longer ones are cut."""
@@ -103,10 +115,12 @@ class _Span:
     role: str
     start: int
     end: int
+    index: int
+    """Position of the turn in the turns given."""
 
 
-def _keep_within_budget(turns: list[Turn]) -> list[Turn]:
-    sizes = [len(t.text.encode("utf-8")) + 1 for t in turns]
+def _keep_within_budget(turns: list[tuple[int, Turn]]) -> list[tuple[int, Turn]]:
+    sizes = [len(t.text.encode("utf-8")) + 1 for _, t in turns]
     if sum(sizes) <= MAX_TRANSCRIPT_BYTES:
         return turns
     head: list[int] = []
@@ -128,22 +142,22 @@ def _keep_within_budget(turns: list[Turn]) -> list[Turn]:
 def _prepare(turns: Sequence[Turn]) -> tuple[str, list[_Span]]:
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise InvalidText("turns must be a sequence of Turn", field="turns")
-    kept: list[Turn] = []
+    kept: list[tuple[int, Turn]] = []
     for i, turn in enumerate(turns):
         if not isinstance(turn, Turn):
             raise InvalidText(f"turns[{i}] is not a Turn", field="turns")
         text = check_text(turn.text, field=f"turns[{i}].text", allow_empty=True)
         if text.strip():
-            kept.append(turn)
-    if not any(t.role == "user" for t in kept):
+            kept.append((i, turn))
+    if not any(t.role == "user" for _, t in kept):
         raise InvalidText("transcript has no non-empty user turn", field="turns")
     kept = _keep_within_budget(kept)
     spans: list[_Span] = []
     pos = 0
-    for turn in kept:
-        spans.append(_Span(turn.role, pos, pos + len(turn.text)))
+    for i, turn in kept:
+        spans.append(_Span(turn.role, pos, pos + len(turn.text), i))
         pos += len(turn.text) + 1
-    return "\n".join(t.text for t in kept), spans
+    return "\n".join(t.text for _, t in kept), spans
 
 
 def _role_at(spans: list[_Span], offset: int) -> str:
@@ -165,33 +179,45 @@ def _occurred_at(turns: Sequence[Turn]) -> datetime:
 
 # Patterns run under RE2 in linear time (policies.linear_re); those needing
 # Python's Unicode \b stay on re, each shown linear by tests/test_regex_linear.py.
-_PROBLEM_ZH = LinearPattern(
-    r"无法|不能|不了|坏了|坏掉|损坏|破损|破了|碎了|裂了|没收到|没有收到|收不到|没声音|不工作|不亮|不转|"
-    r"漏水|漏电|异响|发错|少发|漏发|错发|质量问题|有问题|瑕疵|划痕|不充电|充不进|失败|过敏|不合适|"
-    r"太小|太大|偏小|偏大|鼓包|生锈|异味|不一致|掉色|开胶|连不上|不想要|不要了|拍错|买错"
+_PROBLEM_ZH = symptoms.PROBLEM_ZH
+_PROBLEM_EN = symptoms.PROBLEM_EN
+_PROBLEM_GENERIC = symptoms.GENERIC
+_GOES_ON = LinearPattern(
+    r"退|换|修|赔|补偿|投诉|麻烦|请|帮我|帮忙|给我|能不能|可不可以|怎么办|咋办|要求|希望|还是|行吧|好的|"
+    r"谢谢|我想|想要|吗|呢|[?？]|(?i:refund|return|replace|exchange|repair|please|can you|"
+    r"could you|would you|i want|i'd like|i need|thanks|help)"
 )
-_PROBLEM_EN = re.compile(
-    r"(?i)\b(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|not working|stopped|broken|"
-    r"broke|damaged|cracked|defective|missing|never arrived|wrong|leaks?|leaking|dead|faulty|"
-    r"too (?:small|big|large)|rude|late|fake|counterfeit)\b"
-)
+"""What ends the description of a problem: a request, a question, thanks."""
 _QUESTION_ZH = LinearPattern(
     r"吗|呢|怎么|如何|能否|是否|多少|多久|哪|什么|有没有|能不能|可不可以|[?？]"
 )
-_QUESTION_EN = re.compile(r"(?i)\?|\b(?:how|what|which|when|does|do|is|can|could|will)\b")
+_QUESTION_EN = LinearPattern(
+    r"\?|(?i:^\s*(?:(?:hi|hello|hey|so|and|but|well|ok|okay|also|then|sorry)[\s,]+)*"
+    r"(?:how|what|which|when|where|why|who|does|do|did|is|are|was|can|could|will|would"
+    r"|should|any|has|have)(?P<post>$|[^A-Za-z']))"
+)
+"""A question: a question mark, or a clause opening with a question word or an inverted
+auxiliary (``can you``, ``is it``); ``I will wait`` and ``she can build`` are not."""
 _CLAUSE_ZH = LinearPattern(r"[^，。！？!?；;,\n]+")
 _CLAUSE_EN = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")  # a decimal point does not end a clause
 _SUBJECTLESS_EN = re.compile(
     r"(?i)^(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is|was|stopped|keeps|"
-    r"never|arrived|came|broke|leaks?)\b"
+    r"never|arrived|came|broke|leaks?)\b(?!\s+(?:this|that|it|there|these|those|the|a|an|my|"
+    r"your|he|she|they)\b)"
 )
+"""A clause that says what happened without its subject ("stopped working"); one that asks
+("Is this rain cover compatible…") has its subject after the verb."""
 _LEAD_ZH = LinearPattern(
     r"^(?:您好|你好|亲|请问|麻烦|就是|但是|可是|然后|而且|现在|已经|还|我的|我|这个|那个|这台|那台|它|"
     r"这款|这|那|你们的|你们|的|了|是|，|\s)+"
 )
 _TRAIL_ZH = "了啊呀呢吧哦嘛的～~" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 """Particles and white space stripped from the end of a clause (``str.rstrip``)."""
-_LEAD_EN = LinearPattern(r"(?i)^(?:hi|hello|hey|so|and|but|well|um|ok|okay|please|,|\s)+")
+_LEAD_EN = LinearPattern(
+    r"(?i)^(?:(?:hi|hello|hey|so|and|but|well|um|ok|okay|please)(?P<post>$|[^A-Za-z'])|,|\s)+"
+)
+"""Greetings and fillers opening a clause, as whole words (``so``, never ``so`` of
+``something``)."""
 _PRONOUNS_EN = (
     (re.compile(r"\bI'm\b"), "they're"),
     (re.compile(r"\bI am\b"), "they are"),
@@ -235,30 +261,110 @@ def _clause(
     entities: list[Entity],
     cue: re.Pattern[str] | LinearPattern,
     lang: Lang,
+    *,
+    fix: Callable[[str], str],
+    problem: bool = False,
 ) -> str:
-    """The first user clause holding ``cue``, trimmed to what follows its last product entity."""
+    """The first user clause holding ``cue`` (a question: also a clause ending in ``?``),
+    trimmed to what follows its last product entity.
+
+    A ``problem`` clause that names no symptom (``椅子有问题``) gives way to a later one
+    that does, and the description goes on over the clauses of its sentence that follow it
+    until a request or a question (``一坐下去就吱吱响，转一下也响，感觉是底下气杆那里``).
+    A question that is only a tag (``…, right?``) is quoted with the clause before it.
+    """
     clause_re = _CLAUSE_ZH if lang == "zh" else _CLAUSE_EN
     after = _AfterProducts(entities)
+    fallback = ""
     for span in spans:
         if span.role != "user":
             continue
-        for a, b in clause_re.spans(text[span.start : span.end]):
-            clause_start, clause_end = span.start + a, span.start + b
-            hit = cue.search(text[clause_start:clause_end])
-            if hit is None:
+        pieces = [
+            (span.start + a, span.start + b)
+            for a, b in clause_re.spans(text[span.start : span.end])
+        ]
+        hits = _hits(cue, text, span) if problem else None
+        for k, (clause_start, clause_end) in enumerate(pieces):
+            clause = text[clause_start:clause_end]
+            if hits is None:
+                found = cue.search(clause)
+                hit = found.start() if found is not None else None
+            else:
+                at = bisect.bisect_left(hits, clause_start)
+                hit = hits[at] - clause_start if at < len(hits) and hits[at] < clause_end else None
+            asked = not problem and text[clause_end : clause_end + 1] in ("?", "？")
+            if hit is None and not asked:
                 continue
-            start = clause_start
-            if lang == "zh":  # keep what follows the product: "扫地机无法回充" -> "无法回充"
-                start = after(clause_start, clause_start + hit.start())
-            piece = _tidy(text[start:clause_end], lang)
-            if piece:
-                return piece
-    return ""
+            start = _tagged(text, pieces, k) if asked else clause_start
+            if start < 0:
+                continue  # a tag on what stopped counting asks nothing
+            if start == clause_start and lang == "zh" and hit is not None:  # "扫地机无法回充"
+                start = after(clause_start, clause_start + hit)
+                if not problem and clause_end - start < _SHORT_QUESTION:
+                    start = clause_start  # "那个法拉利怎么样": the question needs its subject
+            end = clause_end
+            if problem:
+                end = _description_end(text, pieces, k, lang)
+            piece = _tidy(fix(text[start:end]), lang)
+            if not piece:
+                continue
+            if problem and _PROBLEM_GENERIC.search(_tidy(clause, lang)) is not None:
+                fallback = fallback or piece
+                continue
+            return piece
+    return fallback
+
+
+def _tagged(text: str, pieces: Sequence[tuple[int, int]], k: int) -> int:
+    """Where the question ``pieces[k]`` is quoted from: its own start, or for a question
+    that is only a tag (``…, right?``) the start of the clause it asks about (``-1`` when
+    that clause stopped counting)."""
+    a, b = pieces[k]
+    if _TAG_QUESTION.fullmatch(text[a:b].strip()) is None:
+        return a
+    if not k or not words_in(text[pieces[k - 1][0] : pieces[k - 1][1]]):
+        return -1
+    return pieces[k - 1][0]
+
+
+def _hits(cue: re.Pattern[str] | LinearPattern, text: str, span: _Span) -> list[int] | None:
+    """Where ``cue`` matches in the turn at ``span`` (offsets into ``text``), found in one
+    scan of the turn rather than a search per clause; ``None`` for a Python pattern."""
+    if not isinstance(cue, LinearPattern):
+        return None
+    turn = " " + text[span.start : span.end]  # a character before the first word
+    return [max(span.start, span.start + a - 1) for a, _ in cue.scan(Subject(turn))]
+
+
+_SHORT_QUESTION: Final = 4
+"""A question left shorter than this once its product is cut off keeps the product."""
+_TAG_QUESTION = LinearPattern(
+    r"(?i:right|ok|okay|correct|yes|no|yeah|是吧|对吧|对不对|是不是|行吗|好吗|可以吗)"
+)
+_SENTENCE_END = frozenset("。！？!?；;\n.")
+
+
+def _description_end(text: str, pieces: list[tuple[int, int]], k: int, lang: Lang) -> int:
+    """Where the description of a problem starting in clause ``k`` ends: the clauses of
+    the same sentence that follow it, up to a request or a question, within the record's
+    clause length."""
+    limit = _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE
+    start, end = pieces[k]
+    for a, b in pieces[k + 1 :]:
+        between = text[end:a]
+        if any(c in _SENTENCE_END for c in between) or b - start > limit:
+            break
+        nxt = text[a:b]
+        if not nxt.strip() or _GOES_ON.search(nxt) is not None:
+            break
+        end = b
+    return end
 
 
 def _tidy(piece: str, lang: Lang) -> str:
     """A piece of the user's text as the record quotes it: lead words and particles off,
     in the third person (English), masked, cut to the clause length."""
+    piece = " ".join(piece.split())
     if lang == "zh":
         piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
     else:
@@ -268,7 +374,52 @@ def _tidy(piece: str, lang: Lang) -> str:
         if _SUBJECTLESS_EN.match(piece):
             piece = "it " + piece
     piece = mask_pii(piece)[0].strip()
-    return piece[: _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE]
+    return _cut(piece, _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE)
+
+
+_CUT_AT = LinearPattern(r"[，,；;：:、]|\s")
+
+
+def _cut(piece: str, limit: int) -> str:
+    """``piece`` cut to ``limit`` characters: at its last clause break (or, failing one, a
+    space) within the limit when one leaves at least half of it, never inside a word."""
+    if len(piece) <= limit:
+        return piece
+    breaks = [a for a, _ in _CUT_AT.spans(piece[: limit + 1]) if a >= limit // 2]
+    clause = [a for a in breaks if not piece[a].isspace()]
+    at = (clause or breaks or [limit])[-1]
+    cut = piece[:at].rstrip(" ，,；;：:、")
+    while not clause and (last := cut.rsplit(" ", 1))[-1].lower() in _DANGLING and len(last) == 2:
+        cut = last[0]  # "stops halfway through the" -> "stops halfway through"
+    return cut
+
+
+_DANGLING: Final = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "and",
+        "or",
+        "for",
+        "from",
+        "my",
+        "their",
+        "his",
+        "her",
+        "its",
+        "this",
+        "that",
+    ]
+)
+"""Words an English quote cut short must not end on."""
 
 
 _SENTENCE_ZH = LinearPattern(r"[^。！？!?；;\n]+")
@@ -276,7 +427,9 @@ _SENTENCE_EN = LinearPattern(r"(?:[^.!?;\n]|\.\d)+")
 _TOPICAL: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT", "ORDER_ID"})
 
 
-def _topic(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> str:
+def _topic(
+    text: str, spans: list[_Span], entities: list[Entity], lang: Lang, fix: Callable[[str], str]
+) -> str:
     """What the user talked about, for a record with no question or problem clause: their
     first sentence naming a product, brand, model, amount or order, else their first
     sentence (tidied as :func:`_tidy` does)."""
@@ -288,7 +441,7 @@ def _topic(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
             continue
         for a, b in sentence_re.spans(text[span.start : span.end]):
             start, end = span.start + a, span.start + b
-            piece = _tidy(text[start:end], lang)
+            piece = _tidy(fix(text[start:end]), lang)
             if not piece:
                 continue
             at = bisect.bisect_left(named, start)
@@ -302,7 +455,8 @@ def _topic(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) ->
 class _Slots:
     orders: tuple[str, ...] = ()
     ids: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Identifiers other than orders: (label, values) in :data:`_ID_ORDER`."""
+    """Identifiers other than orders: (name, values) in :data:`_ID_ORDER`, a code named
+    by the cue the user said before it (``取件码``), else by its label's name."""
     product: str = ""
     amount: str = ""
     eta: str = ""
@@ -311,7 +465,20 @@ class _Slots:
     reason: str = ""
     question: str = ""
     topic: str = ""
-    """The user's sentence naming what they talked about (see :func:`_topic`)."""
+    """What the user talked about: the problem they described, else their sentence naming
+    a product (see :func:`_topic`), so a symptom said in the middle of a long enquiry is
+    in the record whatever its intent."""
+    kept: tuple[str, ...] = ()
+    """Labels of the lasting statements the profile keeps (not quoted: named only when the
+    session said nothing else)."""
+    withdrawn: tuple[str, ...] = ()
+    """Request families the user took back with nothing in their place."""
+    settled: str = ""
+    """Why the user took them back, in their words (:attr:`Amended.settling`)."""
+    purchase: bool = False
+    """The user finally asked to buy something."""
+    requested: frozenset[str] = frozenset()
+    """The families of the user's live requests."""
 
 
 _ID_ORDER: Final = (
@@ -343,6 +510,18 @@ _ETA_VERB = LinearPattern(
 """The verb the agent said right after the expected date: 明天发出, 48 小时内联系您."""
 
 
+def _ids(text: str, entities: list[Entity], lang: Lang) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    named: dict[str, dict[str, None]] = {}
+    for label in _ID_ORDER:
+        for e in entities:
+            if e.type == label:
+                name = _ID_NAMES[label][0 if lang == "zh" else 1]
+                if label == "CODE":
+                    name = cue_before(text, e.start) or name
+                named.setdefault(name, {})[e.text] = None
+    return tuple((name, tuple(values)) for name, values in named.items())
+
+
 def _all(entities: list[Entity], label: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(e.text for e in entities if e.type == label))
 
@@ -354,33 +533,117 @@ def _first(entities: list[Entity], label: str, spans: list[_Span], role: str | N
     return ""
 
 
+_MAX_MODELS: Final = 3
+"""Most models the record names (the user's, in order: 飞利浦 S5000、SH50)."""
+
+
+def _last_said(entities: list[Entity], label: str, spans: list[_Span]) -> str:
+    """The agent's last value of ``label``: of the prices it quoted, the one it confirmed
+    (``V11 原装替换电池 359 元，订单 6440388`` after ``Z30 是 2999 元``)."""
+    said = [e.text for e in entities if e.type == label and _role_at(spans, e.start) != "user"]
+    return said[-1] if said else ""
+
+
+_MAX_PRODUCTS: Final = 2
+"""Most products the record names: the user's first and one asked for later (破壁机、隔音罩)."""
+
+
 def _product(entities: list[Entity], spans: list[_Span]) -> str:
+    """Brand, models and product the user named first (else the agent): every model the
+    user named, so one said once in a long session is not lost."""
     parts: list[str] = []
     for label in ("BRAND", "MODEL", "PRODUCT"):
-        value = _first(entities, label, spans, "user") or _first(entities, label, spans)
-        if value and not any(value.lower() in p.lower() for p in parts):
-            parts = [p for p in parts if p.lower() not in value.lower()]
-            parts.append(value)
-    return " ".join(parts)
+        values = [_first(entities, label, spans, "user") or _first(entities, label, spans)]
+        if label in ("MODEL", "PRODUCT") and values[0]:
+            said = [
+                e.text for e in entities if e.type == label and _role_at(spans, e.start) == "user"
+            ]
+            most = _MAX_MODELS if label == "MODEL" else _MAX_PRODUCTS
+            values = list(dict.fromkeys(said or values))[:most]
+        kept: list[str] = []
+        for value in values:
+            if value and not any(value.lower() in p.lower() for p in [*parts, *kept]):
+                parts = [p for p in parts if p.lower() not in value.lower()]
+                kept.append(value)
+        if kept:
+            parts.append("、".join(kept))
+    out = ""
+    for part in parts:  # a space between words, none between Chinese ones (九阳破壁机)
+        cjk = bool(out) and _CJK_END.search(out) is not None and _CJK_START.match(part) is not None
+        out += part if not out or cjk else " " + part
+    return out
 
 
-def _slots(text: str, spans: list[_Span], entities: list[Entity], lang: Lang) -> _Slots:
-    etas = [e for e in entities if e.type == "DATE" and _role_at(spans, e.start) == "assistant"]
+_CJK_END = LinearPattern(r"[\u4e00-\u9fff]$")
+_CJK_START = LinearPattern(r"^[\u4e00-\u9fff]")
+
+
+_LINK_WORD = LinearPattern(r"\s*[是为]\s*")
+
+
+def _chosen_product(choice: Choice, entities: list[Entity], spans: list[_Span], lang: Lang) -> str:
+    """The product slot for a final choice: the product said, then the chosen option."""
+    label = _LINK_WORD.sub(" ", choice.option.label).strip()
+    if lang == "en" and not label.lower().startswith(("the ", "a ")):
+        label = f"the {label}"
+    base = _product(entities, spans)
+    return f"{base} {label}" if base and base.lower() not in label.lower() else label
+
+
+_SETTLED_CLAUSES: Final = 3
+
+
+def _settled(view: Amended, lang: Lang) -> str:
+    """What the user said beside their retraction, as the record quotes it (a few clauses)."""
+    pieces = [_tidy(view.fix(view.view[a:b]), lang) for a, b in view.settling]
+    said = [p for p in pieces if p and words_in(p)][:_SETTLED_CLAUSES]
+    return ("，" if lang == "zh" else ", ").join(said)
+
+
+def _slots(view: Amended, spans: list[_Span], lang: Lang, choice: Choice | None) -> _Slots:
+    text, entities, fix = view.view, view.entities, view.fix
+    etas = [
+        e
+        for e in entities
+        if e.type == "DATE" and _role_at(spans, e.start) == "assistant" and text[e.start] != " "
+    ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
+    reason = _clause(
+        text,
+        spans,
+        entities,
+        _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN,
+        lang,
+        fix=fix,
+        problem=True,
+    )
     return _Slots(
         orders=_all(entities, "ORDER_ID"),
-        ids=tuple((label, v) for label in _ID_ORDER if (v := _all(entities, label))),
-        product=_product(entities, spans),
-        amount=_first(entities, "AMOUNT", spans, "user") or _first(entities, "AMOUNT", spans),
+        ids=_ids(text, entities, lang),
+        product=(
+            _chosen_product(choice, entities, spans, lang)
+            if choice is not None
+            else _product(entities, spans)
+        ),
+        amount=(
+            choice.option.price
+            if choice is not None and choice.option.price
+            else _first(entities, "AMOUNT", spans, "user") or _last_said(entities, "AMOUNT", spans)
+        ),
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
-        reason=_clause(text, spans, entities, _PROBLEM_ZH if lang == "zh" else _PROBLEM_EN, lang),
+        reason=reason,
         question=_clause(
-            text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang
+            text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix
         ),
-        topic=_topic(text, spans, entities, lang),
+        topic=reason or _topic(text, spans, entities, lang, fix),
+        kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
+        withdrawn=view.withdrawn,
+        settled=_settled(view, lang) if view.withdrawn else "",
+        purchase="purchase" in view.asked,
+        requested=view.requested,
     )
 
 
@@ -425,6 +688,94 @@ def _space_before(m: LinearMatch) -> str:
     return other + han if other.isdigit() and han in "年月日号" else f"{other} {han}"
 
 
+_ASKED_BACK: Final = frozenset({"refund", "return", "exchange", "cancel"})
+"""Request families that make a session a return request, whatever else it asked."""
+_SUBSUMED: Final = frozenset(
+    {Intent.REFUND_STATUS, Intent.TRACKING_INQUIRY, Intent.OTHER, Intent.PRODUCT_CONSULT}
+)
+"""Intents a request made in the same session outranks (its status, the delivery asked
+before it)."""
+
+
+def _takes_back(dialogue: Dialogue, view: Amended) -> bool:
+    """Whether a session only takes things back: the user retracted a request or a topic
+    and asked for nothing of a return's kind (its words of cancelling name no order)."""
+    retracting = dialogue.withdrawn_topics or any(
+        a.kind is ActKind.RETRACTION for a in dialogue.live("user")
+    )
+    return bool(retracting) and not _ASKED_BACK & view.asked
+
+
+_FAMILY_HEADS: Final = {
+    "price": ("申请价保", "requested a price adjustment"),
+    "merge": ("申请合并发货", "asked to combine the shipments"),
+    "address": ("申请修改收货地址", "asked to change the delivery address"),
+    "urge": ("催促发货", "asked to hurry the delivery"),
+    "repair": ("申请维修", "requested a repair"),
+    "schedule": ("预约上门时间", "booked a visit"),
+}
+"""Heads for what the user asked for that no intent names, when nothing stronger was asked."""
+_STRONGER: Final = frozenset({"refund", "return", "exchange", "cancel", "complaint"})
+
+
+def _family_head(s: _Slots, lang: Lang) -> str:
+    """The head for the user's request no intent names (a price adjustment, a repair)."""
+    if s.requested & _STRONGER:
+        return ""
+    found = next((f for f in _FAMILY_HEADS if f in s.requested), None)
+    return "" if found is None else _FAMILY_HEADS[found][0 if lang == "zh" else 1]
+
+
+_WITHDRAWN: Final = {
+    "refund": ("退款申请", "the refund request"),
+    "return": ("退货申请", "the return request"),
+    "exchange": ("换货申请", "the exchange request"),
+    "complaint": ("投诉", "the complaint"),
+    "cancel": ("取消订单的请求", "the cancellation"),
+    "address": ("改地址申请", "the address change"),
+    "urge": ("催单", "the request to hurry the delivery"),
+    "invoice": ("开票申请", "the invoice request"),
+    "repair": ("维修申请", "the repair request"),
+    "schedule": ("预约", "the appointment"),
+    "price": ("保价申请", "the price-protection claim"),
+    "delivery": ("送货安排", "the delivery arrangement"),
+}
+"""How the record names a request the user took back."""
+
+
+_REQUESTED: Final = {
+    "refund": (
+        ("申请退款", "撤回了退款申请"),
+        ("requested a refund", "withdrew the refund request"),
+    ),
+    "return": (
+        ("申请退货", "撤回了退货申请"),
+        ("requested a return", "withdrew the return request"),
+    ),
+    "exchange": (
+        ("申请换货", "撤回了换货申请"),
+        ("requested an exchange", "withdrew the exchange request"),
+    ),
+    "cancel": (
+        ("申请取消订单", "撤回了取消订单的请求"),
+        ("requested a cancellation", "withdrew the cancellation"),
+    ),
+    "complaint": (("进行投诉", "撤回了投诉"), ("complained", "withdrew the complaint")),
+}
+"""How a record states a request, and how it states it withdrawn (both languages)."""
+
+
+def withdrawal_pairs(families: Sequence[str]) -> list[tuple[str, str]]:
+    """``(as recorded, as withdrawn)`` phrases of the requests of ``families``: what an
+    earlier session's record says of a request this session took back."""
+    return [pair for f in families for pair in _REQUESTED.get(f, ())]
+
+
+def _withdrawn(s: _Slots, lang: Lang) -> str:
+    names = [_WITHDRAWN[f][0 if lang == "zh" else 1] for f in s.withdrawn if f in _WITHDRAWN]
+    return ("、" if lang == "zh" else " and ").join(names)
+
+
 def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     order = "、".join(s.orders)
     if order and s.product:
@@ -451,6 +802,16 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
+    asked = _family_head(s, "zh")
+    if asked:
+        head = f"{about}{asked}" + (f"：{detail or s.topic}" if detail or s.topic else "")
+    elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
+        head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
+    elif s.withdrawn:
+        why = s.settled or detail or s.topic
+        head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (f"：{why}" if why else "")
+    elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
+        head = f"更新了画像：{'、'.join(s.kept)}"
     verb = s.eta_verb or {
         Intent.TRACKING_INQUIRY: "送达",
         Intent.RETURN_REQUEST: "到账" if heads[intent] == "申请退款" else "处理",
@@ -460,7 +821,7 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     if s.eta:
         lead = {"有效": "", "生效": "", "寄回": "需在"}.get(verb, "预计")
         eta = f"，{lead}{s.eta}{verb}"
-    ids = "".join(f"，{_ID_NAMES[label][0]} {'、'.join(values)}" for label, values in s.ids)
+    ids = "".join(f"，{name} {'、'.join(values)}" for name, values in s.ids)
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
     return _pangu("用户" + head + ids + did + eta)
 
@@ -495,7 +856,20 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         + (f" about {subject}" if subject else "")
         + (f": {detail or s.topic}" if detail or s.topic else ""),
     }
-    tail = "".join(f"; {_ID_NAMES[label][1]} {', '.join(values)}" for label, values in s.ids)
+    head = heads[intent].rstrip(" ?.")
+    asked = _family_head(s, "en")
+    if asked:
+        head = asked + (f" for {subject}" if subject else "")
+        head += f": {detail or s.topic}" if detail or s.topic else ""
+    elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
+        head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
+    elif s.withdrawn:
+        head = f"withdrew {_withdrawn(s, 'en')}" + (f" for {subject}" if subject else "")
+        why = s.settled or detail or s.topic
+        head += f": {why}" if why else ""
+    elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
+        head = f"updated their profile: {', '.join(s.kept)}"
+    tail = "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     if s.eta:
@@ -505,7 +879,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
             else ("" if _RELATIVE_EN.match(s.eta) else "by ")
         )
         tail += f"; expected {prep}{s.eta}"
-    return "The user " + heads[intent].rstrip(" ?.") + tail + "."
+    return "The user " + head.rstrip(" ?.") + tail + "."
 
 
 # --------------------------------------------------------------------------- summarise
@@ -527,15 +901,35 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     user_text = "\n".join(text[s.start : s.end] for s in user_spans)
     language = detect_language(user_text)
     entities = extract_entities(text)
-    intent = classify_turns([text[s.start : s.end] for s in user_spans])
+    dialogue = read_dialogue([_utterance(text, s, entities) for s in spans], language)
+    view = amend(text, [s.start for s in spans], entities, dialogue, language)
+    offered = options(text, [(s.start, s.end) for s in spans], language)
+    said = [(s.start, s.end) for s in user_spans]
+    choice = final_choice(view.view, said, offered, view.entities, language) or stated_choice(
+        view.view, said, language
+    )
+    if choice is not None:
+        view = view.without(choice.rejected)
+    live = [view.view[s.start : s.end] for s in user_spans]
+    live = [t for t in live if words_in(t)]
+    intent = classify_turns(live) if live else classify_turns([user_text])
+    if not live:
+        intent = replace(intent, label=Intent.OTHER)
+    elif intent.label in _SUBSUMED and _ASKED_BACK & view.requested:
+        intent = replace(intent, label=Intent.RETURN_REQUEST)  # "要退款…退款多久到账"
+    elif intent.label is Intent.RETURN_REQUEST and _takes_back(dialogue, view):
+        intent = replace(intent, label=Intent.OTHER)  # "出差取消了，放驿站的不用了"
     pii = [
         PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
         for s in user_spans
         for m in find_pii(text[s.start : s.end])
+        if text[s.start + m.start : s.start + m.end].casefold() not in view.wrong
     ]
-    slots = _slots(text, spans, entities, language)
-    sentence = (_sentence_zh if language == "zh" else _sentence_en)(intent.label, slots, user_text)
-    unique = {(e.type, e.text): e for e in reversed(entities)}.values()  # first occurrence wins
+    slots = _slots(view, spans, language, choice)
+    sentence = (_sentence_zh if language == "zh" else _sentence_en)(
+        intent.label, slots, "\n".join(live)
+    )
+    unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
     return SessionSummary(
         user_id=user_id,
         session_id=session_id,
@@ -547,4 +941,19 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         language=language,
         pii=pii,
         outcomes=slots.outcomes,
+        dialogue=dialogue,
+        turn_index=tuple(s.index for s in spans),
+    )
+
+
+def _utterance(text: str, span: _Span, entities: Sequence[Entity]) -> Utterance:
+    """The turn at ``span`` with its entities, offsets into the turn."""
+    return Utterance(
+        span.role,
+        text[span.start : span.end],
+        tuple(
+            replace(e, start=e.start - span.start, end=e.end - span.start)
+            for e in entities
+            if span.start <= e.start and e.end <= span.end
+        ),
     )

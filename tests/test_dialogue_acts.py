@@ -1,0 +1,668 @@
+"""The dialogue-act layer (unstructured_memory/summariser/acts.py and its readers): later
+acts amend earlier ones before anything is stored. Pure functions: no database here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from unstructured_memory.profile.rules import RuleExtractor
+from unstructured_memory.summariser import Turn, summarise
+from unstructured_memory.summariser.acts import ActKind, Utterance, negated, read_dialogue
+from unstructured_memory.summariser.amended import substitute
+from unstructured_memory.summariser.choice import final_choice, options
+from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
+from unstructured_memory.summariser.restated import restate
+from unstructured_memory.summariser.topics import TOPICS
+from values.sessions import Role
+
+T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
+
+
+def _turns(*said: tuple[str, str]) -> list[Turn]:
+    return [Turn("user" if role == "u" else "assistant", text, T0) for role, text in said]
+
+
+def _ids(turns: list[Turn]) -> set[str]:
+    return {e.text for e in summarise("u", "s", turns).entities}
+
+
+def _observed(*texts: str) -> list[tuple[str, str, str]]:
+    """What the rules keep for the profile: ``!`` an instruction, ``-`` a refusal."""
+    turns = [Turn("user", t, T0) for t in texts]
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    return [
+        (o.kind.value, o.slot, ("-" if o.negated else "!" if o.explicit else "") + o.value)
+        for o in got
+    ]
+
+
+def _instructions(*texts: str) -> list[tuple[str, str]]:
+    turns = [Turn("user", t, T0) for t in texts]
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    return [(i.key, i.text) for i in got]
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+@pytest.mark.parametrize(
+    ("turns", "right", "wrong"),
+    [
+        (
+            _turns(
+                ("u", "帮我查下订单 5530217 到哪了"),
+                ("a", "系统里没有查到 5530217 这个订单。"),
+                ("u", "订单号说错了，不是 5530217，是 5530271"),
+            ),
+            "5530271",
+            "5530217",
+        ),
+        (
+            _turns(
+                ("u", "顺丰单号 SF6312087734510 三天没动了"),
+                ("u", "哦哦抄错了，最后两位反了，是 SF6312087734501"),
+            ),
+            "SF6312087734501",
+            "SF6312087734510",
+        ),
+        (
+            _turns(("u", "my order 88412 is late"), ("u", "sorry, I meant 88421")),
+            "88421",
+            "88412",
+        ),
+        (
+            _turns(("u", "退款单号 RF7733001 还没到"), ("u", "不好意思看串行了，是 RF7733010")),
+            "RF7733010",
+            "RF7733001",
+        ),
+    ],
+)
+def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
+    turns: list[Turn], right: str, wrong: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert right in summary.summary_text
+    assert wrong not in summary.summary_text
+    assert wrong not in _ids(turns), "no link is made to the wrong number"
+
+
+def test_a_correction_in_words_replaces_the_value_wherever_it_is_quoted() -> None:
+    turns = _turns(
+        ("u", "洗碗机到了，约个师傅上门安装，周二下午吧"),
+        ("a", "好的，给您约周二下午。"),
+        ("u", "啊不对，周三不是周二，我记错日子了"),
+    )
+    summary = summarise("u", "s", turns)
+    assert "周三" in summary.summary_text
+    assert "周二" not in summary.summary_text
+
+
+def test_a_colour_meant_replaces_the_one_said_and_asides_about_it_go() -> None:
+    turns = _turns(
+        ("u", "I'll take the cast iron dutch oven, the sage green one."),
+        ("a", "Great, sage green added, order 6533540."),
+        ("u", "Wait, sorry, I meant olive. Sage is the pale one, right? I want the darker one."),
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert "olive" in text
+    assert "sage" not in text.casefold()
+
+
+def test_a_misspelling_named_is_a_correction_of_an_earlier_session() -> None:
+    turns = _turns(
+        ("u", "I misspelled my friend's name on the card for 6536118. It's Markus, not Marcus.")
+    )
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.pairs([t.text for t in turns]) == [("Marcus", "Markus")]
+    assert "Marcus" not in summary.summary_text
+
+
+def test_a_plain_word_said_against_another_is_no_correction_without_a_word_of_error() -> None:
+    turns = _turns(("u", "It's a gift, not a return"))
+    assert summarise("u", "s", turns).dialogue.corrections == ()
+
+
+def test_a_corrected_model_is_the_device_the_profile_keeps() -> None:
+    got = _observed("我家扫地机是石头 G20", "上次我说错型号了，我家扫地机是石头 P10，不是 G20")
+    devices = [value for kind, slot, value in got if slot.startswith("device_model")]
+    assert len(devices) == 1
+    assert "P10" in devices[0]
+    assert "G20" not in devices[0]
+
+
+@pytest.mark.parametrize(
+    ("turns", "right", "wrong"),
+    [
+        (
+            _turns(
+                ("u", "这款钢化膜适配小米 13 吗"),
+                ("a", "适配小米 13，直屏设计。"),
+                ("u", "等下，我说错了，我手机是小米 14，不是 13，去年就换了"),
+            ),
+            "小米 14",
+            "13",
+        ),
+        (
+            _turns(
+                ("u", "这个手机壳华为 nova 11 能用不"),
+                ("u", "等会儿 我刚看了下设置 写的是 nova 12 不是 11，我记混了"),
+            ),
+            "nova 12",
+            "11",
+        ),
+        (
+            _turns(
+                ("u", "Does this case fit an iPhone 13?"),
+                ("u", "Sorry, it's an iPhone 15, not 13."),
+            ),
+            "iPhone 15",
+            "13",
+        ),
+    ],
+)
+def test_a_generation_corrected_by_its_number_keeps_the_name_before_it(
+    turns: list[Turn], right: str, wrong: str
+) -> None:
+    text = summarise("u", "s", turns).summary_text
+    name = right.rsplit(" ", 1)[0]
+    assert right in text
+    assert f"{name} {wrong}" not in text
+    assert f"{name} {name}" not in text, "the name is not said twice"
+
+
+def test_a_device_said_before_its_correction_is_kept_as_corrected() -> None:
+    got = _observed(
+        "订单 6336471 买的电池装不上，我的吸尘器是戴森 V10",
+        "我看了下机身铭牌，是 V12，不是 V10，我记错了",
+    )
+    devices = [value for kind, slot, value in got if slot.startswith("device_model")]
+    assert devices == ["戴森 V12"]
+
+
+@pytest.mark.parametrize(
+    ("first", "again", "right", "wrong"),
+    [
+        ("我是油皮，推荐个洗面奶", "哦说反了，我是干皮，冬天脸上还起皮", "干皮", "油皮"),
+        (
+            "I have oily skin, which cleanser would you suggest?",
+            "Sorry, I mixed it up: I have dry skin, it flakes in winter",
+            "dry skin",
+            "oily skin",
+        ),
+    ],
+)
+def test_a_fact_stated_again_after_a_word_of_error_replaces_the_first(
+    first: str, again: str, right: str, wrong: str
+) -> None:
+    turns = _turns(("u", first), ("a", "好的 / Sure."), ("u", again))
+    text = summarise("u", "s", turns).summary_text
+    assert wrong not in text
+    facts = [value for kind, slot, value in _observed(first, again) if slot == "skin"]
+    assert facts
+    assert right in facts[-1]
+    assert wrong not in facts[-1]
+
+
+def test_substitution_replaces_a_code_holding_the_wrong_part() -> None:
+    assert (
+        substitute("适配 HL-L2370DW 的硒鼓", [("L2370", "HL-L2350DW")]) == "适配 HL-L2350DW 的硒鼓"
+    )
+    assert substitute("订单 5530217 已发货", [("5530217", "5530271")]) == "订单 5530271 已发货"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(10**6, 10**8),
+    st.integers(1, 9),
+    st.sampled_from(["说错了", "写错了", "记错了", "打错了"]),
+)
+def test_any_corrected_order_number_is_dropped(number: int, shift: int, mark: str) -> None:
+    wrong, right = str(number), str(number + shift)
+    turns = _turns(("u", f"订单 {wrong} 的快递到哪了"), ("u", f"订单号{mark}，是 {right}"))
+    summary = summarise("u", "s", turns)
+    assert wrong not in summary.summary_text
+    assert right in summary.summary_text
+
+
+# --------------------------------------------------------------------------- retractions
+
+
+def test_a_retracted_return_replaced_by_an_exchange_is_recorded_as_the_exchange() -> None:
+    summary = summarise(
+        "u",
+        "s",
+        _turns(
+            ("u", "耳机左边没声音，我要退货"), ("a", "好的"), ("u", "退货就算了，帮我换个颜色吧")
+        ),
+    )
+    assert "换货" in summary.summary_text
+    assert "退货" not in summary.summary_text
+
+
+def test_a_refused_request_is_no_request() -> None:
+    summary = summarise(
+        "u",
+        "s",
+        _turns(("u", "订单 6124408 的跑鞋小了"), ("u", "不是要退款哈，是要换货！换大一码")),
+    )
+    assert "换货" in summary.summary_text
+    assert "退款" not in summary.summary_text
+    english = summarise(
+        "u",
+        "s",
+        _turns(("u", "I don't want to cancel order 6174456, just hold it until the 12th")),
+    )
+    assert "cancel" not in english.summary_text.lower()
+
+
+@pytest.mark.parametrize(
+    ("turns", "why", "stale"),
+    [
+        (
+            _turns(
+                ("u", "电热水壶不加热了，订单 6352731，我要退款，你们上门取件吧"),
+                ("a", "已提交退款申请 RF6352731A，明天上午快递员上门取件。"),
+                ("u", "等下，是底座插头松了，插紧就好了。退款不退了，上门取件也取消吧"),
+                ("a", "好的，已撤销退款申请 RF6352731A，并取消上门取件。"),
+            ),
+            "插头松",
+            "不加热",
+        ),
+        (
+            _turns(
+                ("u", "I want to return the drill, order 88123, it keeps overheating"),
+                ("a", "Return opened."),
+                ("u", "Actually never mind the return, it was the battery, a new one works fine"),
+            ),
+            "battery",
+            "overheating",
+        ),
+    ],
+)
+def test_a_withdrawal_is_recorded_with_the_reason_given_for_it(
+    turns: list[Turn], why: str, stale: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert why in summary.summary_text
+    assert stale not in summary.summary_text, "the first reason no longer holds"
+    live = summary.dialogue.live("user")
+    asked = {f for a in live if a.kind is ActKind.REQUEST for f in a.families}
+    assert not asked, "every request was taken back"
+
+
+@pytest.mark.parametrize(
+    "said", ["出差取消了，昨天说放驿站的不用了，正常送到家", "Trip's cancelled, forget the locker"]
+)
+def test_taking_a_plan_back_is_no_cancellation(said: str) -> None:
+    summary = summarise("u", "s", _turns(("u", said)))
+    assert summary.intent.value != "return_request"
+    assert "取消订单" not in summary.summary_text
+    assert "cancellation" not in summary.summary_text
+
+
+def test_a_withdrawn_complaint_says_it_was_withdrawn() -> None:
+    summary = summarise("u", "s", _turns(("u", "那个投诉撤回吧，已经解决了")))
+    assert "撤回了投诉" in summary.summary_text
+    assert summary.dialogue.unmatched == ("complaint",), "an earlier session's complaint"
+
+
+def test_no_thanks_after_an_offer_retracts_nothing() -> None:
+    turns = _turns(("u", "我要退款"), ("a", "已提交退款。还有其他需要吗？"), ("u", "不用了，谢谢"))
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.retracted == ()
+    assert "退款" in summary.summary_text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["退货", "退款", "换货", "投诉"]),
+    st.sampled_from(["就算了", "不用了", "撤回吧"]),
+)
+def test_a_retracted_request_is_never_what_the_user_asked_for(request: str, back: str) -> None:
+    turns = _turns(("u", f"订单 88231 的耳机坏了，我要{request}"), ("u", f"{request}{back}"))
+    d = summarise("u", "s", turns).dialogue
+    assert not [a for a in d.live("user") if a.kind is ActKind.REQUEST and a.families]
+
+
+# --------------------------------------------------------------------------- negation, instructions
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "expected"),
+    [
+        ("别再发邮件了，有事打电话", "邮件", True),
+        ("别再发邮件了，有事打电话", "电话", False),
+        ("不用打电话，发短信就行", "电话", True),
+        ("不用打电话，发短信就行", "短信", False),
+        ("I don't want calls, just email me", "calls", True),
+        ("I don't want calls, just email me", "email", False),
+    ],
+)
+def test_negation_governs_the_word_after_it_in_its_clause(
+    text: str, word: str, expected: bool
+) -> None:
+    lang: Lang = "en" if text.isascii() else "zh"
+    assert negated(text, text.index(word), lang) is expected
+
+
+def test_an_instruction_is_explicit_and_a_passing_mention_is_not() -> None:
+    assert _observed("以后都用微信通知我") == [("preference", "notification_channel", "!wechat")]
+    assert _observed("微信通知我就行") == [("preference", "notification_channel", "wechat")]
+    assert _observed("这次用短信通知我") == [], "for this request only"
+    assert _observed("From now on, please email me the updates") == [
+        ("preference", "notification_channel", "!email")
+    ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["邮件", "短信", "微信", "电话"]),
+    st.sampled_from(["别再用{c}联系我了", "不要{c}通知我", "以后别给我发{c}了"]),
+)
+def test_a_negated_channel_is_never_the_preferred_one(channel: str, template: str) -> None:
+    got = _observed(template.format(c=channel.replace("电话", "打电话")))
+    assert got, "the refusal is observed"
+    assert all(value.startswith("-") for kind, slot, value in got if slot == "notification_channel")
+
+
+@pytest.mark.parametrize(
+    ("texts", "key", "word"),
+    [
+        (("大件都走德邦",), "carrier", "德邦"),
+        (("以后我的快递全部放小区东门的丰巢柜",), "dropoff", "丰巢"),
+        (("有事找我的话，工作日晚上8点以后打给我",), "contact_time", "8点"),
+        (("不要发票纸质版，电子的就行",), "invoice", "电子"),
+        (("For anything I send abroad from now on, please use DHL, never EMS",), "carrier", "DHL"),
+        (("以后换货别让我自己拿去寄了，都直接安排上门取件",), "note:", "上门取件"),
+    ],
+)
+def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
+    texts: tuple[str, ...], key: str, word: str
+) -> None:
+    got = _instructions(*texts)
+    assert [k for k, _ in got if k.startswith(key)], got
+    assert any(word in text for _, text in got)
+
+
+def test_an_instruction_said_over_two_clauses_is_kept_whole_and_left_out_of_the_record() -> None:
+    turns = _turns(("u", "If you need to call me, do it after 6pm, I'm at the office all day"))
+    assert [(k, t) for k, t in _instructions(turns[0].text) if k == "contact_time"] == [
+        ("contact_time", "If you need to call me, do it after 6pm")
+    ]
+    assert "6pm" not in summarise("u", "s", turns).summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "note", "fact"),
+    [
+        (
+            "Hiking's out for now, my wife has a bad knee, she had surgery last spring",
+            "Hiking's out for now",
+            ("family@wife", "bad knee"),
+        ),
+        ("I'm away next week, leave it with the concierge", "concierge", None),
+        ("这周出差，快递先放公司前台吧", "前台", None),
+        ("这几天先别打电话，我老婆刚生完孩子在休息", "别打电话", ("family@老婆", "老婆")),
+    ],
+)
+def test_a_time_bound_sentence_keeps_its_intent_as_a_note_and_its_facts_as_facts(
+    said: str, note: str, fact: tuple[str, str] | None
+) -> None:
+    got = _observed(said)
+    notes = [value for kind, _, value in got if kind == "temporary"]
+    assert len(notes) == 1
+    assert note in notes[0]
+    lasting = [(slot, value) for kind, slot, value in got if kind != "temporary"]
+    if fact is None:
+        assert lasting == [], "what to do meanwhile is no instruction"
+    else:
+        assert [slot for slot, _ in lasting] == [fact[0]]
+        assert fact[1] in lasting[0][1]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("US men's 10. Wide. Save it.", ["US men's 10", "Wide"]),
+        ("鞋码 42，脚背高，记住哈", ["鞋码 42", "脚背高"]),
+        ("我家门禁坏了，快递到了打电话叫我下楼拿。帮我记一下", ["门禁坏了", "下楼拿"]),
+    ],
+)
+def test_what_the_user_asks_to_have_remembered_is_one_explicit_note(
+    said: str, kept: list[str]
+) -> None:
+    notes = [text for key, text in _instructions(said) if key.startswith("note:")]
+    assert len(notes) == 1
+    assert all(k in notes[0] for k in kept)
+    assert not any(w in notes[0] for w in ("Save it", "记住", "记一下"))
+
+
+def test_asking_whether_something_can_be_saved_is_no_memo() -> None:
+    assert _instructions("Can you save it?") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The hinge squeaks every time I open the lid",
+        "The parcel never arrived",
+        "每次打开盖子都吱吱响",
+        "耳机总是断连，一直都连不上",
+        "每次都给我发错",
+    ],
+)
+def test_a_word_of_frequency_in_a_problem_is_no_instruction(said: str) -> None:
+    assert _instructions(said) == []
+    assert summarise("u", "s", _turns(("u", said))).summary_text.count("画像") == 0
+
+
+@pytest.mark.parametrize(
+    ("said", "key"),
+    [("每次发货前先打电话给我", "note"), ("Never call me before 9am", "contact_time")],
+)
+def test_a_word_of_frequency_with_a_directive_instructs(said: str, key: str) -> None:
+    assert [k.split(":")[0] for k, _ in _instructions(said)] == [key]
+
+
+def test_a_short_clause_going_on_with_a_note_keeps_the_note() -> None:
+    said = "以后发货前跟我确认一下，晚上也行"
+    notes = [text for key, text in _instructions(said) if key.startswith("note:")]
+    assert notes == [said]
+
+
+def test_a_narrative_is_no_instruction() -> None:
+    assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
+
+
+def test_an_answer_takes_the_topic_of_the_question() -> None:
+    turns = _turns(("a", "好的，那您方便的时间是？"), ("u", "下午2点到5点之间"))
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    assert [i.key for i in got] == ["contact_time"]
+
+
+def test_a_withdrawn_topic_is_taken_back() -> None:
+    turns = _turns(("u", "之前说的周末送货不用了，工作日家里也有人"))
+    summary = summarise("u", "s", turns)
+    assert "delivery_time" in summary.dialogue.withdrawn_topics
+    assert RuleExtractor().extract(turns, summary).withdrawn == ("delivery_time",)
+
+
+# --------------------------------------------------------------------------- final choice
+
+
+@pytest.mark.parametrize(
+    ("turns", "chosen", "price"),
+    [
+        (
+            _turns(
+                ("a", "A 款是轻享版 299 元，4 档力度；B 款是专业版 459 元"),
+                ("u", "A 款 299 便宜是便宜……那还是要 B 吧"),
+            ),
+            "B",
+            "459",
+        ),
+        (
+            _turns(("a", "原装刷头有 2 支装 129 元、4 支装 229 元两种"), ("u", "那拿 4 支装吧")),
+            "4 支装",
+            "229",
+        ),
+        (
+            _turns(
+                ("a", "The 4-pack is $16.49 and the 8-pack is $27.99."),
+                ("u", "8-pack, it's cheaper"),
+            ),
+            "8-pack",
+            "27.99",
+        ),
+    ],
+)
+def test_the_final_choice_is_recorded_with_its_own_price(
+    turns: list[Turn], chosen: str, price: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert chosen in summary.summary_text
+    assert price in summary.summary_text
+
+
+def test_asking_about_the_options_is_no_choice() -> None:
+    text = "A 款 299 元，B 款 459 元\nA 和 B 哪个好？"
+    offered = options(text, [(0, 17)], "zh")
+    assert [o.key for o in offered] == ["a款", "b款"]
+    assert final_choice(text, [(18, len(text))], offered, [], "zh") is None
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=60)), max_size=6)
+)
+def test_any_text_reads_into_acts_inside_its_clauses(said: list[tuple[str, str]]) -> None:
+    utterances = [Utterance(role, text, tuple(_entities(text))) for role, text in said]
+    d = read_dialogue(utterances, "zh")
+    for act in d.acts:
+        assert 0 <= act.start < act.end <= len(utterances[act.turn].text)
+    for c in d.corrections:
+        assert c.right[1] <= len(utterances[c.turn].text)
+
+
+def _entities(text: str) -> list[Entity]:
+    return extract_entities(text) if text.strip() and "\x00" not in text else []
+
+
+_LEADS = (
+    "",
+    "以后",
+    "每次",
+    "这次",
+    "这周先",
+    "下周出差，",
+    "之前说的",
+    "from now on, ",
+    "for now, ",
+)
+_BODIES = (
+    *("都走顺丰", "别再发邮件了", "有事打电话", "发货前跟我确认一下", "放门卫", "帮我换个颜色"),
+    *("我家英短两岁了", "我是油皮", "订单 6353712 退货", "预算两三千", "周末送货", "电子发票"),
+    *("不是 5530217，是 5530271", "说错了，是 5530271", "I meant olive", "call me after 6pm"),
+    *("my wife has a bad knee", "never mind the refund", "leave it with the concierge"),
+)
+_TAILS = ("", "，晚上也行", "，电子的就行", "，记一下", "，算了", "，不用了吧", "吗？", ", right?")
+_JOINS = ("", "，", "。", ". ", "\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["user", "user", "assistant"]),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(_LEADS),
+                    st.sampled_from(_BODIES),
+                    st.sampled_from(_TAILS),
+                    st.sampled_from(_JOINS),
+                ),
+                min_size=1,
+                max_size=3,
+            ),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_any_mix_of_cues_summarises_and_extracts(
+    said: list[tuple[Role, list[tuple[str, str, str, str]]]],
+) -> None:
+    """Cue words of every act in any order and mix: the record, the acts and the profile
+    rules never fail, and offsets stay inside their turns."""
+    turns = [Turn(role, "".join("".join(p) for p in pieces), T0) for role, pieces in said]
+    if not any(t.role == "user" for t in turns):
+        turns.append(Turn("user", "好的", T0))
+    summary = summarise("u", "s", turns)
+    extraction = RuleExtractor().extract(turns, summary)
+    assert summary.summary_text
+    for act in summary.dialogue.acts:
+        assert 0 <= act.start < act.end
+    assert all(o.value for o in extraction.observations)
+
+
+# --------------------------------------------------------------------------- restated
+
+_BY_KEY = {t.key: t for t in TOPICS}
+
+
+@pytest.mark.parametrize(
+    ("record", "key", "said", "gone", "kept"),
+    [
+        (
+            "The user contacted customer service: Same as usual for this one, under the doormat.",
+            "dropoff",
+            (
+                "You can leave parcels outside my door, under the doormat is fine",
+                "hand it to the security guard at the main gate",
+            ),
+            "doormat",
+            "Same as usual",
+        ),
+        (
+            "用户咨询订单 6353001 的相关事宜：鱼线轮也一样，顺丰到付，运费我出",
+            "payment",
+            ("", "以后别给我发到付了"),
+            "运费我出",
+            "6353001",
+        ),
+        (
+            "用户查询订单 6352203 的沙发的物流进度，预计周末送达",
+            "delivery_time",
+            ("以后大件都周末给我送吧", ""),
+            "周末",
+            "沙发",
+        ),
+    ],
+)
+def test_a_changed_instruction_is_no_longer_stated_by_an_older_record(
+    record: str, key: str, said: tuple[str, str], gone: str, kept: str
+) -> None:
+    """``said``: the instruction before and after (empty: none)."""
+    old, new = said
+    lang = "en" if record.isascii() else "zh"
+    text = restate(record, [_BY_KEY[key]], [old] if old else [], [new] if new else [], lang=lang)
+    assert text is not None
+    assert gone not in text
+    assert kept in text
+    assert (_BY_KEY[key].zh if lang == "zh" else _BY_KEY[key].en) in text
+
+
+def test_a_record_agreeing_with_the_new_instruction_or_of_another_topic_stays() -> None:
+    carrier = [_BY_KEY["carrier"]]
+    assert (
+        restate("用户咨询订单 6353001 的相关事宜：这单走中通", carrier, [], ["以后都走中通"])
+        is None
+    )
+    assert restate("用户查询订单 6353001 的物流进度", carrier, ["大件都走德邦"], []) is None

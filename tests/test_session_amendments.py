@@ -1,0 +1,161 @@
+"""Session end against the real store: what later acts amend is what every agent sees next.
+
+A direct instruction is live for another agent's very next context; an instruction no
+profile field holds is an explicit fact; a correction said in a later session rewrites
+what an earlier one stored (records, links); a withdrawn topic leaves the profile.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sdk import MemoryClient, Settings
+from unstructured_memory.summariser import Turn
+
+USER = "buyer-amend-001"
+T0 = datetime.now(UTC) - timedelta(days=3)
+
+
+def _session(mem: MemoryClient, session: str, *said: tuple[str, str], day: int = 0) -> None:
+    at = T0 + timedelta(days=day)
+    turns = [
+        Turn("user" if role == "u" else "assistant", text, at + timedelta(minutes=i))
+        for i, (role, text) in enumerate(said)
+    ]
+    mem.end_session(USER, session, turns)
+
+
+def test_an_instruction_is_live_for_another_agent_at_once(
+    mem: MemoryClient, settings: Settings
+) -> None:
+    mem.profiles.ensure(USER)
+    with MemoryClient(settings, agent_id="refund-agent") as refunds:
+        _session(refunds, "s-1", ("u", "以后有事微信通知我，别再发邮件了"), ("a", "好的。"))
+    with MemoryClient(settings, agent_id="shopping-agent") as shopping:
+        ctx = shopping.build_context(USER, "发货了告诉我", max_tokens=600)
+        profile = shopping.profiles.get(USER)
+    assert "通知渠道 wechat" in ctx.text
+    assert "email" not in ctx.text, "the refused channel is switched off"
+    assert [c for c, on in profile.notification_preference.items() if on] == ["wechat"]
+
+
+def test_an_instruction_no_field_holds_is_an_explicit_fact_for_every_agent(
+    mem: MemoryClient, settings: Settings
+) -> None:
+    mem.profiles.ensure(USER)
+    _session(mem, "s-1", ("u", "大件都走德邦，放小区东门的丰巢柜"), ("a", "好的，已备注。"))
+    facts = {f.key: f for f in mem.facts.list(USER)}
+    assert facts["carrier"].policy == "explicit"
+    assert "德邦" in str(facts["carrier"].value)
+    assert "丰巢" in str(facts["dropoff"].value)
+    with MemoryClient(settings, agent_id="logistics-agent") as logistics:
+        ctx = logistics.build_context(USER, "我买的沙发什么时候到", max_tokens=600)
+    assert "快递：" in ctx.text
+    assert "德邦" in ctx.text
+    assert "丰巢" in ctx.text
+    _session(mem, "s-2", ("u", "以后别用德邦了，大件改走京东"), ("a", "好的。"), day=1)
+    carrier = mem.facts.get(USER, "carrier")
+    assert carrier is not None
+    assert "京东" in str(carrier.value), "the newer instruction of a topic replaces the older"
+
+
+def test_a_correction_in_a_later_session_rewrites_what_the_earlier_one_stored(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    _session(mem, "s-1", ("u", "订单 6334412 的钓鱼竿到哪了"), ("a", "好的，帮您查一下。"))
+    assert "6334412" in {link.entity_id for link in mem.links.valid_now(USER)}
+    _session(
+        mem,
+        "s-2",
+        ("u", "昨天的订单号我说错了，是 6334421，不是 6334412"),
+        ("a", "查到了，订单 6334421 运输中。"),
+        day=1,
+    )
+    valid = {link.entity_id for link in mem.links.valid_now(USER)}
+    assert "6334421" in valid
+    assert "6334412" not in valid, "the link to the wrong number is ended"
+    texts = [m.text for m in mem.memories.list(USER)]
+    assert not [t for t in texts if "6334412" in t], texts
+    hits = mem.search(USER, "6334421 钓鱼竿", limit=5)
+    assert len([h for h in hits if "6334421" in h.text]) == 2, "the rewritten record is found"
+
+
+def test_a_withdrawn_topic_leaves_the_profile(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    _session(mem, "s-1", ("u", "以后大件都周末给我送吧，工作日家里没人"), ("a", "好的。"))
+    assert mem.facts.get(USER, "delivery_time") is not None
+    _session(mem, "s-2", ("u", "之前说的周末送货不用了，工作日家里也有人"), ("a", "好的。"), day=1)
+    assert mem.facts.get(USER, "delivery_time") is None
+    records = [m.text for m in mem.memories.list(USER) if m.kind == "interaction_record"]
+    assert any("撤回了送货安排" in r for r in records)
+
+
+def test_a_request_withdrawn_in_a_later_session_is_withdrawn_in_its_record(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    _session(
+        mem, "s-1", ("u", "订单 6339001 的耳机左边没声音，我要退货"), ("a", "好的，请先拍照。")
+    )
+    _session(mem, "s-2", ("u", "上次那个退货不退了，我留着自己用"), ("a", "好的。"), day=1)
+    records = sorted(
+        (m for m in mem.memories.list(USER) if m.kind == "interaction_record"),
+        key=lambda m: m.occurred_at,
+    )
+    assert "撤回了退货申请" in records[0].text, records[0].text
+    assert "申请退货" not in records[0].text
+    assert "6339001" in records[0].text
+
+
+def test_a_changed_instruction_leaves_no_older_record_stating_the_old_one(
+    mem: MemoryClient,
+) -> None:
+    mem.profiles.ensure(USER)
+    _session(mem, "s-1", ("u", "快递放门口的地垫下面就行"), ("a", "好的，已备注。"))
+    _session(
+        mem,
+        "s-2",
+        ("u", "这单洗衣液订单 6167702 还是老样子，放门口地垫下面"),
+        ("a", "好的。"),
+        day=1,
+    )
+    assert any("地垫" in m.text for m in mem.memories.list(USER)), "a one-off is recorded"
+    _session(
+        mem,
+        "s-3",
+        ("u", "上次的包裹被偷了，以后别放门口了，交给小区门卫"),
+        ("a", "好的，以后交给门卫。"),
+        day=2,
+    )
+    texts = [m.text for m in mem.memories.list(USER)]
+    assert not [t for t in texts if "地垫" in t], texts
+    assert any("6167702" in t for t in texts), "the rest of the record stays"
+    ctx = mem.build_context(USER, "洗衣液今天能送到吗", max_tokens=600)
+    assert "门卫" in ctx.text
+    assert "地垫" not in ctx.text
+    assert not [h for h in mem.search(USER, "地垫", limit=5) if "地垫" in h.text]
+
+
+def test_a_withdrawn_plan_leaves_no_note_of_it(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    _session(
+        mem,
+        "s-1",
+        ("u", "订单 6353712 的包裹先别送上门了，我这周出差，放菜鸟驿站吧"),
+        ("a", "好的，已备注放驿站。"),
+    )
+    assert any("驿站" in m.text for m in mem.memories.list(USER)), "the plan is noted"
+    _session(
+        mem,
+        "s-2",
+        ("u", "出差取消了，昨天说放驿站的不用了，正常送到家"),
+        ("a", "好的，已改回送货上门。"),
+        day=1,
+    )
+    texts = [m.text for m in mem.memories.list(USER)]
+    assert not [t for t in texts if "驿站" in t], texts
+    assert not [t for t in texts if "取消订单" in t], "taking a plan back cancels no order"
+    ctx = mem.build_context(USER, "包裹今天能送到家吗", max_tokens=600)
+    assert "驿站" not in ctx.text
+    assert "6353712" in ctx.text

@@ -1,0 +1,78 @@
+"""Products, models and brands by shape and part of speech (summariser/shapes.py, through
+extract_entities): examples outside the lexicon."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from unstructured_memory.summariser import extract_entities
+from unstructured_memory.summariser.entities import ID_LABELS
+
+
+def _named(text: str) -> list[tuple[str, str]]:
+    return [
+        (e.type, e.text) for e in extract_entities(text) if e.type in ("BRAND", "MODEL", "PRODUCT")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Latin models: letters and digits, a word and a number, series words
+        (
+            "我这台雷蛇 BlackShark V2 Pro 右耳没声音",
+            [("BRAND", "雷蛇"), ("MODEL", "BlackShark V2 Pro")],
+        ),
+        ("买的极米 H6 投影有亮点", [("BRAND", "极米"), ("MODEL", "H6")]),
+        ("显卡上 RX 7800 XT 够不够", [("MODEL", "RX 7800 XT")]),
+        (
+            "Is the Garmin Forerunner 265 waterproof?",
+            [("BRAND", "Garmin"), ("MODEL", "Forerunner 265")],
+        ),
+        ("my Nespresso Vertuo Pop leaks", [("BRAND", "Nespresso"), ("MODEL", "Vertuo Pop")]),
+        ("Does the Canon EOS R50 take SD cards?", [("BRAND", "Canon"), ("MODEL", "EOS R50")]),
+        # a number after a proper noun is a model
+        ("想买万代 5063，送侄子", [("BRAND", "万代"), ("MODEL", "5063")]),
+        # Chinese noun phrases after a purchase, ownership or pointing cue
+        ("上周买的折叠婴儿床，螺丝少了两颗", [("PRODUCT", "折叠婴儿床")]),
+        ("订单 7730215 的不锈钢保温杯漏水", [("PRODUCT", "不锈钢保温杯")]),
+        ("那个 24 寸拉杆箱轮子掉了", [("PRODUCT", "24 寸拉杆箱")]),
+        ("给我爸买个按摩椅", [("PRODUCT", "按摩椅")]),
+        # English measured phrases
+        ("the 65-inch OLED panel has a dead pixel", [("PRODUCT", "65-inch OLED panel")]),
+        ("I want a 2-person tent for hiking", [("PRODUCT", "2-person tent")]),
+        # what is no model: measures, abbreviations, ids, people, things in general
+        ("要 4K 120Hz 的屏，接 PS5", [("MODEL", "PS5")]),
+        ("买点 USB 线", []),
+        ("工单 TK-73-30091 一直没人管", []),
+        ("给我妈买点东西", []),
+    ],
+)
+def test_names_by_shape(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _named(text) == expected
+
+
+def test_a_corrected_model_is_a_model_too() -> None:
+    """Both values of a model correction are entities, so the correction can replace one."""
+    assert _named("不是 Stratus，是 Vanguard 3") == [("MODEL", "Stratus"), ("MODEL", "Vanguard 3")]
+    assert _named("万代 5063 买错了，是 5066") == [
+        ("BRAND", "万代"),
+        ("MODEL", "5063"),
+        ("MODEL", "5066"),
+    ]
+
+
+@given(
+    st.from_regex(r"[A-Z][a-z]{2,8}", fullmatch=True),
+    st.from_regex(r"[A-Z]{1,3}[0-9]{1,4}[A-Z]{0,2}", fullmatch=True),
+    st.sampled_from(["我的", "买了个", "订单里的", "The ", "my "]),
+    st.sampled_from(["坏了", "，还在保修吗", " stopped working", "?"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_model_after_a_word_is_never_cut(word: str, model: str, before: str, after: str) -> None:
+    text = f"{before}{word} {model}{after}"
+    models = [e.text for e in extract_entities(text) if e.type == "MODEL"]
+    assert any(m.endswith(model) for m in models), (text, models)
+    assert not [e for e in extract_entities(text) if e.type in ID_LABELS]

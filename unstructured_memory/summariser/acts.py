@@ -1,0 +1,795 @@
+"""Dialogue acts: what each clause of a session does, and what the user finally wants.
+
+Every turn is cut into clauses (at commas and sentence ends) and each clause
+becomes an :class:`Act`: a request, an instruction about how to treat the user
+from now on, a preference said in passing, a fact about the user, a correction,
+a retraction, a temporary intent, a question, small talk, or another statement
+(and, for the agent's turns, what it committed to). Cue words live in
+:mod:`~unstructured_memory.summariser.cues`, topics in
+:mod:`~unstructured_memory.summariser.topics`.
+
+Later acts amend earlier ones before anything is written (:func:`read_dialogue`):
+
+* a **correction** replaces the value it names: ``不是 5530217，是 5530271``,
+  ``订单号说错了，是 5530271`` or a value said right after a word of error
+  (``抄错了，是 SF…``): the last value of the same kind said before is the wrong
+  one. The wrong value is dropped from the whole session, and the clause that
+  only said it stops counting;
+* a **retraction** takes back the requests it names (``退货就算了`` takes back
+  the return, ``never mind the refund`` the refund) or, naming none, the user's
+  last request; those requests, the clauses that went on with them, and the
+  agent's steps on them said before stop counting. A retraction naming a request
+  this session never made speaks about an earlier session's
+  (:attr:`Dialogue.unmatched`). A **refusal** (``不是要退款``, ``I don't want to
+  cancel``) takes back the same way, but a refused request nobody made is no
+  withdrawal;
+* a **lasting statement** (an instruction, a preference, a fact about the user)
+  gets the topics it speaks of (:attr:`Act.topics`), read over its whole
+  sentence, and an answer to the agent's question inherits the question's
+  topic; an instruction of no topic is a ``note``. A withdrawal naming a topic
+  (``之前说的周末送货不用了``) takes the topic back (:attr:`Dialogue.withdrawn_topics`);
+* :func:`negated` tells whether a negation governs a word (``别再发邮件了``), for
+  the profile rules, which never make a negated value the preferred one.
+
+An act stops counting by being marked ``live=False``: the record, the links and
+the profile read the live acts only. Pure functions of the turns: no I/O.
+
+The act values (:class:`Act`, :class:`ActKind`, :class:`Correction`,
+:class:`Dialogue`, :class:`Utterance`) are ``values.dialogue``'s, re-exported here
+for one release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Final
+
+from policies.linear_re import LinearMatch, LinearPattern
+from unstructured_memory.summariser import cues, symptoms
+from unstructured_memory.summariser.entities import ID_LABELS
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    FORMAT,
+    FORMAT_CODES,
+    NOTE,
+    TOPICS,
+    Topic,
+    mentions,
+)
+from values.dialogue import Act, ActKind, Correction, Dialogue, Utterance
+from values.entities import Entity
+from values.sessions import Lang
+
+__all__ = [
+    "Act",
+    "ActKind",
+    "Correction",
+    "Dialogue",
+    "Utterance",
+    "clauses",
+    "families",
+    "instructs",
+    "negated",
+    "read_dialogue",
+    "topic_named",
+]
+
+_CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
+_SENTENCE: Final = LinearPattern(r"[^。！？!?；;\n]+")
+
+
+def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
+    """The clauses of ``text`` as spans, white space trimmed, empty ones left out."""
+    out = []
+    for a, b in _CLAUSE[lang].spans(text):
+        piece = text[a:b]
+        start = a + len(piece) - len(piece.lstrip())
+        end = b - (len(piece) - len(piece.rstrip()))
+        if end > start:
+            out.append((start, end))
+    return out
+
+
+def families(text: str) -> tuple[str, ...]:
+    """The request families ``text`` names, in :data:`cues.REQUEST_FAMILIES` order."""
+    return tuple(name for name, rx in cues.REQUEST_FAMILIES if rx.search(text) is not None)
+
+
+def _cue_span(m: LinearMatch) -> tuple[int, int]:
+    for group in ("cue", "cue_en"):
+        if m.group(group) is not None:
+            return m.span(cues.NEGATION.groupindex[group])
+    return m.span()
+
+
+_NEGATION_REACH: Final = {"zh": 6, "en": 24}
+"""How far before a word a negation cue may end and still govern it (characters)."""
+
+_BREAK: Final = LinearPattern(r"[，,。！？!?；;\n]|但是|不过|而是|(?i: but )")
+
+
+def negated(text: str, at: int, lang: Lang) -> bool:
+    """Whether a negation cue governs the word starting at ``text[at]``: a cue ends at
+    most a few characters before it, in the same clause (``别再发邮件``, ``不要视频``,
+    ``no more texts``, ``don't call me``)."""
+    reach = _NEGATION_REACH[lang]
+    window_start = max(0, at - reach - 8)
+    window = text[window_start:at]
+    last_break = -1
+    for m in _BREAK.finditer(window):
+        last_break = m.end()
+    end = -1
+    for m in cues.NEGATION.finditer(window):
+        a, b = _cue_span(m)
+        if a >= last_break:
+            end = max(end, b)
+    return end >= 0 and len(window) - end <= reach
+
+
+_REFUSED: Final = LinearPattern(
+    r"(?:不是要|不是想|并不是要|不是|不要|不想|不用|不需要|没必要|别)(?:给我|帮我|要|想|去|申请|再|办)*\s*$"
+    r"|(?i:(?:^|[^a-z])(?:don'?t|do not|not|never|no|without)\s+(?:(?:want|need|asking|ask|"
+    r"looking|trying|planning|going|wanting|for|to|a|an|the|my|it|any)\s+){0,4}$)"
+)
+"""A refusal right before a request word: 不是要(退款), don't want to (cancel)."""
+
+
+_REFUSABLE: Final = frozenset(
+    {"refund", "return", "exchange", "complaint", "cancel", "repair", "urge", "price", "merge"}
+)
+"""Requests a user refuses as acts ("不是要退款"); an object said with a no ("不要发票纸质版")
+is an instruction on it instead."""
+
+
+def _refused(piece: str) -> tuple[str, ...]:
+    """The request families ``piece`` refuses (each named right after a refusal)."""
+    out = []
+    for name, rx in cues.REQUEST_FAMILIES:
+        if name not in _REFUSABLE:
+            continue
+        m = rx.search(piece)
+        if m is not None and _REFUSED.search(piece[max(0, m.start() - 24) : m.start()]):
+            out.append(name)
+    return tuple(out)
+
+
+def instructs(text: str) -> bool:
+    """Whether ``text`` says how to treat the user from now on: a word of the future
+    (:data:`~unstructured_memory.summariser.cues.FUTURE`), else a word of instruction
+    (:data:`~unstructured_memory.summariser.cues.INSTRUCTION`) or of frequency with a
+    directive, when no problem is described ("每次发货前先打电话给我", "never call before 9";
+    not "每次都给我发错", "the hinge squeaks every time I open it", "the parcel never
+    arrived")."""
+    if cues.FUTURE.search(text) is not None:
+        return True
+    cued = cues.INSTRUCTION.search(text) is not None or (
+        cues.HABIT.search(text) is not None and cues.DIRECTIVE.search(text) is not None
+    )
+    return cued and (
+        symptoms.PROBLEM_ZH.search(text) is None and symptoms.PROBLEM_EN.search(text) is None
+    )
+
+
+_BY_CUE: Final = (
+    (cues.FACT, ActKind.FACT),
+    (cues.PREFERENCE, ActKind.PREFERENCE),
+)
+"""Kinds read from a cue after an instruction, in order of precedence (after small talk,
+time and questions)."""
+
+
+def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
+    if role != "user":
+        return ActKind.COMMITMENT if fams else ActKind.STATEMENT
+    if cues.SMALL_TALK.fullmatch(text) is not None:
+        return ActKind.SMALL_TALK
+    question = cues.QUESTION.search(text) is not None
+    if cues.TEMPORARY.search(text) is not None and not question:
+        return ActKind.TEMPORARY
+    if question:
+        return ActKind.QUESTION
+    if instructs(text):
+        return ActKind.INSTRUCTION
+    found = next((kind for rx, kind in _BY_CUE if rx.search(text) is not None), None)
+    return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
+
+
+# --------------------------------------------------------------------------- corrections
+
+_VALUE_WORD: Final = LinearPattern(
+    r"\d|[红黑白蓝灰绿粉紫黄金银棕橙]色?|^(?:[SMLX]{1,3}L?|[SMLX]{1,3}码)$|周[一二三四五六日天]|星期|礼拜"
+    rf"|(?i:(?:^|\s)(?:{cues.COLOUR_EN})(?:$|\s))"
+    r"|(?i:black|white|blue|red|green|grey|gray|pink|silver|gold|small|medium|large|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+)
+"""What a correction may replace without an entity: a value with a digit, a colour, a size,
+a day."""
+
+_NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
+_GENERATION: Final = LinearPattern(
+    r"(\s?\d{1,3}(?:\s?(?i:pro|max|ultra|plus|mini|lite))?)(?:$|[^0-9A-Za-z])"
+)
+"""A model's number after its brand ("小米 14", "iPhone 15 Pro")."""
+
+_CORRECTED_LABELS: Final = ID_LABELS | {"MODEL", "PRODUCT", "BRAND", "DATE"}
+"""Labels whose value a word of error replaces with the next one of the same label."""
+
+
+def _entity_at(u: Utterance, a: int, b: int) -> Entity | None:
+    """The first entity starting inside ``[a, b)`` (the value a correction names)."""
+    return next((e for e in u.entities if a <= e.start < b), None)
+
+
+def _value_span(u: Utterance, a: int, b: int) -> tuple[tuple[int, int], str | None] | None:
+    """The value a correction group names: the entity in it, else the group itself when it
+    looks like a value; ``None`` otherwise."""
+    found = _entity_at(u, a, b)
+    if found is not None:
+        generation = _GENERATION.match(u.text[found.end : b]) if found.type == "BRAND" else None
+        if generation is not None:  # "小米 14": a brand and its number name a model
+            return (found.start, found.end + generation.end(1)), "MODEL"
+        return (found.start, found.end), found.type
+    piece = u.text[a:b].strip()
+    if piece and len(piece) <= 16 and _VALUE_WORD.search(piece) is not None:
+        start = a + len(u.text[a:b]) - len(u.text[a:b].lstrip())
+        return (start, start + len(piece)), None
+    return None
+
+
+def _last_of(
+    utterances: Sequence[Utterance], turn: int, before: int, label: str | None, right: str
+) -> tuple[int, int, int] | None:
+    """The value a correction that names only the right one replaces: the last value
+    labelled ``label`` said before ``utterances[turn].text[before]``, other than the right
+    one; for a number that is no entity, the last number alike said by the user."""
+    colour = label is None and cues.COLOUR.fullmatch(right) is not None
+    for i in range(turn, -1, -1):
+        u = utterances[i]
+        limit = before if i == turn else len(u.text)
+        if colour:  # "the sage green one … I meant olive"
+            if u.role == "user":
+                said = [
+                    (a, b)
+                    for a, b in cues.COLOUR.spans(u.text[:limit])
+                    if u.text[a:b].casefold() != right.casefold() and _whole_word(u.text, a, b)
+                ]
+                if said:
+                    return i, *said[-1]
+        elif label is not None or _NUMBER.fullmatch(right) is None:
+            wanted = {label} if label is not None and label not in ID_LABELS else ID_LABELS
+            found = [
+                e
+                for e in u.entities
+                if e.type in wanted and e.end <= limit and u.text[e.start : e.end] != right
+            ]
+            if found:
+                return i, found[-1].start, found[-1].end
+        elif u.role == "user":
+            numbers = [
+                (a, b)
+                for a, b in _NUMBER.spans(u.text[:limit])
+                if _alike(u.text[a:b], right) and u.text[a:b] != right
+            ]
+            if numbers:
+                return i, *numbers[-1]
+    return None
+
+
+def _whole_word(text: str, a: int, b: int) -> bool:
+    """Whether ``text[a:b]`` is not part of a longer Latin word ("red" in "bored")."""
+    return (a == 0 or not text[a - 1].isalpha()) and (b == len(text) or not text[b].isalpha())
+
+
+def _alike(a: str, b: str) -> bool:
+    """Whether two numbers could be one value said wrong and right: within a factor of two
+    (a size 9.5 and 10, a price 299 and 259), not a year against a count."""
+    x, y = float(a), float(b)
+    return x > 0 and y > 0 and max(x, y) <= 2 * min(x, y)
+
+
+_SHORT: Final = {"zh": 6, "en": 24}
+_DEICTIC: Final = LinearPattern(
+    r"(?:我|你|您|他|她|它|这|那|哪|谁|什么|怎么|因为|所以|就|也|都|还|要|想|(?i:i|you|it|this|that|"
+    r"these|those|the|a|an|my|your|he|she|they|we)(?:$|[^A-Za-z]))"
+)
+"""Words that point rather than name: what they begin is no value."""
+
+
+_Valued = tuple[tuple[int, int], str | None]
+
+
+def _said_word(
+    utterances: Sequence[Utterance], turn: int, m: LinearMatch, rx: LinearPattern
+) -> tuple[_Valued, _Valued] | None:
+    """The wrong and right values of "不是 X，是 Y" when they are plain words: accepted when
+    both are short and X was said before the correction ("我家英短……啊不是英短，是布偶")."""
+    u = utterances[turn]
+    wa, wb = m.span(rx.groupindex["wrong"])
+    ra, rb = m.span(rx.groupindex["right"])
+    wrong, right = u.text[wa:wb].strip(), u.text[ra:rb].strip()
+    limit = _SHORT["en" if wrong.isascii() else "zh"]
+    if not wrong or not right or len(wrong) > limit or len(right) > limit:
+        return None
+    if _DEICTIC.match(wrong) is not None or _DEICTIC.match(right) is not None:
+        return None  # "这个不是我的": no value replaced
+    earlier = [t.text for t in utterances[:turn]] + [u.text[: m.start()]]
+    marked = cues.CORRECTION_MARK.search(u.text) is not None  # said in an earlier session
+    if not marked and not any(wrong.casefold() in t.casefold() for t in earlier):
+        return None
+    start = ra + len(u.text[ra:rb]) - len(u.text[ra:rb].lstrip())
+    return ((wa, wa + len(u.text[wa:wb].rstrip())), None), ((start, start + len(right)), None)
+
+
+def _label_at(utterances: Sequence[Utterance], at: tuple[int, int, int] | None) -> str | None:
+    """The label of the wrong value at ``at``: of the entity there, else of an entity of the
+    same text said elsewhere in the session ("订单 5530217" before "不是 5530217")."""
+    if at is None:
+        return None
+    i, a, b = at
+    said = utterances[i].text[a:b].casefold()
+    here = [e for e in utterances[i].entities if e.start == a and e.end == b]
+    anywhere = [
+        e for u in utterances for e in u.entities if u.text[e.start : e.end].casefold() == said
+    ]
+    found = here or anywhere
+    return found[0].type if found else None
+
+
+def _same_value(
+    utterances: Sequence[Utterance], wrong: tuple[int, int, int], turn: int, right: tuple[int, int]
+) -> bool:
+    i, a, b = wrong
+    said = utterances[turn].text[right[0] : right[1]]
+    return utterances[i].text[a:b].casefold() == said.casefold()
+
+
+def _own_part(text: str, right: tuple[int, int], wrong: str) -> tuple[int, int]:
+    """The part of the right value that the wrong one stands for: its last number when the
+    wrong value is a bare number ("小米 14，不是 13", "nova 12 不是 11": the name before it
+    is kept as said, only the generation changes)."""
+    a, b = right
+    said = text[a:b]
+    if _NUMBER.fullmatch(wrong.strip()) is None or _NUMBER.fullmatch(said) is not None:
+        return right
+    tail = [(x, y) for x, y in _NUMBER.spans(said)]
+    if not tail or tail[-1][1] != len(said) or not said[: tail[-1][0]].strip():
+        return right
+    return a + tail[-1][0], b
+
+
+def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]:
+    u = utterances[turn]
+    mark = cues.CORRECTION_MARK.search(u.text)
+    out: list[Correction] = []
+    taken: list[tuple[int, int]] = []
+    for rx in cues.CORRECTION:
+        for m in rx.finditer(u.text):
+            span = m.span()
+            if any(a < span[1] and span[0] < b for a, b in taken):
+                continue
+            right = _value_span(u, *m.span(rx.groupindex["right"]))
+            wrong: tuple[int, int, int] | None = None
+            if "wrong" in rx.groupindex and m.group("wrong") is not None:
+                w = _value_span(u, *m.span(rx.groupindex["wrong"]))
+                if w is None or right is None:
+                    said = _said_word(utterances, turn, m, rx)
+                    if said is None:
+                        continue
+                    w, right = said
+                (ra, rb), label = right
+                wrong = (turn, *w[0])
+                label = label or w[1] or _label_at(utterances, wrong)
+            elif right is None:
+                continue
+            elif mark is not None or right[1] in ID_LABELS:
+                (ra, rb), label = right
+                wrong = _last_of(utterances, turn, m.start(), label, u.text[ra:rb])
+                if wrong is not None and _same_value(utterances, wrong, turn, (ra, rb)):
+                    wrong = None
+                label = label or _label_at(utterances, wrong)
+            else:
+                continue
+            taken.append(span)
+            if wrong is not None:
+                ra, rb = _own_part(u.text, (ra, rb), utterances[wrong[0]].text[wrong[1] : wrong[2]])
+            out.append(Correction(turn, (ra, rb), wrong, label))
+    if mark is not None and not out:
+        out += _marked(utterances, turn, mark.end())
+    return out
+
+
+def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
+    """A value said after a word of error ("抄错了，最后两位反了，是 SF…", "说错了，我穿 43.5
+    的") replaces the last value of its kind said before."""
+    u = utterances[turn]
+    for e in u.entities:
+        if e.start >= after and e.type in _CORRECTED_LABELS:
+            wrong = _last_of(utterances, turn, e.start, e.type, u.text[e.start : e.end])
+            if wrong is not None and not _same_value(utterances, wrong, turn, (e.start, e.end)):
+                return [Correction(turn, (e.start, e.end), wrong, e.type)]
+    for x, y in _NUMBER.spans(u.text[after:]):
+        a, b = x + after, y + after
+        if any(e.start <= a < e.end for e in u.entities):
+            continue
+        wrong = _last_of(utterances, turn, a, None, u.text[a:b])
+        if wrong is not None:
+            return [Correction(turn, (a, b), wrong, None)]
+    return _restated(utterances, turn, after)
+
+
+def _restated(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
+    """A fact about the user stated again after a word of error ("哦说反了，我是干皮" after
+    "我是油皮") replaces the last statement of that topic the user made before."""
+    u = utterances[turn]
+    for topic in TOPICS:
+        if not topic.fact:
+            continue
+        right = next((m for m in topic.pattern.finditer(u.text) if m.start() >= after), None)
+        if right is None:
+            continue
+        for i in range(turn, -1, -1):
+            if utterances[i].role != "user":
+                continue
+            said = utterances[i].text[: right.start()] if i == turn else utterances[i].text
+            before = [m for m in topic.pattern.finditer(said) if m.group(0) != right.group(0)]
+            if before:
+                wrong = (i, before[-1].start(), before[-1].end())
+                return [Correction(turn, right.span(), wrong, None)]
+    return []
+
+
+def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> None:
+    """The clause of a correction's turn holding the corrected-away value and nothing else
+    of the correction stops counting; the clauses stating the right value become
+    corrections. (A wrong value said in an earlier turn leaves its clause counting: the
+    summary drops the value and quotes the right one in its place.)"""
+    for c in corrections:
+        for k, act in enumerate(acts):
+            right_here = act.turn == c.turn and act.start <= c.right[0] < act.end
+            if right_here:
+                acts[k] = replace(act, kind=ActKind.CORRECTION)
+            elif (
+                c.wrong is not None
+                and act.turn == c.wrong[0] == c.turn
+                and act.start <= c.wrong[1] < act.end
+            ):
+                acts[k] = replace(act, live=False)
+
+
+def _mark_asides(
+    utterances: Sequence[Utterance], acts: list[Act], corrections: Sequence[Correction]
+) -> None:
+    """A clause of the user's correcting turn that speaks of the corrected-away value again
+    ("I meant olive. Sage is the pale one, right?") stops counting: it is about the value
+    left behind. The value's first word counts too ("sage" of "sage green")."""
+    for c in corrections:
+        if c.wrong is None:
+            continue
+        t, a, b = c.wrong
+        said = utterances[t].text[a:b].strip().casefold()
+        words = {said, said.split()[0]} if " " in said else {said}
+        words = {w for w in words if len(w) >= 2}
+        text = utterances[c.turn].text
+        for k, act in enumerate(acts):
+            if act.turn != c.turn or act.role != "user" or not act.live:
+                continue
+            if act.start <= c.right[0] < act.end:
+                continue
+            piece = text[act.start : act.end].casefold()
+            if any(_holds_word(piece, w) for w in words):
+                acts[k] = replace(act, live=False)
+
+
+def _holds_word(piece: str, word: str) -> bool:
+    """Whether ``piece`` says ``word`` (as a word of its own when it is Latin)."""
+    at = piece.find(word)
+    while at >= 0:
+        if not word.isascii() or _whole_word(piece, at, at + len(word)):
+            return True
+        at = piece.find(word, at + 1)
+    return False
+
+
+# --------------------------------------------------------------------------- retractions
+
+_OFFER: Final = LinearPattern(
+    r"还有.{0,6}(?:吗|呢|需要)|其他.{0,4}(?:问题|需要)|别的|(?i:anything else|something else|"
+    r"else i can|anything more)"
+)
+"""The agent offering more help: a bare "不用了" after it closes the talk, retracts nothing."""
+
+_UNDONE: Final = LinearPattern(
+    r"(?:已|并|也|同时|一并)(?:为您)?(?:取消|撤销|撤回|删除|作废)|(?:取消|撤销|撤回)了|"
+    r"不再(?:为您)?(?:安排|处理)"
+    r"|(?i:cancel+ed|withdrawn|removed|dropped|called off|no longer)"
+)
+"""The agent confirming that something was undone: it states no step of its own."""
+
+_TAKEN_BACK: Final = frozenset(
+    {
+        ActKind.REQUEST,
+        ActKind.INSTRUCTION,
+        ActKind.PREFERENCE,
+        ActKind.TEMPORARY,
+        ActKind.STATEMENT,
+        ActKind.COMMITMENT,
+        ActKind.QUESTION,
+    }
+)
+_GOES_ON: Final = frozenset({ActKind.STATEMENT, ActKind.REQUEST, ActKind.TEMPORARY})
+"""Clauses that may go on with the request before them ("帮我改个地址，寄到…")."""
+
+
+def _object_of(
+    acts: list[Act], k: int, offered: Callable[[Act], bool] | None
+) -> tuple[str, ...] | None:
+    """The request families the retraction ``acts[k]`` takes back: those it names, else
+    those of an earlier clause of its turn ("那个退货，算了吧"), else the user's last
+    request's, unless the agent offered more help since (then ``None``: "不用了，谢谢")."""
+    act = acts[k]
+    if act.families:
+        return act.families
+    for prev in reversed(acts[:k]):
+        if prev.turn != act.turn or prev.role != "user":
+            break
+        if prev.families:
+            return prev.families
+    for prev in reversed(acts[:k]):
+        if prev.role != "user":
+            if offered is not None and not prev.families and offered(prev):
+                return None
+            continue
+        if prev.live and prev.families:
+            return prev.families
+    return None
+
+
+def _take_back(acts: list[Act], j: int) -> None:
+    """``acts[j]`` stops counting, and so do the clauses of its turn that go on with it."""
+    acts[j] = replace(acts[j], live=False)
+    for n in range(j + 1, len(acts)):
+        nxt = acts[n]
+        if nxt.turn != acts[j].turn or nxt.families or nxt.kind not in _GOES_ON:
+            break
+        acts[n] = replace(nxt, live=False)
+
+
+def _retract(
+    acts: list[Act], k: int, offered: Callable[[Act], bool] | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Apply the retraction ``acts[k]``; the families it took back and those it found no
+    earlier request for."""
+    fams = _object_of(acts, k, offered)
+    if fams is None:  # "不用了，谢谢", or a topic withdrawn ("饮食要求作废"): no request
+        return (), ()
+    found: set[str] = set()
+    for j in range(k):
+        prev = acts[j]
+        hit = set(prev.families) & set(fams)
+        if hit and prev.live and prev.kind in _TAKEN_BACK:
+            _take_back(acts, j)
+            if prev.role == "user":
+                found |= hit
+    if acts[k].refusal:  # refusing what nobody asked for withdraws nothing
+        return tuple(f for f in fams if f in found), ()
+    return fams, tuple(f for f in fams if f not in found)
+
+
+# --------------------------------------------------------------------------- topics
+
+_LASTING: Final = frozenset(
+    {ActKind.INSTRUCTION, ActKind.PREFERENCE, ActKind.FACT, ActKind.STATEMENT, ActKind.REQUEST}
+)
+"""Acts whose topic, unless said for this request only, the profile keeps."""
+
+_CODED: Final = {"notification_channel": CHANNEL_CODES, "content_format": FORMAT_CODES}
+_BY_KEY: Final = {t.key: t for t in TOPICS}
+_CODED_PATTERNS: Final = {"notification_channel": CHANNEL, "content_format": FORMAT}
+
+_FILLER: Final = LinearPattern(
+    r"以后|今后|从今天起|从现在起|统一|一律|都|请|麻烦|用|通过|走|通知|联系|告诉|提醒|找|我|一声|就行|就好|"
+    r"就可以|吧|了|的|有事|有什么事|有情况|的话|别再|不要再|不要|别|不用|再|给|发|打|个|就|只|"
+    r"(?i:please|always|from now on|only|just|me|by|via|on|through|notify|contact|reach|"
+    r"use|don'?t|do not|never|no|more|send|any|updates?|in future|going forward)"
+)
+"""Words that only frame a channel or a format: what is left beside them is a procedure."""
+
+
+def _procedure(piece: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether a clause naming a channel or a format says more than that ("以后发货前先打电话跟
+    我确认一下"): a few words are left once the values and the framing words are taken out."""
+    chars = list(piece)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    rest = _FILLER.sub(" ", "".join(chars))
+    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in rest)
+    return cjk >= 3 or len([w for w in rest.split() if w.isalpha()]) >= 2
+
+
+def topic_named(text: str) -> tuple[Topic, ...]:
+    """The topics ``text`` names by a word of the topic itself or states a value of."""
+    return tuple(
+        t
+        for t in TOPICS
+        if t.pattern.search(text) is not None or (t.names and t.names.search(text) is not None)
+    )
+
+
+def _topics_of_clause(
+    act: Act, text: str, sentence: tuple[int, int], lang: Lang, inherited: Topic | None
+) -> tuple[str, ...]:
+    """The keys of the lasting topics the clause ``act`` states (see the module docstring)."""
+    if act.role != "user" or not act.live or act.one_off:
+        return ()
+    piece = text[act.start : act.end]
+    if act.kind not in _LASTING:  # a question still tells who the user buys for
+        return tuple(t.key for t in TOPICS if t.context and t.pattern.search(piece))
+    if act.kind is not ActKind.INSTRUCTION and cues.PAST.search(piece) is not None:
+        return ()  # what happened, not how to treat the user
+    a, b = sentence
+    span = text[a:b]
+    instructed = act.kind is ActKind.INSTRUCTION or instructs(span)
+    refusing = {  # refusing one value in the sentence instructs on the others said there
+        key
+        for key, codes in _CODED.items()
+        if any(negated(span, m.start, lang) for m in mentions(span, _CODED_PATTERNS[key], codes))
+    }
+    found: list[str] = []
+    values: list[tuple[int, int]] = []
+    for topic in TOPICS:
+        if topic.key in _CODED:
+            said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
+            wanted = instructed or topic.key in refusing
+            if not said or not (wanted or any(negated(piece, m.start, lang) for m in said)):
+                continue
+            values += [(m.start, m.end) for m in said]
+            found.append(topic.key)
+            continue
+        for m in topic.pattern.finditer(span):
+            if m.start() + a < act.end and act.start < m.end() + a:  # the match overlaps it
+                found.append(topic.key)
+                values.append((0, len(piece)))
+                break
+    if not found and inherited is not None:
+        found.append(inherited.key)
+    procedure = not found or _procedure(piece, values)
+    stated = [k for k in found if not _BY_KEY[k].context]
+    if act.kind is ActKind.INSTRUCTION and procedure and all(k in _CODED for k in stated):
+        found.append(NOTE.key)
+    return tuple(found)
+
+
+def _question_topic(utterances: Sequence[Utterance], turn: int) -> Topic | None:
+    """The topic the agent's question right before user turn ``turn`` names ("那您方便的时间
+    是？"), when it asks one."""
+    if turn == 0 or utterances[turn - 1].role == "user":
+        return None
+    asked = utterances[turn - 1].text
+    if cues.QUESTION.search(asked) is None:
+        return None
+    named = [t for t in TOPICS if not t.context and t.names and t.names.search(asked)]
+    return named[0] if len(named) == 1 else None
+
+
+def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang) -> tuple[str, ...]:
+    """Give each lasting clause its topics; the keys of the topics the user withdrew."""
+    withdrawn: list[str] = []
+    for turn, u in enumerate(utterances):
+        if u.role != "user":
+            continue
+        asked = _question_topic(utterances, turn)
+        for a, b in _SENTENCE.spans(u.text):
+            before: tuple[str, ...] = ()  # the topics of the sentence's previous clause
+            for k, act in enumerate(acts):
+                if act.turn != turn or not a <= act.start < b:
+                    continue
+                piece = u.text[act.start : act.end]
+                if act.kind is ActKind.RETRACTION:
+                    gone = [t.key for t in topic_named(piece) if not t.context]
+                elif cues.NEGATION.search(piece) is not None and not _states_value(piece):
+                    gone = [t.key for t in _named_only(piece)]  # "那个时间段别打了"
+                else:
+                    gone = []
+                if gone:
+                    withdrawn += [key for key in gone if key not in withdrawn]
+                    continue
+                inherited = asked if act.start == 0 and _VALUE_WORD.search(piece) else None
+                keys = _topics_of_clause(act, u.text, (a, b), lang, inherited)
+                if not keys and _ELLIPSIS.fullmatch(piece) and act.live and not act.one_off:
+                    keys = tuple(k for k in before if k not in _CODED and not _is_context(k))
+                if keys:
+                    acts[k] = replace(act, topics=keys)
+                    withdrawn = [w for w in withdrawn if w not in keys]
+                before = keys
+    return tuple(withdrawn)
+
+
+def _is_context(key: str) -> bool:
+    """Whether topic ``key`` is one said as the context of a request (``note`` is not)."""
+    topic = _BY_KEY.get(key)
+    return topic is not None and topic.context
+
+
+_ELLIPSIS: Final = LinearPattern(
+    r"[^，,。！？!?；;]{1,6}(?:的)?(?:就行|就好|就可以|也行|吧|即可)"
+    r"|(?i:[a-z ]{1,20} (?:is|are) fine)"
+)
+"""A short clause going on with the one before it ("不要发票纸质版，电子的就行")."""
+
+
+def _named_only(piece: str) -> list[Topic]:
+    """The topics a clause names by a word of the topic itself (not by a value of it)."""
+    return [
+        t
+        for t in TOPICS
+        if not t.context and t.key not in _CODED and t.names and t.names.search(piece)
+    ]
+
+
+def _states_value(piece: str) -> bool:
+    """Whether a negated clause still states a value of a topic ("别放门口，放丰巢")."""
+    return any(
+        t.pattern.search(piece) is not None for t in TOPICS if t.key not in _CODED and not t.context
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
+    out = []
+    scoped = False  # "For today only, …": what follows in the turn is for now too
+    for a, b in clauses(u.text, lang):
+        piece = u.text[a:b]
+        fams = families(piece)
+        kind = _kind(piece, u.role, fams)
+        refusal = False
+        if u.role == "user" and cues.RETRACTION.search(piece) is not None:
+            kind = ActKind.RETRACTION
+        elif u.role == "user" and fams and kind is not ActKind.QUESTION:
+            refused = _refused(piece)
+            if refused:
+                kind, fams, refusal = ActKind.RETRACTION, refused, True
+        elif u.role != "user" and _UNDONE.search(piece) is not None:
+            kind = ActKind.RETRACTION
+        if kind is ActKind.INSTRUCTION:
+            scoped = False
+        # a fact about the user outlasts the request it is said with ("for now, my wife has
+        # a bad knee"): only its own cue limits it
+        one_off = (scoped and kind is not ActKind.FACT) or cues.ONE_OFF.search(piece) is not None
+        scoped = scoped or one_off
+        out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
+    return out
+
+
+def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
+    """The acts of ``utterances`` (a session's turns in order), amended as the module
+    docstring says."""
+    acts: list[Act] = []
+    corrections: list[Correction] = []
+    for turn, u in enumerate(utterances):
+        if u.role == "user":
+            corrections += _corrections(utterances, turn)
+        acts += _acts_of(u, turn, lang)
+    _mark_corrections(acts, corrections)
+    _mark_asides(utterances, acts, corrections)
+    retracted: list[str] = []
+    unmatched: list[str] = []
+
+    def offered(act: Act) -> bool:
+        text = utterances[act.turn].text[act.start : act.end]
+        return _OFFER.search(text) is not None
+
+    for k in range(len(acts)):
+        if acts[k].kind is not ActKind.RETRACTION:
+            continue
+        if acts[k].role != "user":  # the agent confirming an undoing: no step of its own
+            acts[k] = replace(acts[k], live=False)
+            continue
+        taken, missing = _retract(acts, k, offered)
+        retracted += [f for f in taken if f not in retracted]
+        unmatched += [f for f in missing if f not in unmatched]
+    withdrawn = _assign_topics(utterances, acts, lang)
+    return Dialogue(tuple(acts), tuple(corrections), tuple(retracted), tuple(unmatched), withdrawn)

@@ -1,0 +1,188 @@
+"""A transcript as its amendments leave it: what the record may quote and name.
+
+:func:`amend` reads a session's :class:`~unstructured_memory.summariser.acts.Dialogue`
+against its transcript and gives the record builder an :class:`Amended` view:
+
+* ``view``: the transcript with every clause that stopped counting blanked out
+  (same length, so entity offsets still hold): retracted requests and the
+  agent's steps on them, the retractions themselves (the record says what was
+  taken back in its own words), the clause that only said a corrected-away
+  value, and the user's lasting statements that the profile keeps (an
+  instruction, a preference, a fact about them: the profile is their authority,
+  and a record repeating one would turn stale when the user changes it);
+* ``entities``: the entities without the corrected-away values (wherever said);
+* :meth:`Amended.fix`: a quoted piece with each wrong value replaced by the
+  right one;
+* ``kept_topics``: the topics of the lasting statements blanked, for the record
+  to say that they were updated;
+* ``withdrawn``: the families of requests the user took back, when no other
+  request is left (``那个投诉撤回吧``), for the record to say so; when the user
+  asked for something else instead, the record names only that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from policies.linear_re import LinearPattern
+from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
+from unstructured_memory.summariser.entities import Entity, Lang
+from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
+
+__all__ = ["Amended", "amend", "substitute", "words_in"]
+
+_LABELS: Final = {t.key: t for t in (*TOPICS, NOTE)}
+"""Every topic by its key."""
+
+_WORDISH: Final = LinearPattern(r"[0-9A-Za-z]")
+_NOTED: Final = LinearPattern(r"已?备注|已记下|记下了|已记录|(?i:noted|i'?ve noted|will remember)")
+"""The agent restating what the user told it: no step of its own (no date, no outcome)."""
+_TOKEN: Final = LinearPattern(r"[0-9A-Za-z][0-9A-Za-z._\-]*")
+
+
+@dataclass(frozen=True)
+class Amended:
+    """The transcript as the record may read it (see the module docstring)."""
+
+    view: str
+    entities: list[Entity]
+    wrong: frozenset[str] = field(repr=False)
+    """Corrected-away values, case-folded (clear: never shown)."""
+    substitutions: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    kept_topics: tuple[Topic, ...] = ()
+    withdrawn: tuple[str, ...] = ()
+    asked: frozenset[str] = frozenset()
+    """The request families of the user's live acts (what they finally asked for)."""
+    requested: frozenset[str] = frozenset()
+    """The families of the user's live requests (asked for, not asked about)."""
+    settling: tuple[tuple[int, int], ...] = ()
+    """Spans of what the user said beside a retraction, in its turn ("是底座插头松了，插紧
+    就好了。退款不退了"): why the request was taken back, which the record quotes instead
+    of the reason first given."""
+
+    def without(self, spans: Sequence[tuple[int, int]]) -> Amended:
+        """The view with ``spans`` blanked too (the user's words on a rejected option)."""
+        chars = list(self.view)
+        for a, b in spans:
+            _blank(chars, a, b)
+        return replace(self, view="".join(chars))
+
+    def fix(self, piece: str) -> str:
+        """``piece`` with each corrected-away value replaced by the right one
+        (:func:`substitute`)."""
+        return substitute(piece, self.substitutions)
+
+
+def substitute(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each ``(wrong, right)`` value replaced; a wrong value said as part of a
+    longer code ("L2370" of "HL-L2370DW") replaces the code when the right one is as long
+    as it, else only its own part."""
+    for wrong, right in pairs:
+        out: list[str] = []
+        at = 0
+        for a, b in _TOKEN.spans(text):
+            token = text[a:b]
+            if wrong not in token:
+                continue
+            out.append(text[at:a])
+            whole = token == wrong or len(right) >= len(token) - 1
+            out.append(right if whole else token.replace(wrong, right))
+            at = b
+        text = "".join(out) + text[at:] if out else text.replace(wrong, right)
+    return text
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    for i in range(start, end):
+        if chars[i] != "\n":
+            chars[i] = " "
+
+
+def amend(
+    text: str,
+    starts: Sequence[int],
+    entities: Sequence[Entity],
+    dialogue: Dialogue,
+    lang: Lang,
+) -> Amended:
+    """The amended view of ``text`` (turns joined by newlines, turn ``i`` starting at
+    ``starts[i]``) with its ``entities`` and the session's ``dialogue``."""
+    del lang  # the acts already read the language
+    chars = list(text)
+    kept: list[Topic] = []
+    for act in dialogue.acts:
+        at = starts[act.turn]
+        said = [_LABELS[k] for k in act.topics if k in _LABELS and not _LABELS[k].context]
+        said_back = text[at + act.start : at + act.end]
+        noted = act.role != "user" and _NOTED.search(said_back) is not None
+        if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted:
+            _blank(chars, at + act.start, at + act.end)
+        kept += [t for t in said if t not in kept]
+    wrong_spans = [(starts[t] + a, starts[t] + b) for t, a, b in dialogue.wrong_spans()]
+    wrong = frozenset(text[a:b].casefold() for a, b in wrong_spans)
+    substitutions = []
+    for c in dialogue.corrections:
+        if c.wrong is None:
+            continue
+        t, a, b = c.wrong
+        w = text[starts[t] + a : starts[t] + b]
+        r = text[starts[c.turn] + c.right[0] : starts[c.turn] + c.right[1]]
+        if w and r and w != r:
+            substitutions.append((w, r))
+    kept_entities = [
+        e
+        for e in entities
+        if not any(a < e.end and e.start < b for a, b in wrong_spans)
+        and not _holds_wrong(text[e.start : e.end].casefold(), wrong)
+    ]
+    for c in dialogue.corrections:  # a right value of no entity takes the wrong one's label
+        a, b = starts[c.turn] + c.right[0], starts[c.turn] + c.right[1]
+        if c.label is not None and not any(e.start < b and a < e.end for e in kept_entities):
+            kept_entities.append(Entity(c.label, text[a:b], a, b))
+    kept_entities.sort(key=lambda e: e.start)
+    live = [a for a in dialogue.live("user") if not _stated(a)]
+    retracting = {a.turn for a in live if a.kind is ActKind.RETRACTION and dialogue.retracted}
+    settling = tuple(
+        (starts[a.turn] + a.start, starts[a.turn] + a.end)
+        for a in live
+        if a.turn in retracting and a.kind in _SETTLING and not a.families
+    )
+    asks = any(a.kind is ActKind.REQUEST for a in live)
+    withdrawn = () if asks else dialogue.retracted
+    return Amended(
+        view="".join(chars),
+        entities=kept_entities,
+        wrong=wrong,
+        substitutions=tuple(substitutions),
+        kept_topics=tuple(kept),
+        withdrawn=withdrawn,
+        asked=frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families),
+        requested=frozenset(f for a in live if a.kind is ActKind.REQUEST for f in a.families),
+        settling=settling,
+    )
+
+
+_SETTLING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
+"""Acts that may say why a request was taken back."""
+
+
+def _stated(act: Act) -> bool:
+    """Whether an act states something the profile keeps (so it is no request here)."""
+    return any(k in _LABELS and not _LABELS[k].context for k in act.topics)
+
+
+def _holds_wrong(value: str, wrong: frozenset[str]) -> bool:
+    """Whether an entity's text is a corrected-away value, a name holding one as a word
+    ("nova 11" holding "11"), or a code holding one ("HL-L2370DW" holding "l2370")."""
+    return (
+        value in wrong
+        or any(value[a:b] in wrong for a, b in _TOKEN.spans(value))
+        or any(len(w) >= 4 and w in value and any(ch.isdigit() for ch in w) for w in wrong)
+    )
+
+
+def words_in(piece: str) -> bool:
+    """Whether a piece of the view still holds anything but blanks and punctuation."""
+    return any(ch.isalpha() for ch in piece) or _WORDISH.search(piece) is not None

@@ -1,0 +1,515 @@
+"""What a lasting statement about the user speaks of: its topic, by the shape of the words.
+
+A topic is found by a pattern of how people state it, not by a word alone:
+``大件都走德邦`` names a carrier, ``顺丰单号 SF…`` does not; ``放丰巢柜`` names where
+parcels go, ``工作日晚上8点后再联系`` when to call. Each topic has a key (the
+explicit fact the profile rules write, or the learned fact's slot) and labels
+for the record and the context. The notification channel, the content format
+and the budget are slots of the profile with values of their own
+(:mod:`unstructured_memory.profile.rules`), not topics here.
+
+Patterns run under RE2 in linear time (:class:`~policies.linear_re.LinearPattern`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from policies.linear_re import LinearPattern
+
+__all__ = [
+    "CHANNEL",
+    "CHANNEL_CODES",
+    "FORMAT",
+    "FORMAT_CODES",
+    "NOTE",
+    "TOPICS",
+    "Mention",
+    "Topic",
+    "mentions",
+    "topics_of",
+]
+
+
+_PET_ZH: Final = (
+    r"猫咪|狗狗|猫|狗|仓鼠|兔子|鹦鹉|宠物|布偶|英短|美短|蓝猫|橘猫|狸花|暹罗|加菲|缅因|金毛|泰迪|柯基|"
+    r"哈士奇|二哈|边牧|柴犬|拉布拉多|萨摩耶|比熊|博美|法斗|雪纳瑞|德牧"
+)
+_PET_EN: Final = (
+    r"cats?|dogs?|pupp(?:y|ies)|kittens?|pets?|retrievers?|corgis?|labs?|labradors?|poodles?|"
+    r"beagles?|huskies|husky|ragdolls?|terriers?|spaniels?|bulldogs?|shepherds?|hamsters?|rabbits?|"
+    r"parrots?"
+)
+"""Animals and common breeds said of one's pet (a prior: the shape around them decides)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """One topic: ``key`` names it in the profile; ``fact`` topics are facts about the
+    user (learned, newest wins), the others instructions (explicit facts). A ``context``
+    topic (a family member, a hobby) is usually said as the context of a request: the
+    record keeps quoting it."""
+
+    key: str
+    zh: str
+    en: str
+    pattern: LinearPattern
+    fact: bool = False
+    context: bool = False
+    names: LinearPattern | None = None
+    """Words naming the topic itself ("联系时间", "the old time"): a withdrawal naming them
+    takes the topic back, a question naming them makes the answer a value of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A coded value said at ``text[start:end]`` (a channel, a content format)."""
+
+    code: str
+    start: int
+    end: int
+
+
+CHANNEL_CODES: Final = {
+    "微信": "wechat",
+    "短信": "sms",
+    "邮件": "email",
+    "邮箱": "email",
+    "电邮": "email",
+    "电话": "phone",
+    "站内信": "app_push",
+    "推送": "app_push",
+    "app": "app_push",
+    "wechat": "wechat",
+    "weixin": "wechat",
+    "sms": "sms",
+    "text": "sms",
+    "texts": "sms",
+    "texting": "sms",
+    "text message": "sms",
+    "text messages": "sms",
+    "email": "email",
+    "emails": "email",
+    "emailing": "email",
+    "e-mail": "email",
+    "e-mails": "email",
+    "mail": "email",
+    "phone": "phone",
+    "call": "phone",
+    "calls": "phone",
+    "calling": "phone",
+    "phone call": "phone",
+    "phone calls": "phone",
+    "ring": "phone",
+    "push notifications": "app_push",
+    "push notification": "app_push",
+    "the app": "app_push",
+    "in-app messages": "app_push",
+    "in-app notifications": "app_push",
+    "in-app notification": "app_push",
+    "in-app alerts": "app_push",
+    "app notifications": "app_push",
+    "app notification": "app_push",
+    "app alerts": "app_push",
+    "app push": "app_push",
+}
+"""Words naming a notification channel, by the code the profile stores."""
+
+_CH_ZH = r"(?P<zh{n}>微信|短信|邮件|邮箱|电邮|电话|站内信|(?i:app)(?:推送|消息|通知)?|推送)"
+_CH_EN = (
+    r"(?P<en{n}>wechat|weixin|sms|text messages?|texts?|texting|e-?mails?|emailing|mail|"
+    r"phone calls?|phone|calls?|calling|ring|push notifications?|in-app (?:messages|"
+    r"notifications?|alerts?)|app (?:notifications?|alerts?|push)|the app)"
+)
+
+
+def _numbered(*branches: str) -> LinearPattern:
+    """One pattern of ``branches``; ``{n}`` in each becomes its branch number, so the
+    value group of every branch has a name of its own (``zh0``, ``en3``)."""
+    return LinearPattern("|".join(b.replace("{n}", str(i)) for i, b in enumerate(branches)))
+
+
+CHANNEL: Final = _numbered(
+    r"(?:(?:打|来|致|回)(?:个)?|用|走|通过|发|回|给我发|给我打|发个|打个)" + _CH_ZH,
+    r"(?:发|寄|送|推)(?:到|给)?(?:我|我的)(?:的)?" + _CH_ZH,
+    _CH_ZH
+    + r"(?:里|上)?(?:通知|联系|告诉|提醒|发给|给我|找我|回复|沟通|推送|说一声|告知|催|说|讲|留言|"
+    r"发消息)",
+    _CH_ZH + r"(?:就行|就好|就可以|吧|最好|比较好|方便)",
+    r"(?:通知|联系|告诉|提醒|找)我[^，,。！？]{0,6}" + _CH_ZH,
+    r"(?i:(?:notify|contact|reach|update|message|ping|tell|inform|alert|let)\s+(?:me\s+)?"
+    r"(?:know\s+)?(?:only\s+)?(?:by|via|on|through|over|with)\s+(?:an?\s+)?" + _CH_EN + ")",
+    r"(?i:(?:prefer|rather|only|just|use|via|by|want)\s+(?:get\s+|have\s+|receive\s+)?"
+    r"(?:an?\s+)?" + _CH_EN + ")",
+    r"(?i:(?P<en{n}>call|text|email|e-mail|wechat|ring|phone)(?:\s+me|\s+us|ing\s+me))",
+    r"(?i:(?:no|stop|without|not by|not|never)\s+(?:more\s+)?(?:the\s+|those\s+|your\s+)?"
+    + _CH_EN
+    + ")",
+    r"(?i:(?:get|receive|use|have|send)\s+(?:me\s+)?"
+    + _CH_EN
+    + r"\s+(?:notifications?|alerts?|messages?|updates?))",
+    r"(?i:" + _CH_EN + r"\s+(?:is|are|would be|works)\s+(?:fine|ok|okay|best|better|good|great|"
+    r"enough|preferred))",
+    r"(?i:" + _CH_EN + r"\s+(?:only|please))",
+)
+"""A channel named as the way to reach the user ("有事打电话", "微信通知我", "text me")."""
+
+FORMAT_CODES: Final = {
+    "图文": "image_text",
+    "文字": "text",
+    "视频": "video",
+    "text": "text",
+    "written": "text",
+    "pictures": "image_text",
+    "photos": "image_text",
+    "step-by-step pictures": "image_text",
+    "video": "video",
+    "videos": "video",
+}
+"""Words naming a content format, by the code the profile stores."""
+
+_FMT_ZH = r"(?P<zh{n}>图文|文字|视频)"
+_FMT_EN = r"(?P<en{n}>step-by-step pictures|pictures|photos|written|text|videos?)"
+FORMAT: Final = _numbered(
+    _FMT_ZH + r"(?:版|说明|教程|讲解|形式|指导|解说)?(?:的)?(?:就行|就好|就可以|比较好|更好|吧)",
+    r"(?:喜欢|习惯|偏好|想要|更想要|发我|给我发|给我|发|要)" + _FMT_ZH,
+    r"(?:不要|别发|不看|不想看|别给我发|别)" + _FMT_ZH,
+    r"(?i:(?:prefer|rather have|send me|give me|just)\s+(?:the\s+|a\s+)?" + _FMT_EN + ")",
+    r"(?i:(?:no|not|don'?t send)\s+(?:more\s+)?(?P<en{n}>videos?))",
+    r"(?i:" + _FMT_EN + r"\s+(?:guides?|tutorials?|instructions?)\s+"
+    r"(?:please|are better|work better|only))",
+)
+"""A content format the user wants or refuses ("发图文就行", "不要视频", "no videos")."""
+
+
+def mentions(text: str, pattern: LinearPattern, codes: dict[str, str]) -> list[Mention]:
+    """The coded values ``pattern`` (:data:`CHANNEL`, :data:`FORMAT`) finds in ``text``."""
+    groups = [(name, i) for name, i in pattern.groupindex.items() if name[:2] in ("zh", "en")]
+    out = []
+    for m in pattern.finditer(text):
+        for name, i in groups:
+            word = m.group(name)
+            if word:
+                code = codes.get(word.lower())
+                if code is not None:
+                    a, b = m.span(i)
+                    out.append(Mention(code, a, b))
+                break
+    return out
+
+
+_CARRIER_ZH = (
+    r"(?:顺丰|德邦|京东(?:快递|物流)?|中通|圆通|申通|韵达|极兔|邮政|EMS|ems|菜鸟|跨越|百世|宅急送|丹鸟|"
+    r"安能|壹米滴答|(?i:sf|dhl|ups|fedex))"
+)
+_CARRIER_EN = (
+    r"(?:sf express|sf|deppon|jd logistics|jd|ups|fedex|dhl|usps|royal mail|dpd|evri|hermes|"
+    r"parcelforce|canada post|australia post|ems|china post|gls|tnt|yodel|amazon logistics)"
+)
+_TIME_ZH = (
+    r"(?:工作日|周末|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|中午|晚上|"
+    r"早上|白天|夜里|傍晚|上班时间|下班后|\d{1,2}\s*[点:：]\s*\d{0,2}|\d{1,2}点半?|[一二三四五六七八九十]{1,2}点半?)"
+)
+_TIME_EN = (
+    r"(?:\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?|noon|midday|mornings?|afternoons?|"
+    r"evenings?|nights?|weekends?|weekdays?|work(?:ing)? hours|office hours|lunch(?:time)?|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?)"
+)
+
+TOPICS: Final[tuple[Topic, ...]] = (
+    Topic(
+        "notification_channel",
+        "通知渠道",
+        "notification channel",
+        CHANNEL,
+        names=LinearPattern(
+            r"通知方式|联系方式|通知渠道|(?i:notifications?|contact method|how to reach)"
+        ),
+    ),
+    Topic(
+        "content_format",
+        "内容形式",
+        "content format",
+        FORMAT,
+        names=LinearPattern(r"教程形式|说明形式|(?i:format)"),
+    ),
+    Topic(
+        "carrier",
+        "快递",
+        "carrier",
+        LinearPattern(
+            rf"(?:走|用|发|寄|选|换成|改成|改用|只要|要|都走|都用|别用|不要|不用|别走|别发)\s*{_CARRIER_ZH}"
+            rf"|{_CARRIER_ZH}(?:快递|物流)?(?:就行|就好|吧|最好|比较好|靠谱|快|发货|到付|配送)"
+            rf"|(?i:(?:ship|send|use|deliver|post)[a-z]*\s+(?:it\s+|them\s+|everything\s+|"
+            rf"orders?\s+|parcels?\s+|big items\s+)?(?:with|via|by|through)\s+{_CARRIER_EN}"
+            rf"|(?:use|choose|pick|prefer|want|go with|stick with|stay with|switch to|"
+            rf"put me on|back to)\s+{_CARRIER_EN}"
+            rf"|{_CARRIER_EN}\s+(?:only|please|is better|works best)"
+            rf"|{_CARRIER_EN}'?s\s+(?:fine|ok|okay|my go-to|my default|best)"
+            rf"|(?:anything but|except|other than|rather than|instead of)\s+{_CARRIER_EN}"
+            rf"|(?:no|not|never|don'?t use|avoid)\s+{_CARRIER_EN})"
+        ),
+        names=LinearPattern(r"快递公司|物流公司|快递|(?i:carrier|courier|shipping company)"),
+    ),
+    Topic(
+        "dropoff",
+        "收货方式",
+        "drop-off",
+        LinearPattern(
+            r"[放搁存撂](?:在|到)?[^，,。！？；]{0,8}?(?:丰巢|快递柜|柜子|智能柜|驿站|菜鸟驿站|代收点|门口|家门口|门外|"
+            r"前台|"
+            r"门卫|物业|保安室|楼下|邻居|传达室|收发室)|(?:丰巢|快递柜|驿站|代收点|门卫|前台|物业)(?:就行|就好|吧|代收|签收)"
+            r"|(?:别|不要|不用)放(?:门口|[^，,。！？]{1,6})|送(?:到|去)(?:公司|单位|前台|门卫)"
+            r"|(?:交给|交到|转交|给到)[^，,。！？；]{0,6}?(?:门卫|物业|保安|前台|邻居|传达室|收发室|驿站|丰巢)"
+            r"|送货上门|(?:别|不要)放驿站"
+            r"|(?i:leave (?:it|them|the (?:parcel|package|box)s?|parcels|packages|deliveries)\s+"
+            r"(?:at|with|by|in|on|behind|outside)\s+[^,.;!?]{2,30}|(?:parcel|package) locker|"
+            r"under the (?:door)?mat|(?:outside|at) (?:my|the) (?:front |back )?door(?:$|[^a-z])|"
+            r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
+            r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point|"
+            r"(?:hand|give)\s+(?:it|them|everything|parcels?|packages?|the [a-z]+)\s+to\s+"
+            r"(?:(?:the|my|our)\s+[a-z ]{0,20}(?:guard|security|concierge|doorman|porter|reception|"
+            r"neighbou?r|office|mother|mum|mom|father|dad|wife|husband|son|daughter)|her|him)|"
+            r"(?:bring|deliver|take|carry)\s+(?:it|them|everything|parcels?|packages?|"
+            r"the [a-z]+)\s+(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor))"
+        ),
+        names=LinearPattern(
+            r"放哪|放在哪|收货方式|收货地点|代收|放门口|丰巢|驿站|快递柜|(?i:drop-?off|locker|"
+            r"concierge|front desk|where to leave|leave it)"
+        ),
+    ),
+    Topic(
+        "contact_time",
+        "联系时间",
+        "contact hours",
+        LinearPattern(
+            rf"{_TIME_ZH}[^，,。！？]{{0,8}}(?:联系|打电话|来电|打给|回电|致电|沟通|电话|找我)"
+            rf"|(?:联系|打电话|来电|回电|致电)[^，,。！？]{{0,4}}{_TIME_ZH}"
+            rf"|(?i:(?:call|contact|reach|ring|phone|text)[a-z]*\s+(?:me\s+)?(?:only\s+)?"
+            rf"(?:after|before|between|in the|on|during|at)\s+{_TIME_EN}"
+            rf"|(?:after|before|between)\s+{_TIME_EN}[^,.;!?]{{0,24}}(?:call|contact|reach|ring)"
+            rf"|(?:call|contact|reach|ring)\s+me[^.;!?]{{0,24}}\s(?:after|before|between)\s+{_TIME_EN}"
+            rf"|(?:don'?t|never|no)\s+(?:call|calls|contact)[^,.;!?]{{0,12}}(?:before|after|"
+            rf"during|at)\s+{_TIME_EN})"
+        ),
+        names=LinearPattern(
+            r"联系时间|时间段|打电话的时间|联系您的时间|方便的时间|什么时候方便|几点方便|"
+            r"(?i:the old time|call(?:ing)? times?|contact hours|when to call|good time to call|"
+            r"times? to call)"
+        ),
+    ),
+    Topic(
+        "delivery_time",
+        "送货时间",
+        "delivery time",
+        LinearPattern(
+            rf"{_TIME_ZH}[^，,。！？]{{0,4}}(?:送|配送|派送|上门|收货|到货)"
+            rf"|送货[^，,。！？]{{0,6}}{_TIME_ZH}"
+            rf"|(?i:deliver[a-z]*\s+(?:only\s+)?(?:on|at|in|during|after|before)\s+{_TIME_EN})"
+        ),
+        names=LinearPattern(
+            r"送货时间|配送时间|周末送|送货的时间|"
+            r"(?i:delivery (?:time|day|slot|window)s?|weekend deliver)"
+        ),
+    ),
+    Topic(
+        "diet",
+        "饮食",
+        "diet",
+        LinearPattern(
+            r"吃素|素食|吃斋|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
+            r"|(?:我|孩子|儿子|女儿|宝宝|老婆|老公|家人|家里人|他|她|爸|妈)[^，,。！？]{0,4}(?:对)?"
+            r"[^，,。！？]{0,6}过敏|过敏体质"
+            r"|(?i:vegetarian|vegan|allergic to|allergy|halal|kosher|gluten[- ]free|lactose|"
+            r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish))"
+        ),
+        fact=True,
+        names=LinearPattern(r"饮食|忌口|吃的方面|(?i:diet|dietary)"),
+    ),
+    Topic(
+        "invoice",
+        "发票",
+        "invoice",
+        LinearPattern(
+            r"(?:发票|开票)[^，,。！？]{0,12}(?:电子|纸质|抬头|税号|公司|个人|专票|普票|不要|别|不用)"
+            r"|(?:电子|纸质|增值税|专用|普通)发票|抬头[^，,。！？]{0,3}(?:写|开|是|用|填)"
+            r"|(?:不要|别|不用)[^，,。！？]{0,4}(?:纸质)?发票"
+            r"|(?i:(?:electronic|paper|digital|company|vat|e-) ?(?:invoice|receipt)|"
+            r"invoice (?:to|under|in the name|title|header|for the company|addressed)|"
+            r"(?:no|don'?t (?:need|want|send)) (?:a )?(?:paper |printed )?(?:invoice|receipt))"
+        ),
+        names=LinearPattern(r"发票|开票|抬头|(?i:invoice|receipt)"),
+    ),
+    Topic(
+        "packaging",
+        "包装",
+        "packaging",
+        LinearPattern(
+            r"(?:包装|外包装|礼盒|塑料袋|价格单|价签|小票|发货单|吊牌|购物袋)[^，,。！？]{0,8}"
+            r"(?:别|不要|不用|去掉|拿掉|放|撕掉)|(?:别|不要|不用)[^，,。！？]{0,6}(?:包装|塑料袋|价格单|价签|"
+            r"小票|发货单|购物袋)|保密发货|隐私发货|礼品包装|(?:要|用)礼盒"
+            r"|(?:多|加)(?:塞|放|加)?[^，,。！？]{0,4}(?:冰袋|冰块|泡沫箱|保温袋)|冷链[^，,。！？]{0,8}冰袋"
+            r"|(?i:gift[- ]wrap|plain (?:box|packaging|parcel)|"
+            r"no (?:price tags?|receipts?|invoices?) in|discreet|"
+            r"(?:don'?t|no|without) (?:plastic|packaging|price tags?)|eco packaging)"
+        ),
+        names=LinearPattern(r"包装|礼盒|(?i:packaging|gift wrap)"),
+    ),
+    Topic(
+        "service_language",
+        "沟通语言",
+        "language",
+        LinearPattern(
+            r"(?:说|讲|用|会)(?:粤语|英文|英语|普通话|中文|方言|日语|韩语)|(?:粤语|英文|英语|普通话)"
+            r"(?:沟通|交流|客服|师傅|回复)"
+            r"|(?i:(?:speak|reply|respond|talk|write|answer)[a-z]*\s+(?:to me\s+)?in\s+"
+            r"(?:english|chinese|mandarin|cantonese|spanish|french|german|japanese|korean)|"
+            r"(?:english|mandarin|cantonese)[- ]speaking|only (?:speaks? )?(?:english|mandarin|"
+            r"cantonese|shanghainese|chinese)|(?:don'?t|doesn'?t|can'?t) speak (?:english|"
+            r"mandarin|chinese|cantonese))"
+            r"|只会(?:说|讲)?(?:粤语|上海话|方言|普通话|英语)|不会(?:说|讲)普通话"
+        ),
+        names=LinearPattern(r"语言|(?i:language)"),
+    ),
+    Topic(
+        "accessibility",
+        "沟通须知",
+        "accessibility",
+        LinearPattern(
+            r"耳朵不好|听力不好|听力不太好|听不清|耳背|助听器|视力不好|看不清字|眼睛不好|色盲|色弱"
+            r"|(?i:hard of hearing|deaf|hearing (?:aid|impair|loss|problem)|visually impaired|"
+            r"can'?t hear|large (?:print|text)|partially sighted|colou?r-?blind)"
+        ),
+        fact=True,
+    ),
+    Topic(
+        "payment",
+        "付款方式",
+        "payment",
+        LinearPattern(
+            r"货到付款|到付|运费我[出付来]|运费自理|花呗|分期付|信用卡(?:支付|付)|"
+            r"(?i:cash on delivery|pay on delivery|in installments|installment plan|"
+            r"pay by (?:card|paypal)|i'?ll pay (?:for )?(?:the )?(?:shipping|postage))"
+        ),
+        names=LinearPattern(r"付款方式|支付方式|(?i:payment method)"),
+    ),
+    Topic(
+        "home",
+        "送货须知",
+        "delivery notes",
+        LinearPattern(
+            r"没(?:有)?电梯|爬楼|步梯|(?:住|在)\s*\d{1,2}\s*楼|(?:住|在)[一二三四五六七八九十]{1,3}楼"
+            r"|(?i:no (?:elevator|lift)|walk-?up|\d{1,2}(?:st|nd|rd|th) floor|gated community|"
+            r"buzzer|gate code)"
+        ),
+        fact=True,
+    ),
+    Topic(
+        "size",
+        "尺码",
+        "size",
+        LinearPattern(
+            r"(?:鞋码|尺码|码数|穿|我是)[^，,。！？；]{0,4}\d{2}(?:\.5)?\s*(?:码|号)?"
+            r"|(?:身高|体重)\s*\d{2,3}"
+            r"|(?i:my (?:shoe |dress |ring |clothes )?size is (?:us |eu |uk )?\d{1,2}(?:\.5)?|"
+            r"i'?m (?:always )?(?:a )?(?:(?:us|eu|uk) (?:size )?|size )\d{1,2}(?:\.5)?(?:$|[^0-9])|"
+            r"i wear (?:a )?(?:size )?(?:us |eu |uk )?\d{1,2}(?:\.5)?|"
+            r"(?:^|[,.:;]\s*|(?:in|size|wear|a|an|my|fit|fits|take|i'?m|i am|it'?s|is)\s+)"
+            r"(?:us|eu|uk)\s+(?:men'?s\s+|women'?s\s+)?(?:size\s+)?\d{1,2}(?:\.5)?"
+            r"(?:\s*$|\s*[,.;!?)]|\s+(?:wide|narrow|regular|please|shoes?|boots?|sneakers?|"
+            r"trainers?|in|for|and|or)(?:$|[^a-z])))"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
+        "skin",
+        "肤质",
+        "skin type",
+        LinearPattern(
+            r"(?:我|本人|自己)[^，,。！？；]{0,4}?(?:大?油皮|干皮|混油|混干|混合性?皮肤?|敏感肌|油性皮肤|"
+            r"干性皮肤|中性皮肤|痘痘肌|油痘肌|干敏皮?)"
+            r"|(?:我|本人)的?(?:皮肤|脸)[^，,。！？；]{0,3}(?:偏干|偏油|很干|很油|特别干|特别油|敏感|"
+            r"容易过敏|混合)"
+            r"|(?i:(?:i have|i've got|i got)\s+(?:very |quite |really |super |a bit )?(?:oily|dry|"
+            r"combination|sensitive|normal|acne-prone)\s+skin|my skin(?:'s| is)\s+(?:very |quite |"
+            r"really |super |a bit )?(?:oily|dry|sensitive|combination)|i'?m (?:oily|dry|"
+            r"sensitive)-skinned)"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
+        "family",
+        "家人",
+        "family",
+        LinearPattern(
+            r"(?:给|帮|为|替)(?:我)?(?:儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|"
+            r"孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公)|我(?:家)?(?:儿子|女儿|闺女|老婆|老公|媳妇|爱人|"
+            r"孩子|宝宝|爸|妈)"
+            r"|(?i:(?:for|to) my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|"
+            r"dad|mother|father|parents|partner|baby|grandma|grandpa|grandmother|grandfather)|"
+            r"my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|"
+            r"father|parents|partner|baby)(?:'s)?(?:$|[^a-z]))"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
+        "hobby",
+        "爱好",
+        "hobbies",
+        LinearPattern(
+            r"(?:喜欢|爱|经常|平时|周末|每周|每天|常常|一直在|我)[^。！？；]{0,12}?(?:钓鱼|跑步|跑马拉松|健身|"
+            r"露营|骑行|骑车|"
+            r"爬山|游泳|瑜伽|摄影|拍照|烘焙|弹钢琴|弹吉他|画画|滑雪|打篮球|踢足球|打羽毛球|打网球|打乒乓|"
+            r"徒步|登山|打游戏|玩游戏|追剧|做饭|看书|钓)"
+            r"|(?i:i (?:love|enjoy|like|go|do)\s+(?:to\s+)?(?:running|run|fishing|fish|hiking|hike|"
+            r"camping|cycling|yoga|photography|baking|bake|climbing|swimming|swim|skiing|golf|"
+            r"tennis|gaming|guitar|piano|marathons?)|i run marathons|i'?m a (?:runner|cyclist|"
+            r"photographer|gamer|climber|swimmer))"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
+        "pet",
+        "宠物",
+        "pets",
+        LinearPattern(
+            rf"(?:我家|家里)(?:养了?|有)?(?:[一两三四]?只|俩|仨)?(?:{_PET_ZH})"
+            rf"|我(?:养了?|有)(?:[一两三四]?只|俩|仨)?(?:{_PET_ZH})"
+            r"|(?:[一两三四五]|\d)只(?:猫|狗|猫咪|狗狗|主子)|(?:我家|家里)的?(?:猫|狗|猫咪|狗狗|主子)"
+            rf"|(?i:i have (?:a |an |two |three )?(?:[a-z]+ )?(?:{_PET_EN})|"
+            rf"(?:my|our) (?:[a-z]+ )?(?:{_PET_EN})\s|(?:two|three|\d) (?:cats|dogs))"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
+        "occupation",
+        "职业",
+        "occupation",
+        LinearPattern(
+            r"我是(?:一名|一个|个)?[^，,。！？；]{0,8}?(?:教练|老师|教师|医生|护士|程序员|设计师|"
+            r"工程师|学生|律师|司机|厨师|会计|宝妈|主播|博主|摄影师|店主|老板|销售|模特|运动员|跑者|"
+            r"健身爱好者)"
+            r"|(?i:i'?m an? (?:[a-z]+ ){0,3}(?:teacher|nurse|doctor|engineer|developer|student|"
+            r"chef|driver|designer|trainer|coach|photographer|lawyer|accountant|nanny|runner|"
+            r"musician))"
+        ),
+        fact=True,
+        context=True,
+    ),
+)
+"""Every topic, in the order the record lists them."""
+
+
+NOTE: Final = Topic("note", "嘱咐", "instructions", LinearPattern(r"^$"))
+"""An instruction no topic names, kept in the user's words (its pattern matches nothing)."""
+
+
+def topics_of(text: str) -> tuple[Topic, ...]:
+    """The topics ``text`` speaks of, in :data:`TOPICS` order."""
+    return tuple(t for t in TOPICS if t.pattern.search(text) is not None)
