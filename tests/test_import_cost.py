@@ -38,6 +38,12 @@ def test_importing_the_remote_client_loads_no_engine() -> None:
     assert _loaded("from sdk import RemoteMemoryClient", ENGINE) == []
 
 
+def test_the_values_the_wire_models_and_the_reports_load_no_engine() -> None:
+    """Caller-facing values (a session's dialogue acts included), the REST bodies and the
+    operator reports are modules of their own that hold no engine."""
+    assert _loaded("import values, values.dialogue, sdk.wire, sdk.reports", ENGINE) == []
+
+
 _CALLS = """
 import uuid
 from sdk import _remote_base as calls
@@ -83,7 +89,7 @@ def test_old_import_paths_give_the_same_objects() -> None:
     from structured_memory import models, records
     from structured_memory.repositories import business_link, device, facts, fragments, profile
     from unstructured_memory import summariser
-    from unstructured_memory.summariser import entities, intent, outcome, summary, transcript
+    from unstructured_memory.summariser import acts, entities, intent, outcome, summary, transcript
     from values import (
         BusinessState,
         Entity,
@@ -96,6 +102,7 @@ def test_old_import_paths_give_the_same_objects() -> None:
         SessionSummary,
         Turn,
     )
+    from values.dialogue import Act, ActKind, Correction, Dialogue, Utterance
 
     assert (schemas.MemoryHit, schemas.HitOut) == (MemoryHit, HitOut)
     assert (records.Profile, fragments.FragmentRecord) == (Profile, FragmentRecord)
@@ -111,6 +118,13 @@ def test_old_import_paths_give_the_same_objects() -> None:
         Outcome,
     )
     assert (context.MemoryContext, verification.BusinessState) == (MemoryContext, BusinessState)
+    assert (acts.Act, acts.ActKind, acts.Correction, acts.Dialogue, acts.Utterance) == (
+        Act,
+        ActKind,
+        Correction,
+        Dialogue,
+        Utterance,
+    )
     assert models.BusinessEntityType is BusinessEntityType
     assert business_link.check_entity_id is check_entity_id
     assert (device.check_device_field, facts.check_source) == (check_device_field, check_source)
