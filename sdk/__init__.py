@@ -67,13 +67,15 @@ from values.verification import (
 )
 
 if TYPE_CHECKING:
-    from sdk.client import Health, MemoryClient
+    from sdk.admin import Admin, Health
+    from sdk.client import MemoryClient
     from sdk.remote import RemoteMemoryClient
     from sdk.remote_async import AsyncRemoteMemoryClient
     from sdk.settings import Settings
     from structured_memory.repositories.outbox import OutboxLag
 
 __all__ = [
+    "Admin",
     "AsyncRemoteMemoryClient",
     "AuditLogImmutable",
     "BusinessLink",
@@ -141,7 +143,8 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "MemoryClient": "sdk.client",
-        "Health": "sdk.client",
+        "Admin": "sdk.admin",
+        "Health": "sdk.admin",
         "Settings": "sdk.settings",
         "OutboxLag": "structured_memory.repositories.outbox",
         "RemoteMemoryClient": "sdk.remote",

@@ -1,4 +1,4 @@
-"""``MemoryClient.ops``: read-only statistics across users, for operators.
+"""``mem.admin.ops``: read-only statistics across users, for operators.
 
 What the ops dashboard and ``/metrics`` show: memories expiring per day by
 policy, the confidence histogram and the pending-confirmation queue, decays,

@@ -1,6 +1,6 @@
 """Operator reports: the ops dashboard's statistics and the service's probes.
 
-``MemoryClient.ops`` builds them and ``GET /v1/ops/...``, ``/readyz`` and
+``mem.admin.ops`` builds them and ``GET /v1/ops/...``, ``/readyz`` and
 ``/healthz`` answer with them: counts, ages and booleans only, never a
 memory's text.
 """

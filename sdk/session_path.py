@@ -7,7 +7,7 @@ Three triggers process a session's turns, each turn once:
   fragments of the session); once ``session_extract_every_turns`` of them are
   unprocessed, they are processed at once (a long session gets a record every
   N turns);
-- the idle sweep (``MemoryClient.sweep``): a session without a new fragment
+- the idle sweep (``mem.admin.sweep``): a session without a new fragment
   for ``session_idle_minutes`` is ended.
 
 Processing the turns after the session's watermark is one transaction: the

@@ -302,8 +302,10 @@ class DualtrackMcp:
     ) -> None:
         self._mem = mem
         self._owns_client = owns_client
-        verifier = TokenVerifier(service, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
-        self._limits = RateLimits(lambda: mem.rate_limits, service.rate_sync_s)
+        verifier = TokenVerifier(
+            service, lambda: mem.admin.revoked_tokens.revoked(datetime.now(UTC))
+        )
+        self._limits = RateLimits(lambda: mem.admin.rate_limits, service.rate_sync_s)
         self._gate = Gate(service, verifier, self._limits)
         self._service = service
         self._stdio_token = stdio_token

@@ -43,7 +43,7 @@ IMPLICIT = LifecyclePolicy.IMPLICIT
 
 
 def _stored_rows(mem: MemoryClient) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text(

@@ -124,7 +124,7 @@ def test_an_inflected_query_finds_the_memory_by_keywords(mem: MemoryClient) -> N
         ],
         progress=False,
     )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         stored = conn.execute(
             sql("SELECT index_text FROM memory_fragment WHERE user_id = :u AND id = :i"),
             {"u": user, "i": ids[0]},

@@ -636,7 +636,7 @@ def _learned(mem: MemoryClient) -> dict[str, Any]:
 
 
 def _candidates(mem: MemoryClient) -> list[tuple[str, str, int]]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text(
                 "SELECT slot, value, cardinality(sessions) FROM profile_candidate "
@@ -689,8 +689,8 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert profile.notification_preference["wechat"] is False
     assert _candidates(mem) == []
 
-    subject = subject_of(mem.database, UserScope(USER))
-    entries = recent(mem.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
+    subject = subject_of(mem.admin.database, UserScope(USER))
+    entries = recent(mem.admin.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
     merges = [e for e in entries if e.details.get("source") == "session"]
     assert len(merges) == 5, "the one-off session changed nothing"
     logged = json.dumps([e.details for e in entries], ensure_ascii=False)

@@ -53,7 +53,7 @@ def _mem(request: Request) -> MemoryClient:
 )
 def readyz(request: Request) -> JSONResponse:
     """200 when ready, 503 otherwise; a search-index outage does not count."""
-    report = _mem(request).ops.readiness()
+    report = _mem(request).admin.ops.readiness()
     return JSONResponse(
         report.model_dump(mode="json"),
         status_code=200 if report.ready else 503,
@@ -69,7 +69,7 @@ def readyz(request: Request) -> JSONResponse:
 )
 def healthz(request: Request) -> JSONResponse:
     """``ok`` or ``degraded`` (200), ``down`` (503)."""
-    h = _mem(request).health()
+    h = _mem(request).admin.health()
     outbox = h.outbox
     down = not (h.database and h.schema_supported)
     lagging = outbox.failing > 0 or outbox.oldest_age_s > OUTBOX_LAG_DEGRADED_S

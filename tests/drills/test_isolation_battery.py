@@ -135,7 +135,7 @@ def snapshot(mem: MemoryClient) -> Snapshot:
     once the uses searches recorded are written (renewal is deferred)."""
     mem._rt().ledger.renewals.flush()
     tables = [t for t in Base.metadata.sorted_tables if "user_id" in t.c]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return [
             (
                 t.name,
@@ -178,7 +178,7 @@ def backend(
     config = server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
     with weaviate_client(settings, config) as wmem:
         yield wmem
-        wmem.index.reset()  # type: ignore[attr-defined]
+        wmem.admin.index.reset()  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def world(backend: MemoryClient) -> tuple[MemoryClient, Victim]:
     )
     vault = tuple(ref.id for ref in mem.pii.list(VICTIM))
     assert vault, "the victim's phone is vaulted"
-    mem.drain_outbox()
+    mem.admin.drain_outbox()
     return (
         mem,
         Victim(
