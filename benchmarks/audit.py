@@ -34,8 +34,8 @@ from policies.audit import AuditAction
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory.audit import record, record_many
+from values.inputs import MemoryInput
 
 BATCH = 256
 
@@ -48,7 +48,7 @@ def single_entry(mem: MemoryClient, user: str, rounds: int) -> dict[str, Any]:
     for _ in range(rounds):  # alternated, so load on the machine hits both alike
         for name, values in samples.items():
             t0 = time.perf_counter()
-            with mem.database.transaction() as conn:
+            with mem.admin.database.transaction() as conn:
                 conn.execute(touch, {"u": user})
                 if name == "with":
                     record(conn, scope, AuditAction.PROFILE_UPDATE, details={"version": 1})
@@ -63,7 +63,7 @@ def batch_share(mem: MemoryClient, user: str, batches: int) -> dict[str, Any]:
     for b in range(batches):
         entries = [(uuid.uuid4(), {"kind": "note", "policy": "implicit"}) for _ in range(BATCH)]
         t0 = time.perf_counter()
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             record_many(conn, scope, AuditAction.WRITE, entries)
         audit_ms.append(elapsed_ms(t0))
         items = [
@@ -94,7 +94,7 @@ def decay_run(mem: MemoryClient, users: list[str], per_user: int) -> dict[str, A
         for u in users
         for i in range(per_user)
     ]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "INSERT INTO memory_fact (user_id, key, value, policy, renew_days, "
@@ -103,10 +103,10 @@ def decay_run(mem: MemoryClient, users: list[str], per_user: int) -> dict[str, A
             rows,
         )
     t0 = time.perf_counter()
-    report = mem.decay(now=now)
+    report = mem.admin.decay(now=now)
     first_s = (time.perf_counter() - t0) or 1e-9
     t0 = time.perf_counter()
-    again = mem.decay(now=now)
+    again = mem.admin.decay(now=now)
     second_ms = elapsed_ms(t0)
     return {
         "rows": len(rows),

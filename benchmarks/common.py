@@ -72,17 +72,17 @@ def fresh_users(mem: MemoryClient, user_ids: Iterable[str]) -> None:
 def wait_for_index(mem: MemoryClient, *, timeout_s: float = 600.0) -> float:
     """Seconds until a derived index has applied every outbox entry, draining in this
     process too; 0 for an index that reads the ledger itself (pgvector)."""
-    if not mem.index.derived:
+    if not mem.admin.index.derived:
         return 0.0
     started = time.perf_counter()
-    while (lag := mem.outbox_lag()).pending:
+    while (lag := mem.admin.outbox_lag()).pending:
         if time.perf_counter() - started > timeout_s:
             raise RuntimeError(
                 f"the index is still behind after {timeout_s:.0f} s ({lag.pending} pending, "
                 f"{lag.failing} failing); a Weaviate log full of 'too many open files' means "
                 "too many active tenants for the server's file descriptor limit"
             )
-        if mem.drain_outbox(deadline_s=30.0).applied == 0:
+        if mem.admin.drain_outbox(deadline_s=30.0).applied == 0:
             time.sleep(0.2)  # a failed batch waits for its retry time
     return time.perf_counter() - started
 

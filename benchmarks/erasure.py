@@ -41,8 +41,8 @@ from benchmarks.common import (
 )
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory.cross_user import USER_TABLES
+from values.inputs import MemoryInput
 
 __all__ = ["file_tuples", "main", "page_tuples", "relation_files"]
 
@@ -72,7 +72,7 @@ def _segments(base: Path) -> Iterator[Path]:
 def relation_files(mem: MemoryClient, tables: list[str]) -> tuple[int, dict[str, list[Path]]]:
     """After a CHECKPOINT: the block size, and the files of ``tables`` by place
     (``heap:<table>``, ``toast:<table>``, ``index:<table>:<index>:<method>``)."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(text("CHECKPOINT"))
         data_dir = Path(conn.execute(text("SHOW data_directory")).scalar_one())
         block = int(conn.execute(text("SHOW block_size")).scalar_one())
@@ -101,7 +101,7 @@ def relation_files(mem: MemoryClient, tables: list[str]) -> tuple[int, dict[str,
 
 
 def wal_files(mem: MemoryClient) -> list[Path]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         data_dir = Path(conn.execute(text("SHOW data_directory")).scalar_one())
     return sorted(p for p in (data_dir / "pg_wal").iterdir() if p.is_file())
 
@@ -190,7 +190,7 @@ def _outside(raw: bytes, block: int) -> bytes:
 
 
 def _residue(mem: MemoryClient, users: int, memories: int) -> list[tuple[str, dict[str, int]]]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.exec_driver_sql("CHECKPOINT")
     _background(mem, "a", users, memories)
     erased = _needles("target")
@@ -201,9 +201,9 @@ def _residue(mem: MemoryClient, users: int, memories: int) -> list[tuple[str, di
     steps.append(("2 forget_user", _scan(mem, needles)))
     _background(mem, "b", users, memories)
     steps.append(("3 others wrote", _scan(mem, needles)))
-    mem.sweep()
+    mem.admin.sweep()
     steps.append(("4 sweep vacuum", _scan(mem, needles)))
-    with mem.database.engine.connect() as conn:
+    with mem.admin.database.engine.connect() as conn:
         auto = conn.execution_options(isolation_level="AUTOCOMMIT")
         for table in USER_TABLES:
             auto.exec_driver_sql(f"REINDEX TABLE CONCURRENTLY {table}")
@@ -229,7 +229,7 @@ def main() -> None:
     args = parser.parse_args()
     users = 60 if args.quick else 300
     with bench_client("erasure") as mem:
-        with mem.database.transaction() as conn:  # only this run's rows are present
+        with mem.admin.database.transaction() as conn:  # only this run's rows are present
             conn.exec_driver_sql(f"TRUNCATE {', '.join(USER_TABLES)} CASCADE")
         steps = _residue(mem, users, args.memories)
         cost = {"vacuum on": _erase_cost(mem, 20, args.memories)}

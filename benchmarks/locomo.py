@@ -58,10 +58,10 @@ from benchmarks.locomo_data import (
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.search.presets import PRESETS
+from values.inputs import MemoryInput
 
 __all__ = ["main", "memory_inputs", "user_id"]
 

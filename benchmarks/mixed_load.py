@@ -44,7 +44,7 @@ from benchmarks.common import (
 from policies.errors import DualtrackError
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
+from values.inputs import MemoryInput
 
 __all__ = [
     "INVARIANTS",
@@ -272,15 +272,15 @@ INVARIANTS: dict[str, str] = {
 
 def invariant_violations(mem: MemoryClient) -> dict[str, int]:
     """How many rows break each of :data:`INVARIANTS` (all zero when consistent)."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return {name: int(conn.execute(text(sql)).scalar_one()) for name, sql in INVARIANTS.items()}
 
 
 def server_deadlocks(mem: MemoryClient) -> int:
     """Deadlocks the server has detected in this database since its statistics were reset
     (pooled connections are closed first, so their backends report what they saw)."""
-    mem.database.dispose()
-    with mem.database.transaction() as conn:
+    mem.admin.database.dispose()
+    with mem.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")

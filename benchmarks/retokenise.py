@@ -19,8 +19,8 @@ from typing import Any
 from benchmarks.common import bench_client, console, fresh_users, print_table, write_result
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from unstructured_memory import tokenize
+from values.inputs import MemoryInput
 
 _EN = [
     "We went camping with the kids near the lakes last weekend",
@@ -60,7 +60,7 @@ def _old_ledger(mem: MemoryClient, users: int, per_user: int, tag: str) -> None:
 
 def _run(mem: MemoryClient) -> dict[str, Any]:
     t0 = time.perf_counter()
-    report = mem.retokenise()
+    report = mem.admin.retokenise()
     seconds = time.perf_counter() - t0
     return {
         "users": report.users,
@@ -81,7 +81,7 @@ def main() -> None:
     with bench_client("retokenise") as mem:
         for per_user in (100, 10):
             users = total // per_user
-            with mem.database.transaction() as conn:  # only this layout's rows are present
+            with mem.admin.database.transaction() as conn:  # only this layout's rows are present
                 conn.exec_driver_sql("TRUNCATE memory_fragment, fragment_outbox")
             _old_ledger(mem, users, per_user, str(per_user))
             layout = f"{users} users x {per_user}"

@@ -123,7 +123,7 @@ def sql_floor(mem: MemoryClient) -> Floor:
         terms = list(dict.fromkeys(t for t in query.tokens if t))
         qvec = "[" + ",".join(repr(float(x)) for x in query.vector) + "]"
         started = time.perf_counter()
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             ids = (
                 conn.execute(
                     text(
@@ -160,7 +160,7 @@ def client_floor(mem: MemoryClient, collection: Any) -> Floor:
 
     from unstructured_memory.index.weaviate import WeaviateIndex
 
-    index = mem.index
+    index = mem.admin.index
     if not isinstance(index, WeaviateIndex):
         raise SystemExit("the Weaviate floor needs a client on the Weaviate index")
 
@@ -197,7 +197,7 @@ def stages(
     built = build_query(query_text, embedder=embedder, config=HYBRID_DEFAULT, limit=LIMIT, now=now)
     times = {STAGES[0]: elapsed_ms(started)}
     started = time.perf_counter()
-    hits = mem.index.search(scope, built.query)
+    hits = mem.admin.index.search(scope, built.query)
     times[STAGES[1]] = elapsed_ms(started)
     started = time.perf_counter()
     records = ledger.hydrate(scope, [h.fragment_id for h in hits], now=now)
@@ -212,7 +212,7 @@ def measure(
     """Ours, the floor and the stages per query, in random order; latency stats of each."""
     rng = random.Random(seed)
     embedder = create_embedder(mem.settings.embedder, mem.settings.embedder_config)
-    ledger = FragmentLedger(mem.database)  # its renewals are never written: they don't matter
+    ledger = FragmentLedger(mem.admin.database)  # its renewals are never written: they don't matter
     floor_name, run_floor = floor
     times: dict[str, list[float]] = {name: [] for name in (OURS, floor_name, *STAGES)}
     for i, (user, query_text) in enumerate(gen.queries(WARM_UP + searches, seed)):
@@ -259,9 +259,9 @@ def backend(name: str, at: WeaviateAt) -> Iterator[tuple[MemoryClient, Floor]]:
         outbox_worker="external",
     )
     try:
-        if not isinstance(mem.index, Resettable):
+        if not isinstance(mem.admin.index, Resettable):
             raise SystemExit("the benchmark client's index cannot be reset")
-        mem.index.reset()
+        mem.admin.index.reset()
         yield mem, client_floor(mem, server.collections.use(COLLECTION))
     finally:
         server.close()
@@ -282,7 +282,7 @@ def large_user(mem: MemoryClient, floor: tuple[str, Floor], searches: int) -> di
     mem.write_many(gen.fragments(LARGE_USER_MEMORIES), progress=False)
     wait_for_index(mem)
     seconds = time.perf_counter() - started
-    mem.sweep(vacuum=False)
+    mem.admin.sweep(vacuum=False)
     stats = measure(mem, floor, gen, min(searches, 200), SEED + 99)
     return {
         "users": 1,

@@ -32,7 +32,7 @@ from benchmarks.common import (
     write_result,
 )
 from sdk.client import MemoryClient
-from structured_memory.records import Profile
+from values.records import Profile
 
 _SELECT_FOR_UPDATE = text("SELECT attributes FROM user_profile WHERE user_id = :u FOR UPDATE")
 _UPDATE = text(
@@ -141,7 +141,7 @@ def hot_for_update(
 
     def op() -> None:
         t0 = time.perf_counter()
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             w0 = time.perf_counter()
             attrs = conn.execute(_SELECT_FOR_UPDATE, {"u": uid}).scalar_one()
             waited = elapsed_ms(w0)

@@ -57,7 +57,7 @@ from benchmarks.common import (
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
+from values.inputs import MemoryInput
 
 __all__ = ["Generator", "main"]
 
@@ -245,7 +245,7 @@ def _server_memory_mib(mem: MemoryClient) -> dict[str, float] | None:
     Read from ``/proc`` for the postmaster and its children; ``None`` when
     the server is not on this machine or ``/proc`` is unavailable.
     """
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         data_dir = conn.execute(text("SELECT current_setting('data_directory')")).scalar_one()
     pid_file = Path(data_dir) / "postmaster.pid"
     try:
@@ -271,7 +271,7 @@ def _server_memory_mib(mem: MemoryClient) -> dict[str, float] | None:
 
 def _storage_mib(mem: MemoryClient) -> dict[str, float]:
     """On-disk size of the fragment table, of its indexes, and of the database."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text(
                 "SELECT pg_table_size('memory_fragment') AS table_bytes, "

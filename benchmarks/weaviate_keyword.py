@@ -53,14 +53,15 @@ from benchmarks.locomo_data import MRR_DEPTH, TUNING, dataset_path, load, metric
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from sdk.feed import to_indexed
-from sdk.schemas import MemoryInput
 from structured_memory.cross_user import fragments_for_index
+from structured_memory.repositories.fragments import visible_in_ledger
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.index.base import FragmentIndex, Resettable, Upsert
 from unstructured_memory.index.registry import create_index
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, SearchConfig
 from unstructured_memory.search.query import build_query
+from values.inputs import MemoryInput
 
 __all__ = ["main"]
 
@@ -158,7 +159,7 @@ def write_set(mem: MemoryClient, rset: RetrievalSet) -> dict[str, list[uuid.UUID
 def copy_to(index: FragmentIndex, mem: MemoryClient, ids: Sequence[uuid.UUID]) -> None:
     """Push ledger rows straight into a second index (the ``text_gse`` collection)."""
     for start in range(0, len(ids), 500):
-        rows = fragments_for_index(mem.database, ids[start : start + 500])
+        rows = fragments_for_index(mem.admin.database, ids[start : start + 500])
         index.apply([Upsert(mem.scope(r.user_id), to_indexed(r)) for r in rows.values()])
 
 
@@ -273,7 +274,7 @@ def run(
 ) -> dict[str, Any]:
     """Write every set on both clients, copy to ``text_gse``, evaluate; print the tables."""
     embedder = create_embedder(wv.settings.embedder, wv.settings.embedder_config)
-    backends = {"wv index_text": wv.index, "wv text_gse": gse, "pgvector": pg.index}
+    backends = {"wv index_text": wv.admin.index, "wv text_gse": gse, "pgvector": pg.admin.index}
     started = time.perf_counter()
     wv_ids = {s.name: write_set(wv, s) for s in sets}
     pg_ids = {s.name: write_set(pg, s) for s in sets}
@@ -326,7 +327,7 @@ def run(
     hard = next((s for s in sets if s.name == "zh-hard"), None)
     if hard is not None:
         user = min(hard.memories)
-        wv_only = {"index_text": wv.index, "text_gse": gse}
+        wv_only = {"index_text": wv.admin.index, "text_gse": gse}
         probe = id_probe(wv, embedder, wv_only, user)
         out["keyword_match_probe"] = {
             "user": user,
@@ -365,12 +366,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     gse = create_index(
         "weaviate",
         gse_config,
-        connect=wv.database.reading,
+        connect=wv.admin.database.reading,
+        visible=visible_in_ledger,
         tenant_key=b"bench-gse-tenants",  # its own collection, fed by this benchmark alone
     )
     pg = bench_client("weaviate-keyword-pg", index="pgvector")
     try:
-        for index in (wv.index, gse):
+        for index in (wv.admin.index, gse):
             if not isinstance(index, Resettable):
                 raise SystemExit(f"the {index.name} index cannot be reset")
             index.reset()

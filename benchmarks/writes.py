@@ -56,9 +56,9 @@ from benchmarks.unstructured import BASE_TIME, Generator
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.write_path import STAGES, observe_stages
-from unstructured_memory.summariser.transcript import Turn
+from values.inputs import MemoryInput
+from values.sessions import Turn
 
 __all__ = ["Mixed", "main"]
 

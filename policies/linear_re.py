@@ -22,19 +22,41 @@ Patterns are written in Python syntax with these rules:
 :meth:`LinearPattern.scan` reports each match without its ``pre``/``post``
 context and resumes where Python's ``finditer`` would, so it finds exactly the
 matches of the lookaround pattern.
+
+RE2 itself is imported when a pattern is first used, not when one is defined:
+``policies.pii`` and ``policies.validation`` (which the remote client imports to
+check ids and fields before sending) cost no RE2 until a text is scanned.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol, cast
-
-import re2  # type: ignore[import-untyped]
-from re2 import _re2
 
 __all__ = ["LinearMatch", "LinearPattern", "PatternSet", "PythonPrefilter", "Subject"]
 
-_UNANCHORED: Any = re2._Anchor.UNANCHORED
+
+@dataclass(frozen=True)
+class _Engine:
+    re2: Any
+    """The ``re2`` module (``compile``, ``Options``)."""
+    set: Any
+    """``re2._re2.Set``."""
+    unanchored: Any
+    """``re2._Anchor.UNANCHORED``."""
+
+
+@lru_cache(maxsize=1)
+def _engine() -> _Engine:
+    """RE2, imported on first use."""
+    import re2  # type: ignore[import-untyped]
+    from re2 import _re2
+
+    return _Engine(re2, _re2.Set, re2._Anchor.UNANCHORED)
+
+
 _RawMatch = Callable[[Any, bytes, int, int], list[tuple[int, int]]]
 """``re2._re2.RE2.Match``: the group spans of the first match in ``data[pos:endpos]``
 (``(-1, -1)`` for a group that took no part), without the wrapper's match objects."""
@@ -205,22 +227,44 @@ class Subject:
         return pos
 
 
-class LinearPattern:
-    """A compiled pattern matched by RE2 in linear time (see the module docstring)."""
+class _Compiled:
+    """A pattern as RE2 compiled it, with what :meth:`LinearPattern.scan` reads."""
 
-    __slots__ = ("_match", "_posts", "_pre", "_rx", "groupindex", "pattern")
+    __slots__ = ("groupindex", "match", "posts", "pre", "rx")
+
+    def __init__(self, translated: str) -> None:
+        self.rx = cast(_Re2, _engine().re2.compile(translated))
+        self.match = cast(_RawMatch, cast(Any, self.rx)._regexp.Match)
+        self.groupindex: dict[str, int] = dict(self.rx.groupindex)
+        self.pre = self.groupindex.get("pre")
+        self.posts = tuple(i for name, i in self.groupindex.items() if name.startswith("post"))
+
+
+class LinearPattern:
+    """A pattern matched by RE2 in linear time (see the module docstring), compiled on
+    first use; a refused escape or a misplaced ``pre`` group raises here."""
+
+    __slots__ = ("_compiled", "_translated", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
-        self._rx = cast(_Re2, re2.compile(_translate(pattern)))
-        self._match = cast(_RawMatch, cast(Any, self._rx)._regexp.Match)
-        self.groupindex: dict[str, int] = dict(self._rx.groupindex)
-        self._pre = self.groupindex.get("pre")
-        if self._pre is not None and (
+        self._translated = _translate(pattern)
+        if "(?P<pre>" in pattern and (
             not pattern.startswith("(?P<pre>") or _has_top_level_alternation(pattern)
         ):
             raise ValueError("a pre group must open the pattern, for every branch")
-        self._posts = tuple(i for name, i in self.groupindex.items() if name.startswith("post"))
+        self._compiled: _Compiled | None = None
+
+    def _re2(self) -> _Compiled:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = _Compiled(self._translated)
+        return compiled
+
+    @property
+    def groupindex(self) -> dict[str, int]:
+        """Group names and their numbers, as ``re.Pattern.groupindex``."""
+        return self._re2().groupindex
 
     def __repr__(self) -> str:
         return f"LinearPattern({self.pattern!r})"
@@ -231,15 +275,17 @@ class LinearPattern:
         Each span is the match without its ``pre``/``post`` context, or the span
         of ``group`` where it is given and took part; empty spans are skipped.
         """
+        compiled = self._re2()
         data = subject.data
         end = len(data)
-        match = self._match
-        pre = self._pre
-        posts = self._posts
-        index = None if group is None else self.groupindex[group]
+        match = compiled.match
+        pre = compiled.pre
+        posts = compiled.posts
+        anchor = _engine().unanchored
+        index = None if group is None else compiled.groupindex[group]
         pos = 0 if pre is not None else 1
         while pos < end:
-            spans = match(_UNANCHORED, data, pos, end)
+            spans = match(anchor, data, pos, end)
             start, stop = spans[0]
             if start < 0:
                 return
@@ -263,24 +309,24 @@ class LinearPattern:
 
     def search(self, text: str) -> LinearMatch | None:
         """The first match in ``text`` (no ``pre``/``post`` handling), as ``re.search``."""
-        return self._rx.search(_safe(text))
+        return self._re2().rx.search(_safe(text))
 
     def match(self, text: str) -> LinearMatch | None:
         """A match at the start of ``text``, as ``re.match``."""
-        return self._rx.match(_safe(text))
+        return self._re2().rx.match(_safe(text))
 
     def fullmatch(self, text: str) -> LinearMatch | None:
         """A match of the whole of ``text``, as ``re.fullmatch``."""
-        return self._rx.fullmatch(_safe(text))
+        return self._re2().rx.fullmatch(_safe(text))
 
     def finditer(self, text: str) -> Iterator[LinearMatch]:
         """Every match in ``text`` with its groups (no ``pre``/``post`` handling), as
         ``re.finditer``."""
-        return self._rx.finditer(_safe(text))
+        return self._re2().rx.finditer(_safe(text))
 
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
         """``text`` with every match replaced, as ``re.sub``."""
-        return self._rx.sub(repl, _safe(text))
+        return self._re2().rx.sub(repl, _safe(text))
 
 
 class PatternSet:
@@ -288,24 +334,33 @@ class PatternSet:
 
     A prefilter for :meth:`LinearPattern.scan`: a pattern left out of
     :meth:`candidates` finds no match in the subject, so scanning only the
-    candidates finds exactly what scanning every pattern finds.
+    candidates finds exactly what scanning every pattern finds. Compiled on first use.
     """
 
-    __slots__ = ("_all", "_set")
+    __slots__ = ("_all", "_patterns", "_set")
 
     def __init__(self, patterns: Sequence[LinearPattern]) -> None:
         self._all = frozenset(range(len(patterns)))
-        self._set = _re2.Set(_UNANCHORED, re2.Options())
+        self._patterns = tuple(p.pattern for p in patterns)
+        self._set: Any = None
+
+    def _compiled(self) -> Any:
+        if self._set is not None:
+            return self._set
+        engine = _engine()
+        built = engine.set(engine.unanchored, engine.re2.Options())
         # Index 0 matches every text: its absence means RE2 gave up (DFA out of memory).
-        for i, rx in enumerate(("", *(p.pattern for p in patterns))):
-            if self._set.Add(_translate(rx).encode("utf-8")) != i:
+        for i, rx in enumerate(("", *self._patterns)):
+            if built.Add(_translate(rx).encode("utf-8")) != i:
                 raise ValueError(f"RE2 refused pattern {i - 1} of the set")
-        if not self._set.Compile():
+        if not built.Compile():
             raise ValueError("RE2 could not compile the pattern set")
+        self._set = built
+        return built
 
     def candidates(self, subject: Subject) -> frozenset[int]:
         """Indices (into the patterns given) of the patterns that may match in ``subject``."""
-        hits: list[int] = self._set.Match(subject.data)
+        hits: list[int] = self._compiled().Match(subject.data)
         if 0 not in hits:
             return self._all
         return frozenset(i - 1 for i in hits if i)
@@ -370,9 +425,10 @@ class PythonPrefilter:
     __slots__ = ("_all", "_always", "_ids", "_set")
 
     def __init__(self, patterns: Sequence[str]) -> None:
-        options = re2.Options()
+        engine = _engine()
+        options = engine.re2.Options()
         options.log_errors = False
-        self._set = _re2.Set(_UNANCHORED, options)
+        self._set = engine.set(engine.unanchored, options)
         self._ids: list[int] = [-1]  # set index -> pattern index; 0 matches every text
         always: list[int] = []
         self._set.Add(b"")

@@ -20,10 +20,12 @@ from policies.pii import PiiKind, find_pii
 __all__ = [
     "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
+    "MAX_QUERY_BYTES",
     "MAX_TEXT_BYTES",
     "check_aware",
     "check_bool",
     "check_choice",
+    "check_device_field",
     "check_field_length",
     "check_int",
     "check_json",
@@ -31,6 +33,7 @@ __all__ = [
     "check_no_pii",
     "check_number",
     "check_session_id",
+    "check_source",
     "check_text",
     "check_timestamp",
     "check_user_id",
@@ -42,6 +45,9 @@ MAX_ID_CHARS = 128
 
 MAX_TEXT_BYTES = 64 * 1024
 """Largest memory text accepted, in UTF-8 bytes (64 KiB)."""
+
+MAX_QUERY_BYTES = 4096
+"""Largest search query accepted, in UTF-8 bytes."""
 
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@\-]*")
 
@@ -135,6 +141,18 @@ def check_session_id(session_id: object) -> str:
     if not isinstance(session_id, str):
         raise InvalidField("session_id must be a string", field="session_id")
     return check_no_pii(check_field_length("session_id", session_id, MAX_ID_CHARS), "session_id")
+
+
+def check_device_field(field: str, value: str) -> str:
+    """A device's ``os`` or ``browser`` if it is at most 64 characters holding no PII (they
+    are stored and listed in clear), else :class:`InvalidField`."""
+    return check_no_pii(check_field_length(field, value, 64), field)
+
+
+def check_source(source: str) -> str:
+    """A fact's ``source`` if it is at most 64 characters holding no PII (it is stored and
+    shown in clear), else :class:`InvalidField`."""
+    return check_no_pii(check_field_length("source", source, 64), "source")
 
 
 def check_choice(choices: type[StrEnum], value: str, field: str) -> str:

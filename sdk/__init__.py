@@ -5,6 +5,11 @@ settings, the lifecycle policy and memory kind, the input and result types,
 the records the structured track returns, and every error::
 
     from sdk import MemoryClient, LifecyclePolicy, MemoryInput, Turn, UserNotFound
+
+The values and errors load with the package and import no engine; the
+in-process client, its settings and health (SQLAlchemy, psycopg, the
+summariser) and the remote clients (httpx) load when first named, so
+``import sdk.remote`` costs no database or NLP library.
 """
 
 from typing import TYPE_CHECKING
@@ -13,7 +18,6 @@ from policies.confidence import FeedbackAction, MemoryStatus
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.api import MemoryAPI
-from sdk.client import Health, MemoryClient
 from sdk.errors import (
     AuditLogImmutable,
     ConcurrentModificationError,
@@ -46,16 +50,13 @@ from sdk.errors import (
     Unauthorized,
     UserNotFound,
 )
-from sdk.schemas import (
-    FeedbackResult,
-    MemoryHit,
-    MemoryInput,
-    SearchResults,
-    SessionRecord,
-    TurnsAppended,
-)
-from sdk.settings import Settings
-from sdk.verification import (
+from unstructured_memory.plugins import lazy_exports
+from values.feedback import FeedbackResult
+from values.hits import MemoryHit, SearchResults
+from values.inputs import MemoryInput
+from values.records import BusinessLink, Device, Fact, FragmentRecord, Profile, VaultRef
+from values.sessions import SessionRecord, Turn, TurnsAppended
+from values.verification import (
     BusinessState,
     Verification,
     VerificationStatus,
@@ -64,18 +65,17 @@ from sdk.verification import (
     VerifierTimeout,
     VerifierUnavailable,
 )
-from structured_memory.pii.vault import VaultRef
-from structured_memory.records import BusinessLink, Device, Fact, Profile
-from structured_memory.repositories.fragments import FragmentRecord
-from structured_memory.repositories.outbox import OutboxLag
-from unstructured_memory.plugins import lazy_exports
-from unstructured_memory.summariser.transcript import Turn
 
 if TYPE_CHECKING:
+    from sdk.admin import Admin, Health
+    from sdk.client import MemoryClient
     from sdk.remote import RemoteMemoryClient
     from sdk.remote_async import AsyncRemoteMemoryClient
+    from sdk.settings import Settings
+    from structured_memory.repositories.outbox import OutboxLag
 
 __all__ = [
+    "Admin",
     "AsyncRemoteMemoryClient",
     "AuditLogImmutable",
     "BusinessLink",
@@ -139,10 +139,14 @@ __all__ = [
     "VerifierUnavailable",
 ]
 
-# The remote clients load httpx (and the summariser's types) only when asked for.
 __getattr__ = lazy_exports(
     __name__,
     {
+        "MemoryClient": "sdk.client",
+        "Admin": "sdk.admin",
+        "Health": "sdk.admin",
+        "Settings": "sdk.settings",
+        "OutboxLag": "structured_memory.repositories.outbox",
         "RemoteMemoryClient": "sdk.remote",
         "AsyncRemoteMemoryClient": "sdk.remote_async",
     },

@@ -27,6 +27,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from policies.business import BusinessEntityType, check_entity_id
 from policies.confidence import feedback_action
 from policies.errors import (
     Conflict,
@@ -37,19 +38,22 @@ from policies.errors import (
     error_class_for_code,
 )
 from policies.lifecycle import LifecyclePolicy, require_policy
+from policies.profile_fields import validate_changes
 from policies.ttl import MemoryKind
 from policies.validation import (
+    MAX_QUERY_BYTES,
     check_choice,
+    check_device_field,
     check_field_length,
     check_int,
     check_session_id,
+    check_source,
     check_text,
     check_user_id,
     check_uuid,
 )
-from sdk.context import ContextItem, MemoryContext, Section
 from sdk.errors import ServiceUnavailable, TokenUserMismatch
-from sdk.schemas import (
+from sdk.wire import (
     ContextBody,
     ContextOut,
     DeviceRegister,
@@ -58,38 +62,27 @@ from sdk.schemas import (
     FactPut,
     FeedbackBody,
     FeedbackOut,
-    FeedbackResult,
     LinkCreate,
     LinkEnd,
-    MemoryHit,
     MergeBody,
     MergeOut,
     SandboxOut,
     SearchBody,
     SearchOut,
-    SearchResults,
     SessionOut,
-    SessionRecord,
     TranscriptBody,
     TurnIn,
-    TurnsAppended,
     TurnsAppendedOut,
     TurnsBody,
     WriteRequest,
     WriteResponse,
 )
-from structured_memory.models import BusinessEntityType
-from structured_memory.records import BusinessLink, Device, Fact, Profile
-from structured_memory.repositories.business_link import check_entity_id
-from structured_memory.repositories.device import check_device_field
-from structured_memory.repositories.facts import check_source
-from structured_memory.repositories.fragments import FragmentRecord
-from structured_memory.repositories.profile import validate_changes
-from unstructured_memory.summariser.entities import Entity
-from unstructured_memory.summariser.intent import Intent
-from unstructured_memory.summariser.outcome import Outcome
-from unstructured_memory.summariser.summary import SessionSummary
-from unstructured_memory.summariser.transcript import Turn
+from values.context import ContextItem, MemoryContext, Section
+from values.entities import Entity
+from values.feedback import FeedbackResult
+from values.hits import MemoryHit, SearchResults
+from values.records import BusinessLink, Device, Fact, FragmentRecord, Profile
+from values.sessions import Intent, Outcome, SessionRecord, SessionSummary, Turn, TurnsAppended
 
 __all__ = ["SANDBOX_HEADER", "Call", "Request", "TokenProvider", "request", "result"]
 
@@ -576,8 +569,6 @@ def search(
     session_id: str | None,
 ) -> Call[SearchResults]:
     """``POST /v1/search``."""
-    from sdk.search_path import MAX_QUERY_BYTES
-
     query = check_text(query, field="query", max_bytes=MAX_QUERY_BYTES)
     if isinstance(intents, str):
         raise InvalidField("intents must be a list of intent names", field="intents")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
@@ -21,6 +23,7 @@ from rich.table import Table
 
 from policies.audit import AuditAction
 from policies.errors import DualtrackError
+from sdk.admin import Admin
 from sdk.client import MemoryClient
 from sdk.feed import reindex as reindex_all
 from sdk.settings import Settings
@@ -47,8 +50,11 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _client(**overrides: Any) -> MemoryClient:
-    return MemoryClient.from_env(**overrides)
+@contextmanager
+def _admin(**overrides: Any) -> Iterator[Admin]:
+    """The operator's surface of a client configured from the environment, closed after."""
+    with MemoryClient.from_env(**overrides) as mem:
+        yield mem.admin
 
 
 def _fail(exc: DualtrackError) -> None:
@@ -106,8 +112,8 @@ def new_key(
     """Print a new PII key line; put it first in DUALTRACK_PII_KEYS, then rotate-keys."""
     if blind:
         try:
-            with _client() as mem:
-                line = mem.cipher.ring.blind.to_line()
+            with _admin() as admin:
+                line = admin.cipher.ring.blind.to_line()
         except DualtrackError as exc:
             _fail(exc)
         console.print(line, soft_wrap=True)
@@ -123,16 +129,16 @@ def rotate_keys_command(
     before envelope encryption to it. Entries that cannot be read are skipped and listed
     (exit code 1); the rest rotate."""
     try:
-        with _client() as mem:
+        with _admin() as admin:
             with _bar("rotating") as bar:
-                task = bar.add_task("rotate", total=pending_rotation(mem.database, mem.cipher))
+                task = bar.add_task("rotate", total=pending_rotation(admin.database, admin.cipher))
                 report = rotate_keys(
-                    mem.database,
-                    mem.cipher,
+                    admin.database,
+                    admin.cipher,
                     batch_size=batch_size,
                     progress=lambda n: bar.advance(task, n),
                 )
-            ring = mem.cipher.ring
+            ring = admin.cipher.ring
     except DualtrackError as exc:
         _fail(exc)
     unreadable = len(report.failed) + len(report.failed_data_keys)
@@ -161,11 +167,11 @@ def rekey_devices_command(
     """Re-key the device fingerprints written before revision 0013 (a plain SHA-256) as
     an HMAC keyed per user; the old fingerprints still name their devices for one release."""
     try:
-        with _client() as mem, _bar("re-keying") as bar:
-            task = bar.add_task("rekey", total=count_unkeyed_devices(mem.database))
+        with _admin() as admin, _bar("re-keying") as bar:
+            task = bar.add_task("rekey", total=count_unkeyed_devices(admin.database))
             report = rekey_devices(
-                mem.database,
-                mem.cipher,
+                admin.database,
+                admin.cipher,
                 batch_size=batch_size,
                 progress=lambda n: bar.advance(task, n),
             )
@@ -183,9 +189,11 @@ def repair_vault_command() -> None:
     index, rewrite the references to them, and index every readable entry written before
     revision 0014 by its exact value (two spellings of one number stay two entries)."""
     try:
-        with _client() as mem, _bar("repairing") as bar:
-            task = bar.add_task("repair", total=count_vault_repairs(mem.database))
-            report = repair_vault(mem.database, mem.cipher, progress=lambda n: bar.advance(task, n))
+        with _admin() as admin, _bar("repairing") as bar:
+            task = bar.add_task("repair", total=count_vault_repairs(admin.database))
+            report = repair_vault(
+                admin.database, admin.cipher, progress=lambda n: bar.advance(task, n)
+            )
     except DualtrackError as exc:
         _fail(exc)
     table = Table("users examined", "merged", "references rewritten", "indexed", "unreadable")
@@ -216,20 +224,20 @@ def sweep(
     the sweep, the index entries of erased rows)."""
     cold = 0
     try:
-        with _client() as mem:
+        with _admin() as admin:
             now = datetime.now(UTC)
             with _bar("sweeping") as bar:
-                task = bar.add_task("sweep", total=count_expired(mem.database, now))
-                report = mem.sweep(
+                task = bar.add_task("sweep", total=count_expired(admin.database, now))
+                report = admin.sweep(
                     now=now,
                     batch_size=batch_size,
                     progress=lambda n: bar.advance(task, n),
                     vacuum=vacuum,
                 )
-            if isinstance(mem.index, ColdTenants):
-                since = now - timedelta(days=mem.settings.cold_after_days)
-                cold = mem.index.set_cold(idle_users(mem.database, since))
-            mem.drain_outbox()
+            if isinstance(admin.index, ColdTenants):
+                since = now - timedelta(days=admin.settings.cold_after_days)
+                cold = admin.index.set_cold(idle_users(admin.database, since))
+            admin.drain_outbox()
     except DualtrackError as exc:
         _fail(exc)
     console.print(
@@ -260,12 +268,12 @@ def decay(
     those below the threshold become pending confirmation. Idempotent per day (also run
     by `sweep`)."""
     try:
-        with _client() as mem:
+        with _admin() as admin:
             now = datetime.now(UTC)
             with _bar("decaying") as bar:
-                due = count_decay_due(mem.database, now, mem.settings.confidence)
+                due = count_decay_due(admin.database, now, admin.settings.confidence)
                 task = bar.add_task("decay", total=due)
-                report = mem.decay(
+                report = admin.decay(
                     now=now, batch_size=batch_size, progress=lambda n: bar.advance(task, n)
                 )
     except DualtrackError as exc:
@@ -302,10 +310,10 @@ def audit(
 
     actions = tuple(action or ())
     try:
-        with _client() as mem:
+        with _admin() as admin:
             if daily is not None:
                 since = datetime.now(UTC) - timedelta(days=daily)
-                counts = audit_log.daily_counts(mem.database, since=since, actions=actions)
+                counts = audit_log.daily_counts(admin.database, since=since, actions=actions)
                 table = Table("day", "action", "kind", "entries")
                 for c in counts:
                     table.add_row(f"{c.day:%Y-%m-%d}", c.action.value, c.kind or "", str(c.count))
@@ -313,13 +321,13 @@ def audit(
                 return
             subject = None
             if user is not None:
-                subject = audit_log.subject_of(mem.database, UserScope(user))
+                subject = audit_log.subject_of(admin.database, UserScope(user))
                 if subject is None:
                     console.print("no audit key for this user: erased, or never audited")
                     return
                 console.print(f"pseudonym {subject}")
             entries = audit_log.recent(
-                mem.database,
+                admin.database,
                 limit=limit,
                 subject=subject,
                 actions=actions,
@@ -346,15 +354,15 @@ def worker(
 ) -> None:
     """Apply the outbox to the derived index until interrupted (Ctrl-C)."""
     try:
-        with _client(outbox_worker="external") as mem:
-            if not mem.index.derived:
-                console.print(f"index {mem.index.name!r} reads the ledger; no outbox to apply")
+        with _admin(outbox_worker="external") as admin:
+            if not admin.index.derived:
+                console.print(f"index {admin.index.name!r} reads the ledger; no outbox to apply")
                 return
-            console.print(f"applying the outbox to {mem.index.name} every {interval}s")
+            console.print(f"applying the outbox to {admin.index.name} every {interval}s")
             applied = 0
             try:
                 while True:
-                    report = mem.drain_outbox(deadline_s=max(interval * 5, 5.0))
+                    report = admin.drain_outbox(deadline_s=max(interval * 5, 5.0))
                     applied += report.applied
                     if report.applied == 0:
                         time.sleep(interval)
@@ -370,18 +378,18 @@ def reindex(
 ) -> None:
     """Rebuild the search index from the ledger (a derived index is dropped first)."""
     try:
-        with _client() as mem:
-            if isinstance(mem.index, Resettable):
-                mem.index.reset()
+        with _admin() as admin:
+            if isinstance(admin.index, Resettable):
+                admin.index.reset()
             with _bar("reindexing") as bar:
-                task = bar.add_task("reindex", total=count_fragments(mem.database))
+                task = bar.add_task("reindex", total=count_fragments(admin.database))
                 done = reindex_all(
-                    mem.database,
-                    mem.index,
+                    admin.database,
+                    admin.index,
                     batch_size=batch_size,
                     progress=lambda n: bar.advance(task, n),
                 )
-            name = mem.index.name
+            name = admin.index.name
     except DualtrackError as exc:
         _fail(exc)
     console.print(f"reindexed {done} fragments into {name}")
@@ -395,13 +403,13 @@ def retokenise(
     an upgrade that changed them); rows already current are not written, so it can be
     interrupted and run again."""
     try:
-        with _client() as mem:
+        with _admin() as admin:
             with _bar("retokenising") as bar:
-                task = bar.add_task("retokenise", total=count_fragments(mem.database))
-                report = mem.retokenise(
+                task = bar.add_task("retokenise", total=count_fragments(admin.database))
+                report = admin.retokenise(
                     batch_size=batch_size, progress=lambda n: bar.advance(task, n)
                 )
-            mem.drain_outbox()
+            admin.drain_outbox()
     except DualtrackError as exc:
         _fail(exc)
     console.print(
@@ -413,8 +421,8 @@ def retokenise(
 def health() -> None:
     """Check the database, the index, the schema, the PII key age and the outbox lag."""
     try:
-        with _client() as mem:
-            h = mem.health()
+        with _admin() as admin:
+            h = admin.health()
     except DualtrackError as exc:
         _fail(exc)
     table = Table("check", "value", "ok")

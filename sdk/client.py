@@ -5,6 +5,10 @@ starts the embedded PostgreSQL server when no DSN is set, builds the engine,
 runs pending migrations when ``auto_migrate`` is on, and loads the PII key
 ring. ``close()`` (or leaving the ``with`` block) releases the engine; the
 embedded server stops when the last process using its data dir exits.
+
+Operator work (sweep, decay, retokenise, the outbox, health, the ops statistics,
+the stores) is ``mem.admin``'s (:mod:`sdk.admin`); :class:`~sdk.admin.Health` is
+re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -13,8 +17,7 @@ import atexit
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -22,93 +25,46 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from policies.audit import AuditAction
-from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
+from policies.business import link_types
+from policies.errors import InvalidField
 from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.ttl import MemoryKind
 from policies.validation import (
+    MAX_QUERY_BYTES,
     check_json_depth,
     check_session_id,
     check_text,
     check_timestamp,
 )
 from sandbox.current import current as current_sandbox
+from sdk.admin import Admin, Health
 from sdk.progress import progress_bar
-from sdk.schemas import FeedbackResult, MemoryInput, SearchResults, SessionRecord, TurnsAppended
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
-from sdk.verification import Verification, Verifier, Verifiers, link_types
-from structured_memory import migrate
+from sdk.verification import Verifiers
 from structured_memory.audit import record, record_erasure
-from structured_memory.cross_user import (
-    DecayReport,
-    SweepReport,
-    count_unreadable,
-    decay_inferred,
-    flag_large_scopes,
-    pending_rotation,
-    sweep_expired,
-    vacuum_user_tables,
-)
 from structured_memory.cross_user.erasure_vacuum import ErasureTrace, erasure_trace
 from structured_memory.pii.dev_key_file import development_ring
 from structured_memory.pii.keyring import KeyRing
-from structured_memory.repositories.fragments import FragmentRecord
-from structured_memory.repositories.outbox import OutboxLag
-from unstructured_memory.index.base import LargeScopes
+from values.feedback import FeedbackResult
+from values.hits import SearchResults
+from values.inputs import MemoryInput
+from values.records import FragmentRecord
+from values.sessions import SessionRecord, TurnsAppended
+from values.verification import Verification, Verifier
 
 if TYPE_CHECKING:
-    from sdk.context import MemoryContext
     from sdk.memories import Memories
-    from sdk.ops import Ops
-    from sdk.retokenise import RetokeniseReport
     from sdk.runtime import Runtime
     from sdk.sandboxes import Sandboxes, SandboxSession
     from sdk.session_path import SessionPath
-    from structured_memory.database import Database
-    from structured_memory.pii.cipher import PiiCipher
-    from structured_memory.repositories.rate_limits import RateLimitStore
-    from structured_memory.repositories.tokens import RevokedTokens
-    from unstructured_memory.index.base import FragmentIndex
-    from unstructured_memory.outbox.worker import DrainReport
     from unstructured_memory.profile.base import ProfileExtractor
-    from unstructured_memory.summariser.transcript import Turn
+    from values.context import MemoryContext
+    from values.sessions import Turn
 
 __all__ = ["Health", "MemoryClient"]
-
-
-@dataclass(frozen=True)
-class Health:
-    """What ``MemoryClient.health()`` reports."""
-
-    database: bool
-    index: str
-    index_reachable: bool
-    schema_revision: str | None
-    schema_head: str
-    schema_supported: bool
-    """Whether this code serves the database's schema (``migrate.schema_supported``): a
-    revision from ``migrate.OLDEST_SUPPORTED`` to the head, or a later release's that
-    declares this code compatible."""
-    active_key_id: str
-    active_key_age_days: int
-    active_key_stale: bool
-    entries_pending_rotation: int
-    entries_unreadable: int
-    """PII vault entries rotation or repair found unreadable (tampered, or under a retired
-    key); reported, but not a failed check: the rest of the vault works."""
-    outbox: OutboxLag
-
-    @property
-    def ok(self) -> bool:
-        """Database and index up, schema supported, active key within its rotation period."""
-        return (
-            self.database
-            and self.index_reachable
-            and self.schema_supported
-            and not self.active_key_stale
-        )
 
 
 class MemoryClient:
@@ -217,16 +173,6 @@ class MemoryClient:
         )
 
     @property
-    def database(self) -> Database:
-        """The structured-track database (started on first use)."""
-        return self._rt().db
-
-    @property
-    def cipher(self) -> PiiCipher:
-        """The PII cipher over the configured key ring."""
-        return self._rt().cipher
-
-    @property
     def profiles(self) -> Profiles:
         """Profiles with optimistic locking."""
         return Profiles(self._rt().profiles, self.scope)
@@ -250,6 +196,13 @@ class MemoryClient:
     def pii(self) -> Pii:
         """The encrypted PII vault."""
         return Pii(self._rt().vault, self.scope)
+
+    @property
+    def admin(self) -> Admin:
+        """The operator's surface over this client's runtime: sweep, decay, retokenise,
+        drain the outbox, health, ops statistics, tokens, rate limits and the stores
+        (see :mod:`sdk.admin`)."""
+        return Admin(self._rt, self.settings, self._session_path)
 
     def write(
         self,
@@ -334,7 +287,7 @@ class MemoryClient:
         Raises :class:`InvalidText` for an empty or oversized query and
         :class:`InvalidField` for a bad limit, alpha, preset or filter.
         """
-        from sdk.search_path import MAX_QUERY_BYTES, SearchRequest
+        from sdk.search_path import SearchRequest
 
         rt = self._rt()
         return rt.searches.search(
@@ -586,164 +539,6 @@ class MemoryClient:
             rt.erasure_vacuum.after(trace)
         return existed
 
-    def sweep(
-        self,
-        *,
-        now: datetime | None = None,
-        batch_size: int = 1000,
-        progress: Callable[[int], None] | None = None,
-        vacuum: bool = True,
-    ) -> SweepReport:
-        """Delete every user's expired memories and facts (ops work, across users).
-
-        Searches' deferred renewals pending in this process are written first.
-        Like a delete, a swept memory also takes the vault entries only it
-        referenced and its words in its neighbours' index context. A derived
-        index gets the deletes through the outbox. With ``vacuum``, then
-        ``VACUUM (ANALYZE)`` every user table (``report.vacuumed``): the dead
-        tuples of deletes and sweeps, and the index entries of erased rows. The confidence decay
-        (:meth:`decay`) runs with it (``report.decay``). An index that searches large
-        users approximately (:class:`~unstructured_memory.index.base.LargeScopes`) gets
-        their memories flagged for it (``report.flagged``), before the vacuum.
-        """
-        rt = self._rt()
-        at = now or datetime.now(UTC)
-        rt.ledger.renewals.flush()  # this process's deferred renewals land before the sweep
-        ended = self._session_path().sweep_idle(at)
-
-        def forgotten(user: str, ids: list[uuid.UUID], vault_ids: list[uuid.UUID]) -> None:
-            scope = UserScope(user)
-            with rt.db.transaction() as conn:
-                rt.writes.forget(conn, scope, ids, vault_ids, at)
-            rt.feed.wake()
-
-        report = sweep_expired(
-            rt.db,
-            at,
-            batch_size=batch_size,
-            outbox=rt.index.derived,
-            progress=progress,
-            forgotten=forgotten,
-        )
-        report = replace(
-            report, decay=self.decay(now=at, batch_size=batch_size), sessions_ended=ended
-        )
-        if isinstance(rt.index, LargeScopes):
-            flagged = flag_large_scopes(
-                rt.db, threshold=rt.index.ann_threshold, batch_size=batch_size
-            )
-            report = replace(report, flagged=flagged)
-        if not vacuum:
-            return report
-        return replace(report, vacuumed=tuple(vacuum_user_tables(rt.db)))
-
-    def decay(
-        self,
-        *,
-        now: datetime | None = None,
-        batch_size: int = 1000,
-        progress: Callable[[int], None] | None = None,
-    ) -> DecayReport:
-        """Lower the confidence of every user's stale inferences (ops work, across users).
-
-        One step of ``new = old * 0.95`` per whole day an IMPLICIT memory went
-        unused beyond ``confidence.decay_after_days`` (fragments renewed by at
-        least ``decay_min_renew_days``, and facts); below the pending threshold
-        it becomes ``pending_confirmation``. Idempotent per day; each decay and
-        each change of status is recorded in the audit log. Also run by
-        :meth:`sweep`.
-        """
-        rt = self._rt()
-        return decay_inferred(
-            rt.db,
-            now or datetime.now(UTC),
-            self.settings.confidence,
-            batch_size=batch_size,
-            progress=progress,
-        )
-
-    def retokenise(
-        self, *, batch_size: int = 500, progress: Callable[[int], None] | None = None
-    ) -> RetokeniseReport:
-        """Recompute every user's stored keyword terms as this release's write path does
-        (ops work, after an upgrade that changed them); see :mod:`sdk.retokenise`."""
-        from sdk.retokenise import retokenise
-
-        rt = self._rt()
-        return retokenise(rt.db, rt.feed, batch_size=batch_size, progress=progress)
-
-    @property
-    def revoked_tokens(self) -> RevokedTokens:
-        """The service's token revocation list (ops)."""
-        from structured_memory.repositories.tokens import RevokedTokens
-
-        return RevokedTokens(self._rt().db)
-
-    @property
-    def rate_limits(self) -> RateLimitStore:
-        """The rate-limit buckets the service's processes share (ops; keyed by an HMAC
-        under a key derived from the ring's blind key, never by a name)."""
-        from structured_memory.repositories.rate_limits import RateLimitStore
-
-        rt = self._rt()
-        return RateLimitStore(rt.db, rt.cipher.purpose_key(b"dualtrack-rate-limit-v1"))
-
-    @property
-    def ops(self) -> Ops:
-        """Read-only statistics across users for operators (see :mod:`sdk.ops`)."""
-        from sdk.ops import Ops
-
-        return Ops(self._rt(), self.settings)
-
-    @property
-    def index(self) -> FragmentIndex:
-        """The configured search index."""
-        return self._rt().index
-
-    def drain_outbox(self, *, deadline_s: float = 30.0) -> DrainReport:
-        """Apply pending index operations now (read-your-writes on a derived index)."""
-        return self._rt().feed.drain(deadline_s=deadline_s)
-
-    def outbox_lag(self) -> OutboxLag:
-        """Pending outbox entries and the age of the oldest."""
-        return self._rt().feed.lag(datetime.now(UTC))
-
-    def health(self) -> Health:
-        """Database and index reachability, schema revision and whether this code serves
-        it, key age, outbox lag."""
-        rt = self._rt()
-        ring = rt.cipher.ring
-        today = datetime.now(UTC).date()
-        try:
-            rt.db.ping()
-            schema = migrate.schema_state(rt.db)
-            pending = pending_rotation(rt.db, rt.cipher)
-            unreadable = count_unreadable(rt.db)
-            lag = self.outbox_lag()
-            up = True
-        except DatabaseUnavailable:
-            schema, pending, unreadable, up = migrate.SchemaState(None, None), -1, -1, False
-            lag = OutboxLag(pending=-1, oldest_age_s=0.0, failing=0)
-        try:
-            rt.index.ping()
-            index_up = up
-        except StoreUnavailable:
-            index_up = False
-        return Health(
-            database=up,
-            index=rt.index.name,
-            index_reachable=index_up,
-            schema_revision=schema.revision,
-            schema_head=migrate.head_revision(),
-            schema_supported=schema.supported,
-            active_key_id=ring.active.key_id,
-            active_key_age_days=ring.active.age_days(today),
-            active_key_stale=ring.active_is_stale(today),
-            entries_pending_rotation=pending,
-            entries_unreadable=unreadable,
-            outbox=lag,
-        )
-
     def close(self) -> None:
         """Stop the outbox thread, close the index client, release the engine's connections.
 
@@ -793,7 +588,7 @@ def _turns(turns: object, field: str) -> list[Turn]:
     """``turns`` as a list of :class:`Turn` with valid times (a naive time read as UTC) and
     texts (:func:`check_text`, empty allowed: empty turns are skipped), checked before
     anything is stored or digested."""
-    from unstructured_memory.summariser.transcript import Turn
+    from values.sessions import Turn
 
     if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
         raise _invalid(f"{field} must be a sequence of Turn", field)

@@ -13,6 +13,9 @@ not fit is counted in ``omitted``. Records are leads: the block says so and
 tells the agent to confirm live state with its tools. Texts are the masked
 forms the tracks store; a SENSITIVE fact shows its masked value and its vault
 reference, never the clear value.
+
+The block's types (:class:`MemoryContext`, :class:`ContextItem`, :class:`Section`)
+are ``values.context``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -20,59 +23,23 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from policies.errors import InvalidField
 from policies.pii import PiiKind, mask_pii, mask_value
 from policies.tokens import count_tokens
-from sdk.schemas import MemoryHit
-from sdk.verification import Verification, VerificationStatus
 from structured_memory.pii.fields import is_masked_leaf, is_reference
-from structured_memory.records import Fact, Profile
 from structured_memory.repositories.learned_profile import LEARNED_KEY
 from unstructured_memory.profile.rules import NOTE_PREFIX
 from unstructured_memory.summariser.topics import TOPICS
+from values.context import ContextItem, MemoryContext, Section
+from values.hits import MemoryHit
+from values.records import Fact, Profile
+from values.verification import Verification, VerificationStatus
 
 __all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "learned_items", "render"]
 
 PENDING = "pending_confirmation"
-
-
-class Section(StrEnum):
-    """Where an item stands in the block, in order of priority."""
-
-    PROFILE = "profile"
-    FACT = "fact"
-    BUSINESS = "business"
-    RECORD = "record"
-    QUESTION = "question"
-
-
-@dataclass(frozen=True)
-class ContextItem:
-    """One line of the block and where it came from (``ref``: a memory, fact or link id)."""
-
-    section: Section
-    text: str
-    ref: str | None = None
-    status: str = "active"
-
-
-@dataclass(frozen=True)
-class MemoryContext:
-    """The block (``text``), its estimated ``tokens``, the items it holds and how many
-    items the budget left out."""
-
-    text: str
-    tokens: int
-    items: list[ContextItem]
-    omitted: int = 0
-    degraded: bool = False
-
-    def message(self) -> dict[str, str]:
-        """The block as a chat message, to place right after the system prompt."""
-        return {"role": "system", "content": self.text}
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from rich.panel import Panel
 
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.context import MemoryContext
-from sdk.verification import BusinessState
-from unstructured_memory.summariser.transcript import Turn
+from values.context import MemoryContext
+from values.sessions import Turn
+from values.verification import BusinessState
 
 __all__ = ["USER", "run"]
 

@@ -17,9 +17,9 @@ from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from policies.validation import check_uuid
 from sdk.feed import IndexFeed
-from sdk.schemas import FeedbackResult
 from structured_memory.database import Database
 from structured_memory.repositories.confidence import MemoryTable, apply_feedback
+from values.feedback import FeedbackResult
 
 __all__ = ["give_feedback"]
 

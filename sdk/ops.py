@@ -1,4 +1,4 @@
-"""``MemoryClient.ops``: read-only statistics across users, for operators.
+"""``mem.admin.ops``: read-only statistics across users, for operators.
 
 What the ops dashboard and ``/metrics`` show: memories expiring per day by
 policy, the confidence histogram and the pending-confirmation queue, decays,
@@ -22,7 +22,7 @@ from policies.errors import DatabaseUnavailable, InvalidField, StoreUnavailable
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import Lifetime, MemoryKind, TTLConfig, lifetime
 from policies.validation import check_timestamp
-from sdk.schemas import (
+from sdk.reports import (
     ActivityDay,
     ActivityReport,
     ConfidenceBucket,

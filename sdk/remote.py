@@ -28,15 +28,16 @@ from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk import _remote_base as calls
 from sdk._remote_base import ActiveRemoteSandbox, Call, TokenProvider
-from sdk.schemas import FeedbackResult, SearchResults, SessionRecord, TurnsAppended
-from structured_memory.records import BusinessLink, Device, Fact, Profile
-from structured_memory.repositories.fragments import FragmentRecord
+from values.feedback import FeedbackResult
+from values.hits import SearchResults
+from values.records import BusinessLink, Device, Fact, FragmentRecord, Profile
+from values.sessions import SessionRecord, TurnsAppended
 
 if TYPE_CHECKING:
     from contextvars import Token
 
-    from sdk.context import MemoryContext
-    from unstructured_memory.summariser.transcript import Turn
+    from values.context import MemoryContext
+    from values.sessions import Turn
 
 __all__ = ["RemoteMemoryClient", "RemoteSandboxSession"]
 

@@ -32,7 +32,7 @@ from structured_memory.renewals import Renewals
 from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
 from structured_memory.repositories.facts import FactRepository
-from structured_memory.repositories.fragments import FragmentLedger
+from structured_memory.repositories.fragments import FragmentLedger, visible_in_ledger
 from structured_memory.repositories.profile import ProfileRepository
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.embedders.registry import create_embedder
@@ -132,7 +132,13 @@ class Runtime:
         renewals = Renewals(db, interval_s=s.renewal_flush_s)
         ledger = FragmentLedger(db, renewals)
         tenant_key = derive_key(ring.blind.secret, TENANT_KEY_PURPOSE)
-        index = create_index(s.index, s.index_config, connect=db.reading, tenant_key=tenant_key)
+        index = create_index(
+            s.index,
+            s.index_config,
+            connect=db.reading,
+            visible=visible_in_ledger,
+            tenant_key=tenant_key,
+        )
         feed = build_feed(
             db, index, max_delay_s=s.outbox_max_delay_s, background=s.outbox_worker == "thread"
         )
@@ -173,7 +179,9 @@ class Runtime:
                 ledger=ledger,
                 vault=vault,
                 index=index,
-                fallback=create_fallback(s.index, connect=db.reading, tenant_key=tenant_key),
+                fallback=create_fallback(
+                    s.index, connect=db.reading, visible=visible_in_ledger, tenant_key=tenant_key
+                ),
                 embedder=embedder,
                 preset=s.search_preset,
                 scope_for=scope_for,

@@ -28,7 +28,8 @@ from sdk.feed import IndexFeed
 from sdk.write_path import WritePath
 from structured_memory.audit import record
 from structured_memory.database import Database
-from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord
+from structured_memory.repositories.fragments import FragmentLedger
+from values.records import FragmentRecord
 
 __all__ = ["SandboxSession", "Sandboxes"]
 

@@ -42,15 +42,15 @@ from policies.errors import IndexUnavailable, InvalidField
 from policies.pii import PiiMatch
 from policies.scope import UserScope
 from policies.validation import (
+    MAX_QUERY_BYTES,
     check_bool,
     check_field_length,
     check_session_id,
     check_text,
     check_timestamp,
 )
-from sdk.schemas import MemoryHit, SearchResults
 from structured_memory.pii.vault import PiiVault
-from structured_memory.repositories.fragments import FragmentLedger, FragmentRecord, Hydrated
+from structured_memory.repositories.fragments import FragmentLedger, Hydrated
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.index.base import FragmentIndex, IndexHit, SearchFilters, SearchQuery
 from unstructured_memory.search.presets import PRESETS, SearchConfig
@@ -61,11 +61,10 @@ from unstructured_memory.search.rerank import (
     Candidate,
     rerank,
 )
+from values.hits import MemoryHit, SearchResults
+from values.records import FragmentRecord
 
 __all__ = ["MAX_LIMIT", "MAX_QUERY_BYTES", "HitVerifier", "SearchPath", "SearchRequest"]
-
-MAX_QUERY_BYTES = 4096
-"""Largest search query accepted, in UTF-8 bytes."""
 
 MAX_LIMIT = 100
 """Most hits one search returns."""

@@ -7,7 +7,7 @@ Three triggers process a session's turns, each turn once:
   fragments of the session); once ``session_extract_every_turns`` of them are
   unprocessed, they are processed at once (a long session gets a record every
   N turns);
-- the idle sweep (``MemoryClient.sweep``): a session without a new fragment
+- the idle sweep (``mem.admin.sweep``): a session without a new fragment
   for ``session_idle_minutes`` is ended.
 
 Processing the turns after the session's watermark is one transaction: the
@@ -43,6 +43,7 @@ from typing import Final, cast
 
 from sqlalchemy import Connection
 
+from policies.business import ENTITY_LINK_TYPES
 from policies.errors import (
     ConcurrentModificationError,
     DualtrackError,
@@ -54,8 +55,6 @@ from policies.lifecycle import LifecyclePolicy
 from policies.pii import check_pii_values, find_pii, mask_pii
 from policies.profile_merge import Observation, ObservationKind
 from policies.scope import UserScope
-from sdk.schemas import MemoryInput, SessionRecord, TurnsAppended
-from sdk.verification import ENTITY_LINK_TYPES
 from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions
 from structured_memory.database import Database
@@ -74,7 +73,8 @@ from structured_memory.repositories.session import (
 from unstructured_memory.profile.base import ProfileExtractor
 from unstructured_memory.summariser.summary import summarise, withdrawal_pairs
 from unstructured_memory.summariser.topics import TOPICS, Topic
-from unstructured_memory.summariser.transcript import ROLES, Role, Turn
+from values.inputs import MemoryInput
+from values.sessions import ROLES, Role, SessionRecord, Turn, TurnsAppended
 
 __all__ = ["MAX_APPEND_TURNS", "SessionConfig", "SessionPath"]
 

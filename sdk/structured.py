@@ -14,12 +14,12 @@ from typing import Any
 from policies.confidence import feedback_action
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
-from structured_memory.pii.vault import PiiVault, VaultRef
-from structured_memory.records import BusinessLink, Device, Fact, Profile
+from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.business_link import BusinessLinkRepository
 from structured_memory.repositories.device import DeviceRepository
 from structured_memory.repositories.facts import FactRepository
 from structured_memory.repositories.profile import ProfileRepository, RetryResult
+from values.records import BusinessLink, Device, Fact, Profile, VaultRef
 
 __all__ = ["Devices", "Facts", "Links", "Pii", "Profiles"]
 

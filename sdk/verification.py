@@ -25,6 +25,11 @@ then (running or still queued) is ``unverified``, and its late answer is
 dropped. A verifier that never returns keeps its pool thread (and holds up
 the interpreter's exit, which joins pool threads); give verifiers their own
 client timeouts.
+
+The values (:class:`BusinessState`, :class:`Verification`, :class:`VerificationStatus`,
+:class:`Verifier`, the verifier errors) are ``values.verification``'s, and
+``ENTITY_LINK_TYPES`` and ``link_types`` ``policies.business``'s; all are
+re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -33,31 +38,34 @@ import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING
 
-from policies.errors import (
-    ConfigurationError,
-    DualtrackError,
-    InvalidField,
-    RecordNotFound,
-    StoreUnavailable,
-)
+from policies.business import ENTITY_LINK_TYPES, BusinessEntityType, link_types
+from policies.errors import DualtrackError, InvalidField, RecordNotFound
 from policies.pii import mask_pii
 from policies.scope import UserScope
-from policies.validation import check_aware, check_choice
-from structured_memory.models import BusinessEntityType
-from structured_memory.records import BusinessLink
+from policies.validation import check_choice
 from structured_memory.repositories.business_link import (
     BusinessLinkRepository,
     PriorState,
     StateCheck,
 )
+from values.records import BusinessLink
+from values.verification import (
+    MAX_STATE_CHARS,
+    BusinessState,
+    Verification,
+    VerificationStatus,
+    Verifier,
+    VerifierMissing,
+    VerifierTimeout,
+    VerifierUnavailable,
+)
 
 if TYPE_CHECKING:
-    from sdk.schemas import SearchResults
+    from values.hits import SearchResults
 
 __all__ = [
     "ENTITY_LINK_TYPES",
@@ -73,125 +81,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-MAX_STATE_CHARS = 128
-"""Longest state a verifier may report (it is stored on the link)."""
-
-MAX_DETAIL_CHARS = 1024
-"""Longest detail a verifier may report (returned, never stored)."""
-
-ENTITY_LINK_TYPES: Final[Mapping[str, str]] = {
-    "ORDER_ID": BusinessEntityType.ORDER.value,
-    "REFUND_ID": BusinessEntityType.REFUND.value,
-    "RETURN_ID": BusinessEntityType.RETURN.value,
-    "EXCHANGE_ID": BusinessEntityType.EXCHANGE.value,
-    "TICKET_ID": BusinessEntityType.TICKET.value,
-    "WORK_ORDER_ID": BusinessEntityType.WORK_ORDER.value,
-}
-"""Entity labels of memories that name a business entity, and the link type of each."""
-
-
-class VerifierUnavailable(StoreUnavailable):
-    """A verifier raised, or answered with something that is not a :class:`BusinessState`."""
-
-    code = "verifier_unavailable"
-
-
-class VerifierTimeout(VerifierUnavailable):
-    """A verifier did not answer within ``verifier_timeout_ms``."""
-
-    code = "verifier_timeout"
-
-
-class VerifierMissing(ConfigurationError):
-    """No verifier is registered for the link type."""
-
-    code = "verifier_missing"
-
-
-class VerificationStatus(StrEnum):
-    """The outcome of verifying one business entity."""
-
-    VERIFIED = "verified"
-    """The system of record reported the state stored before (or the first one)."""
-    CHANGED = "changed"
-    """It reported another state: the link was refreshed and the change audited."""
-    UNKNOWN = "unknown"
-    """The system of record does not know the entity."""
-    UNVERIFIED = "unverified"
-    """No answer (error, timeout, no verifier, not linked): nothing here is current."""
-
-
-@dataclass(frozen=True)
-class BusinessState:
-    """What a system of record reports about one entity: ``state`` ("已到账",
-    "cancelled"), an optional ``detail``, and the time the state held (``as_of``,
-    timezone-aware; default now). PII in either text is masked before it is stored
-    or returned."""
-
-    state: str
-    detail: str | None = None
-    as_of: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.state, str) or not self.state.strip():
-            raise InvalidField("state must be a non-empty string", field="state")
-        if len(self.state) > MAX_STATE_CHARS:
-            raise InvalidField(f"state is over {MAX_STATE_CHARS} characters", field="state")
-        if self.detail is not None and (
-            not isinstance(self.detail, str) or len(self.detail) > MAX_DETAIL_CHARS
-        ):
-            raise InvalidField(
-                f"detail must be a string of at most {MAX_DETAIL_CHARS} characters",
-                field="detail",
-            )
-        if not isinstance(self.as_of, datetime):
-            raise InvalidField("as_of must be a datetime", field="as_of")
-        check_aware(self.as_of, "as_of")
-
-
-class Verifier(Protocol):
-    """Asks a system of record for the live state of one business entity."""
-
-    def __call__(self, entity_type: str, entity_id: str, /) -> BusinessState | None:
-        """The entity's live state, or ``None`` when the system of record does not know it.
-
-        ``entity_type`` is a link type (``order``, ``refund``, ``return``,
-        ``exchange``, ``ticket``, ``work_order``, ...). Called from pool
-        threads, concurrently: it must be thread-safe. Any exception it raises
-        makes the entity ``unverified`` (logged by class name only, never its
-        message); so does not answering within ``verifier_timeout_ms``.
-        """
-        ...
-
-
-@dataclass(frozen=True)
-class Verification:
-    """One business entity linked to the user, as checked just now.
-
-    ``state``, ``detail``, ``as_of`` and ``verified_at`` are set only when
-    ``status`` is ``verified`` or ``changed``: they are current.
-    ``previous_state`` and ``previous_verified_at`` are what the link held
-    before this check: the last verified state, a lead to confirm, never the
-    live state. ``error`` says why an entity is ``unverified``.
-    """
-
-    entity_type: str
-    entity_id: str
-    status: VerificationStatus
-    state: str | None = None
-    detail: str | None = None
-    as_of: datetime | None = None
-    verified_at: datetime | None = None
-    previous_state: str | None = None
-    previous_verified_at: datetime | None = None
-    error: DualtrackError | None = None
-
-    @property
-    def current(self) -> bool:
-        """Whether ``state`` is the live state (``verified`` or ``changed``)."""
-        return self.status in (VerificationStatus.VERIFIED, VerificationStatus.CHANGED)
-
 
 _Key = tuple[str, str]
 _Answer = BusinessState | None | DualtrackError
@@ -307,16 +196,6 @@ class Verifiers:
             for future in done:
                 answers[pending[future]] = future.result()
         return {key: answers[key] for key in keys}
-
-
-def link_types(value: Iterable[str] | None) -> frozenset[str] | None:
-    """``value`` as a set of link types (``None`` stays ``None``: every type), else
-    :class:`InvalidField`."""
-    if value is None:
-        return None
-    if not isinstance(value, Iterable) or isinstance(value, str | bytes):
-        raise InvalidField("entity_types must be a list of link types", field="entity_types")
-    return frozenset(check_choice(BusinessEntityType, t, "entity_types") for t in value)
 
 
 def _call(fn: Verifier, entity_type: str, entity_id: str) -> _Answer:

@@ -64,7 +64,6 @@ from policies.validation import (
 )
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
-from sdk.schemas import MemoryInput
 from structured_memory.audit import record_batch
 from structured_memory.database import Database
 from structured_memory.pii.fields import mask_json
@@ -85,11 +84,13 @@ from unstructured_memory.contextual import (
 )
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.summariser.amended import substitute
-from unstructured_memory.summariser.entities import Entity
 from unstructured_memory.summariser.restated import restate
-from unstructured_memory.summariser.summary import SessionSummary, analyse_text
+from unstructured_memory.summariser.summary import analyse_text
 from unstructured_memory.summariser.topics import Topic
 from unstructured_memory.tokenize import keyword_terms
+from values.entities import Entity
+from values.inputs import MemoryInput
+from values.sessions import SessionSummary
 
 __all__ = [
     "MAX_METADATA_BYTES",

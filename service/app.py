@@ -61,7 +61,7 @@ def create_app(
     mem = client or MemoryClient(settings or Settings.from_env())
     owned = client is None
 
-    limits = RateLimits(lambda: mem.rate_limits, svc.rate_sync_s)
+    limits = RateLimits(lambda: mem.admin.rate_limits, svc.rate_sync_s)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -86,7 +86,9 @@ def create_app(
     app.state.mem = mem
     app.state.agent_clients = {}
     app.state.agent_lock = threading.Lock()
-    app.state.verifier = TokenVerifier(svc, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
+    app.state.verifier = TokenVerifier(
+        svc, lambda: mem.admin.revoked_tokens.revoked(datetime.now(UTC))
+    )
     app.state.gate = Gate(svc, app.state.verifier, limits)
     app.state.metrics = ServiceMetrics(mem)
     install_error_handlers(app)

@@ -47,7 +47,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from policies.errors import DualtrackError, InvalidInput
 from sdk.client import MemoryClient
-from sdk.schemas import (
+from sdk.settings import Settings
+from sdk.wire import (
     ContextBody,
     ContextOut,
     FeedbackBody,
@@ -60,7 +61,6 @@ from sdk.schemas import (
     WriteRequest,
     WriteResponse,
 )
-from sdk.settings import Settings
 from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
 from service.errors import RateLimited, Unauthorized, error_body, error_response
@@ -311,8 +311,10 @@ class DualtrackMcp:
     ) -> None:
         self._mem = mem
         self._owns_client = owns_client
-        verifier = TokenVerifier(service, lambda: mem.revoked_tokens.revoked(datetime.now(UTC)))
-        self._limits = RateLimits(lambda: mem.rate_limits, service.rate_sync_s)
+        verifier = TokenVerifier(
+            service, lambda: mem.admin.revoked_tokens.revoked(datetime.now(UTC))
+        )
+        self._limits = RateLimits(lambda: mem.admin.rate_limits, service.rate_sync_s)
         self._gate = Gate(service, verifier, self._limits)
         self._service = service
         self._stdio_token = stdio_token

@@ -4,7 +4,7 @@ Counters are incremented where the event happens (request latency in
 :class:`service.middleware.metrics.RequestMetrics`, writes and searches in
 the memory routes); the store's numbers (outbox lag, pending confirmations,
 the last 24 hours' decays, sweeps and verification changes, links by
-verification, the PII key's age) are read through ``MemoryClient.ops`` at
+verification, the PII key's age) are read through ``mem.admin.ops`` at
 each scrape. A scrape while PostgreSQL is down still answers, with
 ``dualtrack_store_up 0`` and without those numbers.
 """
@@ -32,7 +32,7 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 
 
 class _StoreGauges(Collector):
-    """Reads ``mem.ops.gauges()`` at each scrape."""
+    """Reads ``mem.admin.ops.gauges()`` at each scrape."""
 
     def __init__(self, mem: MemoryClient) -> None:
         self._mem = mem
@@ -40,7 +40,7 @@ class _StoreGauges(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("dualtrack_store_up", "Whether the store's numbers were read.")
         try:
-            g = self._mem.ops.gauges()
+            g = self._mem.admin.ops.gauges()
         except DualtrackError as exc:
             _log.warning("metrics: the store's numbers are unavailable (%s)", exc.code)
             up.add_metric([], 0)

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from fastapi import params
 from fastapi.dependencies.models import Dependant
@@ -67,6 +67,11 @@ _SUMMARY = {
 }
 
 
+_NOT_REST: Final = ("adapters.", "service.mcp")
+"""Modules whose errors no REST route answers with (the framework adapters', the MCP
+server's own): the document is the same whatever the process imported."""
+
+
 def _codes(status: int) -> list[str]:
     """The stable codes of ``status``: every error class answering with it, and the
     handlers' own."""
@@ -75,7 +80,11 @@ def _codes(status: int) -> list[str]:
     while pending:
         cls = pending.pop()
         pending.extend(cls.__subclasses__())
-        own = "code" in cls.__dict__ and cls.code not in _CLIENT_SIDE
+        own = (
+            "code" in cls.__dict__
+            and cls.code not in _CLIENT_SIDE
+            and not cls.__module__.startswith(_NOT_REST)
+        )
         if own and cls.http_status == status and cls.code not in found:
             found.append(cls.code)
     return sorted(found + [c for c in _HTTP_CODES.get(status, []) if c not in found])

@@ -23,7 +23,6 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Uuid,
-    any_,
     bindparam,
     cast,
     func,
@@ -38,7 +37,7 @@ from policies.errors import UserNotFound
 from policies.scope import UserScope
 from structured_memory.database import Database
 from structured_memory.models import AuditKey, AuditLog, UserProfile, table_of
-from structured_memory.scoping import owned
+from structured_memory.scoping import owned, owned_by, owned_by_any
 
 __all__ = [
     "AuditEntry",
@@ -61,7 +60,7 @@ _PROFILE = table_of(UserProfile)
 # Built once: the write path appends on every write, and building these cost more than
 # running them.
 _USERS = bindparam("users", type_=ARRAY(String))
-_HELD_KEYS = select(_KEY.c.user_id, _KEY.c.key).where(_KEY.c.user_id == any_(_USERS))
+_HELD_KEYS = select(_KEY.c.user_id, _KEY.c.key).where(owned_by_any(_KEY, _USERS))
 _FRESH = (
     func.unnest(_USERS, bindparam("keys", type_=ARRAY(LargeBinary)))
     .table_valued("user_id", "key")
@@ -72,8 +71,8 @@ _CREATED = (
     .from_select(
         ["user_id", "key"],
         select(_FRESH.c.user_id, _FRESH.c.key)
-        .join(_PROFILE, _PROFILE.c.user_id == _FRESH.c.user_id)
-        .where(_PROFILE.c.user_id == any_(_USERS))
+        .join(_PROFILE, owned_by(_PROFILE, _FRESH.c.user_id))
+        .where(owned_by_any(_PROFILE, _USERS))
         .order_by(_FRESH.c.user_id),
     )
     .on_conflict_do_nothing(index_elements=["user_id"])

@@ -4,6 +4,9 @@ The schema itself is created by Alembic migrations; these models are the
 source those migrations are checked against (``tests/test_migrations.py``).
 Every user-owned table references ``user_profile`` with ``ON DELETE CASCADE``
 so that erasing a user is one statement in one transaction.
+
+``BusinessEntityType`` and ``LinkRole`` are ``policies.business``'s, re-exported
+here for one release.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from policies.audit import AuditAction
+from policies.business import BusinessEntityType, LinkRole
 from policies.confidence import MemoryStatus
 from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
@@ -69,29 +73,6 @@ __all__ = [
     "UserProfile",
     "table_of",
 ]
-
-
-class BusinessEntityType(StrEnum):
-    """What a business link points at."""
-
-    SUPPLIER = "supplier"
-    WAREHOUSE = "warehouse"
-    CONTRACT = "contract"
-    ORDER = "order"
-    REFUND = "refund"
-    TICKET = "ticket"
-    RETURN = "return"
-    EXCHANGE = "exchange"
-    WORK_ORDER = "work_order"
-
-
-class LinkRole(StrEnum):
-    """The user's role on a linked business entity."""
-
-    ADMIN = "admin"
-    VIEWER = "viewer"
-    APPROVER = "approver"
-    OWNER = "owner"
 
 
 FactStatus = MemoryStatus

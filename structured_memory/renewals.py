@@ -42,7 +42,7 @@ from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 
 from structured_memory.database import Database
 from structured_memory.models import MemoryFact, MemoryFragment, table_of
-from structured_memory.scoping import live
+from structured_memory.scoping import live, owned_by
 
 __all__ = ["FLUSH_BATCH", "URGENT_WITHIN", "Renewable", "Renewals", "renewal"]
 
@@ -92,7 +92,7 @@ def _renew(model: type[MemoryFragment] | type[MemoryFact]) -> Any:
     t = table_of(model)
     return (
         update(t)
-        .where(t.c.user_id == _USES.c.user_id, t.c.id == _USES.c.id, live(t, _USES.c.at))
+        .where(owned_by(t, _USES.c.user_id), t.c.id == _USES.c.id, live(t, _USES.c.at))
         .values(
             last_used_at=func.greatest(t.c.last_used_at, _USES.c.at),
             expires_at=renewal(t, _USES.c.at),

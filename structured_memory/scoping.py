@@ -1,18 +1,22 @@
 """The one place a :class:`UserScope` becomes SQL: the user filter and visibility.
 
 Every repository statement on a table holding a ``user_id`` goes through
-:func:`owned` (the user predicate), :func:`owned_by_agent` for rows that belong
-to one agent of the user (its sandboxes) and, for tables whose rows can be
-private to an agent or written inside a sandbox, :func:`visible` (user,
-agent-private, sandbox and live status together). The rule itself is
-``policies.scope.UserScope``; this module only renders it. Statements that
-span users on purpose are built in ``structured_memory.cross_user`` and carry
-its execution option instead.
+:func:`owned` (the user predicate; :func:`owned_by` and :func:`owned_by_any` for
+a statement built once, a join on the user or cross-user work handling users one
+at a time), :func:`owned_by_agent` for rows that belong to one agent of the user
+(its sandboxes) and, for tables whose rows can be private to an agent or written
+inside a sandbox, :func:`visible` (user, agent-private, sandbox and live status
+together). The rule itself is ``policies.scope.UserScope``; this module only
+renders it, for SQLAlchemy statements and, through :func:`visible_text`, for the
+SQL text of the pgvector index (handed to it by the runtime: the tracks do not
+import each other). Statements that span users on purpose are built in
+``structured_memory.cross_user`` and carry its execution option instead.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -23,10 +27,13 @@ from sqlalchemy import (
     Table,
     Uuid,
     and_,
+    any_,
     bindparam,
     func,
     or_,
 )
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+from sqlalchemy.engine.interfaces import BindTyping
 from sqlalchemy.sql.selectable import NamedFromClause
 
 from policies.scope import UserScope
@@ -36,17 +43,33 @@ __all__ = [
     "bound_values",
     "live",
     "owned",
+    "owned_by",
     "owned_by_agent",
+    "owned_by_any",
     "shape_of",
     "visible",
     "visible_bound",
     "visible_per_row",
+    "visible_text",
 ]
 
 
 def owned(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[bool]:
     """Rows of ``table`` that belong to the scope's user."""
-    return table.c.user_id == scope.user_id
+    return owned_by(table, scope.user_id)
+
+
+def owned_by(table: Table | NamedFromClause, user: str | ColumnElement[str]) -> ColumnElement[bool]:
+    """Rows of ``table`` that belong to ``user``: a user id (cross-user work handling one
+    user at a time), a bind parameter (a statement built once) or a column of another
+    relation (a join on the user, or a batch of per-row lookups)."""
+    return table.c.user_id == user
+
+
+def owned_by_any(table: Table | NamedFromClause, users: ColumnElement[Any]) -> ColumnElement[bool]:
+    """Rows of ``table`` that belong to any user of the array ``users`` (a bind parameter):
+    one statement for a batch of users, each row then handled for its own user."""
+    return table.c.user_id == any_(users)
 
 
 def owned_by_agent(table: Table | NamedFromClause, scope: UserScope) -> ColumnElement[bool]:
@@ -104,6 +127,22 @@ def bound_values(scope: UserScope, now: datetime) -> dict[str, Any]:
     return values
 
 
+def visible_text(table: Table) -> Callable[[UserScope, datetime], tuple[str, dict[str, Any]]]:
+    """:func:`visible` at ``now`` as SQL text over ``table`` and its parameters, for
+    statements written as text (the pgvector index's): :func:`visible_bound` compiled once
+    per :data:`Shape` for PostgreSQL, its columns qualified by the table's name and its
+    parameters (:func:`bound_values`) bound by name and untyped, as a text statement's are."""
+    dialect = PGDialect_psycopg(paramstyle="named")  # type: ignore[no-untyped-call]
+    dialect.bind_typing = BindTyping.NONE
+    shapes: list[Shape] = [(agent, sandbox) for agent in (False, True) for sandbox in (False, True)]
+    clauses = {shape: str(visible_bound(table, shape).compile(dialect=dialect)) for shape in shapes}
+
+    def render(scope: UserScope, now: datetime) -> tuple[str, dict[str, Any]]:
+        return clauses[shape_of(scope)], bound_values(scope, now)
+
+    return render
+
+
 def visible_per_row(
     table: Table | NamedFromClause,
     user: ColumnElement[str],
@@ -133,7 +172,7 @@ def _visibility(
         if sandbox is None
         else or_(table.c.sandbox_id.is_(None), table.c.sandbox_id == sandbox)
     )
-    parts = [table.c.user_id == user, private, sandboxed]
+    parts = [owned_by(table, user), private, sandboxed]
     if now is not None:
         parts.append(live(table, now))
     return and_(*parts)

@@ -83,7 +83,7 @@ def mem(session_client: MemoryClient) -> Iterator[MemoryClient]:
     # schema_compat stays: it describes the schema, not a user
     kept = {"embedding_space", "audit_log", "schema_compat"}
     tables = ", ".join(t.name for t in Base.metadata.sorted_tables if t.name not in kept)
-    with session_client.database.transaction() as conn:
+    with session_client.admin.database.transaction() as conn:
         conn.execute(text(f"TRUNCATE {tables} CASCADE"))
 
 

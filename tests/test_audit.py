@@ -14,33 +14,33 @@ from policies.errors import AuditLogImmutable, InvalidField, UserNotFound
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory import audit
 from structured_memory.repositories.fragments import hold_profiles
+from values.inputs import MemoryInput
 
 USER = "buyer-audit-001"
 PHONE = "13912345678"
 
 
 def _entries(mem: MemoryClient, user_id: str) -> list[audit.AuditEntry]:
-    subject = audit.subject_of(mem.database, UserScope(user_id))
+    subject = audit.subject_of(mem.admin.database, UserScope(user_id))
     assert subject is not None
-    return audit.recent(mem.database, subject=subject, limit=500)
+    return audit.recent(mem.admin.database, subject=subject, limit=500)
 
 
 def test_record_names_the_agent_and_a_pseudonym_never_the_user(mem: MemoryClient) -> None:
     mem.profiles.ensure(USER)
     scope = UserScope(USER, "refund-agent")
     memory_id = uuid.uuid4()
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         audit.record(conn, scope, AuditAction.FEEDBACK, memory_id=memory_id, details={"n": 1})
         key = audit.audit_key(conn, scope)
-    (entry,) = audit.recent(mem.database, memory_id=memory_id)
+    (entry,) = audit.recent(mem.admin.database, memory_id=memory_id)
     assert entry.action is AuditAction.FEEDBACK
     assert entry.agent_id == "refund-agent"
-    assert entry.subject == pseudonym(key, USER) == audit.subject_of(mem.database, scope)
+    assert entry.subject == pseudonym(key, USER) == audit.subject_of(mem.admin.database, scope)
     assert entry.details == {"n": 1}
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text("SELECT row_to_json(a)::text FROM audit_log a WHERE memory_id = :m"),
             {"m": memory_id},
@@ -60,19 +60,19 @@ def test_record_names_the_agent_and_a_pseudonym_never_the_user(mem: MemoryClient
 )
 def test_the_log_refuses_update_delete_truncate(mem: MemoryClient, statement: str) -> None:
     mem.profiles.ensure(USER)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         audit.record(conn, UserScope(USER), AuditAction.WRITE, memory_id=uuid.uuid4())
     before = len(_entries(mem, USER))
-    with pytest.raises(AuditLogImmutable) as caught, mem.database.transaction() as conn:
+    with pytest.raises(AuditLogImmutable) as caught, mem.admin.database.transaction() as conn:
         conn.execute(text(statement))
     assert caught.value.code == "audit_log_immutable"
     assert len(_entries(mem, USER)) == before
 
 
 def test_record_for_an_unknown_user_is_user_not_found(mem: MemoryClient) -> None:
-    with pytest.raises(UserNotFound), mem.database.transaction() as conn:
+    with pytest.raises(UserNotFound), mem.admin.database.transaction() as conn:
         audit.record(conn, UserScope("buyer-audit-ghost"), AuditAction.WRITE)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         keys = conn.execute(
             text("SELECT count(*) FROM audit_key WHERE user_id = 'buyer-audit-ghost'")
         ).scalar_one()
@@ -105,7 +105,7 @@ def test_details_keep_ids_codes_and_numbers() -> None:
 
 def _rows(mem: MemoryClient, memory_ids: list[uuid.UUID]) -> list[tuple[Any, ...]]:
     """These memories' entries in log order: action, agent, subject, memory, details, at."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text(
                 "SELECT action, agent_id, subject, memory_id, details, at FROM audit_log "
@@ -139,7 +139,7 @@ def _batch() -> list[Entry]:
 
 def _expected(mem: MemoryClient, entries: list[Entry]) -> list[tuple[Any, ...]]:
     """The rows entries must become: each user's pseudonym under the key the table holds."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text("SELECT user_id, key FROM audit_key WHERE user_id = ANY(:u)"), {"u": BUYERS}
         )
@@ -156,15 +156,15 @@ def test_record_batch_appends_what_per_user_calls_appended(
     for user in BUYERS:
         mem.profiles.ensure(user)
     if keys_exist:
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             audit.record_many(conn, UserScope(BUYERS[0]), AuditAction.WRITE, [(None, None)])
     entries = _batch()
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         audit.record_batch(conn, AuditAction.WRITE, entries)
     got = _rows(mem, [m for _, m, _ in entries if m is not None])
     assert [r[:5] for r in got] == _expected(mem, entries)  # in the order given
     assert len({r[5] for r in got}) == 1  # one transaction, one timestamp
-    subjects = {audit.subject_of(mem.database, UserScope(u)) for u in BUYERS}
+    subjects = {audit.subject_of(mem.admin.database, UserScope(u)) for u in BUYERS}
     assert {r[2] for r in got} == subjects
 
 
@@ -174,8 +174,8 @@ def _statements(mem: MemoryClient) -> tuple[list[str], Callable[[], None]]:
     def hook(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(statement)
 
-    event.listen(mem.database.engine, "before_cursor_execute", hook)
-    return seen, lambda: event.remove(mem.database.engine, "before_cursor_execute", hook)
+    event.listen(mem.admin.database.engine, "before_cursor_execute", hook)
+    return seen, lambda: event.remove(mem.admin.database.engine, "before_cursor_execute", hook)
 
 
 def test_record_batch_costs_two_statements_whatever_the_users(mem: MemoryClient) -> None:
@@ -187,7 +187,7 @@ def test_record_batch_costs_two_statements_whatever_the_users(mem: MemoryClient)
         entries = [(UserScope(u, "refund-agent"), uuid.uuid4(), {"n": 1}) for u in users * 3]
         seen, stop = _statements(mem)
         try:
-            with mem.database.transaction() as conn:
+            with mem.admin.database.transaction() as conn:
                 audit.record_batch(conn, AuditAction.WRITE, entries)
         finally:
             stop()
@@ -200,13 +200,13 @@ def test_keys_read_by_the_profile_hold_leave_the_audit_one_statement(mem: Memory
     appends; a user whose key is not among them still has it read, then created."""
     for user in BUYERS:
         mem.profiles.ensure(user)
-    with mem.database.transaction() as conn:  # BUYERS[0] and [1] get keys, [2] none yet
+    with mem.admin.database.transaction() as conn:  # BUYERS[0] and [1] get keys, [2] none yet
         audit.record_batch(
             conn, AuditAction.WRITE, [(UserScope(u), None, None) for u in BUYERS[:2]]
         )
     first, second = _batch(), _batch()
     counts = []
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         for entries in (first, second):
             keys = hold_profiles(conn, BUYERS)
             seen, stop = _statements(mem)
@@ -227,10 +227,10 @@ def test_record_batch_with_an_unknown_user_appends_nothing(mem: MemoryClient) ->
     mem.profiles.ensure(USER)
     ghost = "buyer-audit-ghost"
     entries: list[Entry] = [(UserScope(u), uuid.uuid4(), {}) for u in (USER, ghost, USER)]
-    with pytest.raises(UserNotFound), mem.database.transaction() as conn:
+    with pytest.raises(UserNotFound), mem.admin.database.transaction() as conn:
         audit.record_batch(conn, AuditAction.WRITE, entries)
     assert _rows(mem, [m for _, m, _ in entries if m is not None]) == []
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         keys = conn.execute(
             text("SELECT count(*) FROM audit_key WHERE user_id = ANY(:u)"), {"u": [USER, ghost]}
         ).scalar_one()
@@ -251,7 +251,7 @@ def test_write_many_audits_a_multi_user_batch_in_user_order(mem: MemoryClient) -
     ids = mem.write_many(items, progress=False)
     got = _rows(mem, ids)
     order = sorted(range(len(items)), key=lambda i: items[i].user_id)  # stable: per user
-    subject = {u: audit.subject_of(mem.database, UserScope(u)) for u in BUYERS}
+    subject = {u: audit.subject_of(mem.admin.database, UserScope(u)) for u in BUYERS}
     assert [r[:5] for r in got] == [
         (
             "write",
@@ -269,7 +269,7 @@ def test_record_batch_keeps_details_that_compare_equal_apart(mem: MemoryClient) 
     mem.profiles.ensure(USER)
     values: list[object] = [1, True, 1.0, ["o88231"], ["o88231"], None]
     entries: list[Entry] = [(UserScope(USER), uuid.uuid4(), {"n": v}) for v in values]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         audit.record_batch(conn, AuditAction.FEEDBACK, entries)
     got = _rows(mem, [m for _, m, _ in entries if m is not None])
     assert [r[4]["n"] for r in got] == values

@@ -34,7 +34,7 @@ from service import create_app
 from tests.test_mcp import call, error_code, mcp_url  # noqa: F401  (fixture)
 from tests.test_mcp import token as mcp_token
 from tests.test_service import SECRET, SERVICE, auth, token
-from unstructured_memory.summariser.transcript import Turn
+from values.sessions import Turn
 
 USER = "buyer-001"
 PII_SESSIONS = ["wx-13987654321", "zhang.wei@example.com", "11010519491231002X"]
@@ -43,7 +43,7 @@ IMPLICIT = LifecyclePolicy.IMPLICIT
 
 
 def _stored_rows(mem: MemoryClient) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text(

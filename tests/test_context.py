@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from policies.tokens import count_tokens
 from sdk import InvalidField, LifecyclePolicy, MemoryClient, UserNotFound
-from sdk.context import ContextItem, Section, fit
+from sdk.context import fit
+from values.context import ContextItem, Section
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 IMPLICIT = LifecyclePolicy.IMPLICIT

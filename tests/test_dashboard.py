@@ -219,7 +219,7 @@ def _seed(mem: MemoryClient) -> None:
         mem.profiles.ensure(user)
     mem.write(passing, "下周出差，暂不报销", lifecycle_policy=implicit)
     mem.facts.put(passing, "临时地址", "公司", lifecycle_policy=implicit)
-    assert mem.sweep(now=now + timedelta(days=8), vacuum=False).fragments == 1
+    assert mem.admin.sweep(now=now + timedelta(days=8), vacuum=False).fragments == 1
     mem.write_many(  # five sessions: a frequent user, whose inferences live 30 days
         [
             MemoryInput(
@@ -233,7 +233,7 @@ def _seed(mem: MemoryClient) -> None:
         progress=False,
     )
     mem.facts.put(frequent, "内容偏好", "视频", lifecycle_policy=implicit)
-    assert mem.decay(now=now + timedelta(days=10)).decayed == 1
+    assert mem.admin.decay(now=now + timedelta(days=10)).decayed == 1
     mem.profiles.ensure(BUYER)
     for text in ("订单 88231 想改地址", "退款 RF20260629001 进度", "prefers text over video"):
         mem.write(BUYER, text, lifecycle_policy=implicit)
@@ -419,7 +419,7 @@ def _seed_lifetimes(mem: MemoryClient) -> None:
     fact = mem.facts.put(
         frequent, "内容偏好", "图文", lifecycle_policy=LifecyclePolicy.IMPLICIT, confidence=0.35
     )
-    with mem.database.transaction() as conn:  # ten days unused, as a clock would leave it
+    with mem.admin.database.transaction() as conn:  # ten days unused, as a clock would leave it
         conn.execute(
             text(
                 "UPDATE memory_fact SET last_used_at = last_used_at - interval '10 days'"

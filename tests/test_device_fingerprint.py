@@ -27,7 +27,7 @@ IMEI = IMEI_PREFIX + "564318"
 
 
 def _stored(mem: MemoryClient) -> dict[str, tuple[str, bool]]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text("SELECT user_id, fingerprint, fingerprint_keyed FROM user_device")
         ).all()
@@ -67,7 +67,7 @@ def test_the_stored_value_does_not_give_the_device_id_away_without_the_key(
 def _legacy_row(mem: MemoryClient, user: str, device_id: str, **state: object) -> str:
     """A device row as the release before 0013 wrote it: the plain SHA-256."""
     digest = device_digest(device_id, "iOS 17", "Safari")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "INSERT INTO user_device (user_id, fingerprint, os, browser, verified_count,"
@@ -105,7 +105,7 @@ def test_registering_a_device_of_an_old_row_rekeys_that_row(mem: MemoryClient) -
 
 
 def _device_rows(mem: MemoryClient) -> list[Any]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return list(
             conn.execute(
                 text(

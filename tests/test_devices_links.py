@@ -45,7 +45,7 @@ def test_reregistering_refreshes_last_active_without_duplicating(mem: MemoryClie
 def test_raw_device_id_is_not_stored(mem: MemoryClient) -> None:
     mem.profiles.ensure("buyer-001")
     mem.devices.register("buyer-001", device_id="IMEI-SECRET-42", os="iOS", browser="Safari")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(text("SELECT row_to_json(d)::text FROM user_device d")).scalar_one()
     assert "IMEI-SECRET-42" not in row
 
@@ -104,7 +104,7 @@ def test_links_valid_now_exclude_expired_and_future(mem: MemoryClient) -> None:
     assert later == {"88231", "WH-SH-01"}
     assert bounded.is_valid_at(now)
     assert not bounded.is_valid_at(now + timedelta(days=2))
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         raw = conn.execute(
             text("SELECT effective_to = 'infinity' FROM user_business_link WHERE id = :i"),
             {"i": open_link.id},
@@ -162,7 +162,7 @@ def test_bad_links_are_refused_and_write_nothing(
 
 def test_check_constraint_refuses_unknown_entity_type_even_in_raw_sql(mem: MemoryClient) -> None:
     mem.profiles.ensure("buyer-001")
-    with pytest.raises(InvalidInput) as err, mem.database.transaction() as conn:
+    with pytest.raises(InvalidInput) as err, mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "INSERT INTO user_business_link (user_id, entity_type, entity_id, role) "

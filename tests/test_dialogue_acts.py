@@ -4,7 +4,6 @@ acts amend earlier ones before anything is stored. Pure functions: no database h
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +17,7 @@ from unstructured_memory.summariser.choice import final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.topics import TOPICS
+from values.sessions import Role
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 
@@ -656,7 +656,7 @@ _JOINS = ("", "，", "。", ". ", "\n")
     )
 )
 def test_any_mix_of_cues_summarises_and_extracts(
-    said: list[tuple[Literal["user", "assistant"], list[tuple[str, str, str, str]]]],
+    said: list[tuple[Role, list[tuple[str, str, str, str]]]],
 ) -> None:
     """Cue words of every act in any order and mix: the record, the acts and the profile
     rules never fail, and offsets stay inside their turns."""

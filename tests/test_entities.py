@@ -10,13 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policies.errors import InvalidText
-from unstructured_memory.summariser import Entity, detect_language, extract_entities
+from unstructured_memory.summariser import detect_language, extract_entities
 from unstructured_memory.summariser.entities import (
     ENTITY_LABELS,
     ID_LABELS,
     PII_LABELS,
     cue_before,
 )
+from values.entities import Entity
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ from service import create_app
 from tests.test_mcp import call, error_code, mcp_url  # noqa: F401  (fixture)
 from tests.test_mcp import token as mcp_token
 from tests.test_service import SERVICE, auth, token
-from unstructured_memory.summariser.transcript import Turn
+from values.sessions import Turn
 
 EMAIL = "zhang.wei@example.com"
 PHONE = "13912345678"

@@ -38,7 +38,7 @@ def client(request: pytest.FixtureRequest, mem: MemoryClient, settings: Settings
     with weaviate_client(settings, config) as wmem:
         wmem.profiles.ensure(USER)
         yield wmem
-        wmem.index.reset()  # type: ignore[attr-defined]
+        wmem.admin.index.reset()  # type: ignore[attr-defined]
 
 
 def _keyword(client: MemoryClient, query: str) -> list[uuid.UUID]:
@@ -47,7 +47,7 @@ def _keyword(client: MemoryClient, query: str) -> list[uuid.UUID]:
 
 def _expire(client: MemoryClient, memory_id: uuid.UUID) -> None:
     """Age the memory past its expiry in the ledger, as time would (no sweep runs)."""
-    with client.database.transaction() as conn:
+    with client.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "UPDATE memory_fragment SET expires_at = now() - interval '1 second' WHERE id = :i"
@@ -60,13 +60,13 @@ def test_an_expired_turn_is_not_found_through_its_neighbours_context(client: Mem
     implicit = LifecyclePolicy.IMPLICIT
     secret = client.write(USER, SECRET, lifecycle_policy=implicit, session_id="s-1")
     reply = client.write(USER, REPLY, lifecycle_policy=implicit, session_id="s-1")
-    client.drain_outbox()
+    client.admin.drain_outbox()
     assert set(_keyword(client, RARE)) == {secret, reply}, "precondition: the context holds it"
     _expire(client, secret)
     assert _keyword(client, RARE) == [], "neither the expired turn nor its neighbour"
     assert _keyword(client, "记下") == [reply], "the neighbour, by its own words"
     assert _keyword(client, RARE) == [], "and again"
-    client.drain_outbox()
+    client.admin.drain_outbox()
     assert _keyword(client, RARE) == [], "once the index caught up too"
     assert _keyword(client, "记下") == [reply]
 

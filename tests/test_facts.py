@@ -27,13 +27,13 @@ def test_explicit_fact_never_expires_implicit_in_seven_days(mem: MemoryClient) -
 def test_reading_an_implicit_fact_renews_it_and_expired_facts_vanish(mem: MemoryClient) -> None:
     mem.profiles.ensure("buyer-001")
     mem.facts.put("buyer-001", "内容偏好", "文字", lifecycle_policy=LifecyclePolicy.IMPLICIT)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(text("UPDATE memory_fact SET expires_at = now() + interval '1 hour'"))
     renewed = mem.facts.get("buyer-001", "内容偏好")
     assert renewed is not None
     assert renewed.expires_at is not None
     assert renewed.expires_at > datetime.now(UTC) + timedelta(days=6)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(text("UPDATE memory_fact SET expires_at = now() - interval '1 second'"))
     assert mem.facts.get("buyer-001", "内容偏好") is None
     assert mem.facts.list("buyer-001") == []
@@ -97,7 +97,7 @@ def test_forget_user_erases_every_table_in_one_transaction(mem: MemoryClient) ->
         mem.pii.store(uid, "phone", "13812345678")
     assert mem.forget_user("buyer-001") is True
     assert mem.forget_user("buyer-001") is False
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         for table in (
             "user_profile",
             "user_device",

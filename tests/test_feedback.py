@@ -25,9 +25,9 @@ DAY = timedelta(days=1)
 
 
 def _entries(mem: MemoryClient, user_id: str, *actions: AuditAction) -> list[audit.AuditEntry]:
-    subject = audit.subject_of(mem.database, UserScope(user_id))
+    subject = audit.subject_of(mem.admin.database, UserScope(user_id))
     assert subject is not None
-    return audit.recent(mem.database, subject=subject, actions=actions, limit=1000)
+    return audit.recent(mem.admin.database, subject=subject, actions=actions, limit=1000)
 
 
 def _frequent(mem: MemoryClient, user_id: str) -> None:
@@ -107,7 +107,7 @@ def test_a_rejected_memory_is_retired_and_never_served(shopper: MemoryClient) ->
     assert mem.facts.list(USER) == []
     with pytest.raises(RecordNotFound):
         mem.feedback(USER, wrong, action="confirm")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         statuses = conn.execute(
             text("SELECT status FROM memory_fragment WHERE id = :i"), {"i": wrong}
         ).scalar_one()
@@ -117,7 +117,7 @@ def test_a_rejected_memory_is_retired_and_never_served(shopper: MemoryClient) ->
 def test_pending_memories_are_still_found_but_marked(shopper: MemoryClient) -> None:
     mem = shopper
     doubtful = mem.write(USER, "用户可能下周出差，暂时不报销", lifecycle_policy=IMPLICIT)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fragment SET confidence = 0.31 WHERE id = :i"), {"i": doubtful}
         )
@@ -171,12 +171,12 @@ def test_decay_drifts_stale_inferences_to_pending_once_per_day(shopper: MemoryCl
     assert record is not None
     now = record.last_used_at + 10 * DAY + timedelta(hours=1)
 
-    report = mem.decay(now=now)
+    report = mem.admin.decay(now=now)
     assert (report.decayed, report.pending) == (2, 1)
-    assert mem.decay(now=now) == type(report)(decayed=0, pending=0)  # idempotent per day
-    assert mem.decay(now=now + DAY).decayed == 1  # the fact is pending now: it stays so
+    assert mem.admin.decay(now=now) == type(report)(decayed=0, pending=0)  # idempotent per day
+    assert mem.admin.decay(now=now + DAY).decayed == 1  # the fact is pending now: it stays so
 
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows: dict[uuid.UUID, float] = dict(
             conn.execute(
                 text(
@@ -203,7 +203,9 @@ def test_decay_drifts_stale_inferences_to_pending_once_per_day(shopper: MemoryCl
     assert (moved.details["to"], moved.details["cause"]) == ("pending_confirmation", "decay")
 
     days = audit.daily_counts(
-        mem.database, since=now - 30 * DAY, actions=(AuditAction.DECAY, AuditAction.STATUS_CHANGE)
+        mem.admin.database,
+        since=now - 30 * DAY,
+        actions=(AuditAction.DECAY, AuditAction.STATUS_CHANGE),
     )
     assert sum(d.count for d in days if d.action is AuditAction.DECAY and d.kind == "fact") >= 1
 
@@ -214,7 +216,7 @@ def test_sweep_runs_the_decay_and_reports_it(shopper: MemoryClient) -> None:
     inferred = mem.write(USER, "用户常买扫地机配件", lifecycle_policy=IMPLICIT)
     record = mem.memories.get(USER, inferred)
     assert record is not None
-    report = mem.sweep(now=record.last_used_at + 9 * DAY, vacuum=False)
+    report = mem.admin.sweep(now=record.last_used_at + 9 * DAY, vacuum=False)
     assert report.decay is not None
     assert report.decay.decayed == 1
 
@@ -267,15 +269,15 @@ def test_erasure_leaves_pseudonymous_entries_only(shopper: MemoryClient) -> None
     mem = shopper
     phone = "13912345678"
     memory_id = mem.write(USER, f"退款 RF20260629001 请打 {phone}", lifecycle_policy=EXPLICIT)
-    subject = audit.subject_of(mem.database, UserScope(USER))
+    subject = audit.subject_of(mem.admin.database, UserScope(USER))
     assert mem.forget_user(USER)
-    assert audit.subject_of(mem.database, UserScope(USER)) is None
+    assert audit.subject_of(mem.admin.database, UserScope(USER)) is None
     assert not mem.forget_user(USER)  # nothing left: nothing recorded
 
-    trail = audit.recent(mem.database, subject=subject, limit=100)
+    trail = audit.recent(mem.admin.database, subject=subject, limit=100)
     assert [e.action for e in trail] == [AuditAction.ERASURE, AuditAction.WRITE]
     assert trail[1].memory_id == memory_id
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         dump = "\n".join(
             conn.execute(text("SELECT row_to_json(a)::text FROM audit_log a")).scalars()
         )
@@ -300,7 +302,7 @@ def test_audit_and_decay_commands(
     mem = shopper
     monkeypatch.setattr(cli.console, "width", 200)  # one line per entry
     memory_id = mem.write(USER, "订单 88231 查物流", lifecycle_policy=EXPLICIT)
-    subject = audit.subject_of(mem.database, UserScope(USER))
+    subject = audit.subject_of(mem.admin.database, UserScope(USER))
     assert subject is not None
 
     listed = CliRunner().invoke(app, ["audit", "--user", USER, "--limit", "5"])

@@ -27,7 +27,7 @@ def buyer(mem: MemoryClient) -> None:
 
 
 def _index_texts(mem: MemoryClient) -> dict[uuid.UUID, str]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(text("SELECT id, index_text FROM memory_fragment")).all()
     return {r.id: r.index_text for r in rows}
 
@@ -70,14 +70,14 @@ def test_a_deleted_memorys_vault_entry_goes_unless_still_referenced(mem: MemoryC
 
 def test_a_swept_memory_leaves_no_words_and_no_pii(mem: MemoryClient) -> None:
     secret, _, _ = _session(mem, IMPLICIT)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "UPDATE memory_fragment SET expires_at = now() - interval '1 minute' WHERE id = :i"
             ),
             {"i": secret},
         )
-    report = mem.sweep()
+    report = mem.admin.sweep()
     assert report.fragments == 1
     assert all("鸢尾花" not in t for t in _index_texts(mem).values())
     assert mem.export_user("buyer-001")["pii"] == []
@@ -90,7 +90,7 @@ def test_a_turn_written_after_an_expiry_is_not_indexed_with_the_expired_text(
     secret = mem.write(
         "buyer-001", SECRET, lifecycle_policy=IMPLICIT, session_id="s-2", occurred_at=t0
     )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "UPDATE memory_fragment SET expires_at = now() - interval '1 second' WHERE id = :i"

@@ -222,7 +222,7 @@ def _snapshot(mem: MemoryClient) -> dict[str, tuple[int, str]]:
         f" FROM {t} x"
         for t in TABLES
     )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return {r[0]: (int(r[1]), r[2]) for r in conn.execute(text(union))}
 
 

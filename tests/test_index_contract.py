@@ -16,7 +16,7 @@ import pytest
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from structured_memory.repositories.fragments import FragmentLedger, NewFragment
+from structured_memory.repositories.fragments import FragmentLedger, NewFragment, visible_in_ledger
 from tests.conftest import TEST_TENANT_KEY
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import (
@@ -82,8 +82,8 @@ class Harness:
             private=private,
         )
         self.mem.profiles.ensure(user)
-        with self.mem.database.transaction() as conn:
-            FragmentLedger(self.mem.database).insert(conn, [fragment])
+        with self.mem.admin.database.transaction() as conn:
+            FragmentLedger(self.mem.admin.database).insert(conn, [fragment])
         indexed = IndexedFragment(
             id=fragment.id,
             user_id=user,
@@ -109,8 +109,8 @@ class Harness:
         self.index.apply([Upsert(UserScope(indexed.user_id), indexed)] * 2)
 
     def remove(self, user: str, fragment_id: uuid.UUID) -> None:
-        with self.mem.database.transaction() as conn:
-            FragmentLedger(self.mem.database).delete(conn, UserScope(user), fragment_id)
+        with self.mem.admin.database.transaction() as conn:
+            FragmentLedger(self.mem.admin.database).delete(conn, UserScope(user), fragment_id)
         self.index.apply([Delete(UserScope(user), fragment_id)])
 
     def drop_user(self, user: str) -> None:
@@ -149,7 +149,11 @@ def harness(request: pytest.FixtureRequest, mem: MemoryClient) -> Harness:
         index = request.getfixturevalue("weaviate_index")
     else:
         index = create_index(
-            request.param, {}, connect=mem.database.reading, tenant_key=TEST_TENANT_KEY
+            request.param,
+            {},
+            connect=mem.admin.database.reading,
+            visible=visible_in_ledger,
+            tenant_key=TEST_TENANT_KEY,
         )
     index.setup(EMBEDDER.name, EMBEDDER.dimensions)
     return Harness(mem, index)

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from policies.errors import InvalidText
-from unstructured_memory.summariser import Intent, classify_intent
+from unstructured_memory.summariser import classify_intent
 from unstructured_memory.summariser.intent import classify_turns
+from values.sessions import Intent
 
 _DATA = Path(__file__).parent / "data"
 

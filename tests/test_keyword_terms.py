@@ -8,7 +8,6 @@ from sqlalchemy import text as sql
 
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.search.presets import KEYWORD_ONLY
 from unstructured_memory.search.query import build_query
@@ -28,6 +27,7 @@ from unstructured_memory.tokenize import (
     tokens,
     weighted_query_terms,
 )
+from values.inputs import MemoryInput
 
 
 def test_stem_strips_english_suffixes_only() -> None:
@@ -124,7 +124,7 @@ def test_an_inflected_query_finds_the_memory_by_keywords(mem: MemoryClient) -> N
         ],
         progress=False,
     )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         stored = conn.execute(
             sql("SELECT index_text FROM memory_fragment WHERE user_id = :u AND id = :i"),
             {"u": user, "i": ids[0]},

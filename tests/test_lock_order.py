@@ -66,7 +66,7 @@ def _wait_for_lock_wait(mem: MemoryClient, call: _Call) -> bool:
     while time.monotonic() < deadline:
         if not call.thread.is_alive():
             return False
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             waiting = conn.execute(
                 text(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
@@ -88,7 +88,7 @@ def _lock_rows(conn: Connection, ids: list[uuid.UUID]) -> None:
 @contextmanager
 def _other_transaction(mem: MemoryClient) -> Iterator[Connection]:
     """A transaction of the test (committed on leaving) that is never a deadlock's victim."""
-    with mem.database.engine.connect() as conn, conn.begin():
+    with mem.admin.database.engine.connect() as conn, conn.begin():
         conn.execute(text("SET LOCAL deadlock_timeout = '30s'"))
         yield conn
 
@@ -105,7 +105,7 @@ def _deadlock(mem: MemoryClient, call: Callable[[], Any], held: uuid.UUID, then:
 
 
 def _count(mem: MemoryClient, sql: str, **params: Any) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(conn.execute(text(sql), params).scalar_one())
 
 
@@ -126,7 +126,7 @@ def test_a_write_reusing_a_vault_entry_a_delete_releases_keeps_its_reference(
             paused.set()
             assert resume.wait(60)
 
-    engine = mem.database.engine
+    engine = mem.admin.database.engine
     event.listen(engine, "before_cursor_execute", pause_before_ledger)
     try:
 
@@ -181,7 +181,7 @@ def test_a_write_and_a_release_lock_shared_entries_in_one_order(
         writer_id = threading.get_ident()
         return mem.write(USER, f"换绑手机 {PHONE}，通知发到 {EMAIL}", lifecycle_policy=EXPLICIT)
 
-    engine = mem.database.engine
+    engine = mem.admin.database.engine
     event.listen(engine, "before_cursor_execute", pause_at_second_entry)
     try:
         with caplog.at_level(logging.INFO, logger="structured_memory.database"):
@@ -220,7 +220,7 @@ def _session(mem: MemoryClient) -> list[uuid.UUID]:
 
 def _expiring_within_a_day(mem: MemoryClient, ids: list[uuid.UUID]) -> None:
     """Renewable rows so close to their expiry that a search renews them at once."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "UPDATE memory_fragment SET renew_days = 7, "
@@ -276,7 +276,7 @@ def test_a_conflict_outlasting_the_retries_is_a_typed_retryable_error(
     """Every attempt meets a serialization failure (a concurrent update under REPEATABLE
     READ): the unit runs ``attempts`` times, then ``TransientFailure`` propagates."""
     mem.profiles.ensure(USER)
-    db, runs = mem.database, 0
+    db, runs = mem.admin.database, 0
 
     def conflicting() -> None:
         nonlocal runs

@@ -12,12 +12,12 @@ from policies.errors import InvalidField, InvalidText, InvalidUserId, PolicyMiss
 from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
 from unstructured_memory.errors import EmbeddingDimensionMismatch
-from unstructured_memory.summariser.transcript import Turn
 from unstructured_memory.tokenize import stem
+from values.inputs import MemoryInput
+from values.sessions import Turn
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 IMPLICIT = LifecyclePolicy.IMPLICIT
@@ -32,7 +32,7 @@ INVOICE = "请帮我开增值税专用发票，抬头是上海某某科技有限
 
 
 def _count(mem: MemoryClient, sql: str, **params: object) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(conn.execute(text(sql), params).scalar_one())
 
 
@@ -106,7 +106,7 @@ def test_pii_is_masked_in_the_ledger_and_kept_in_the_vault(mem: MemoryClient) ->
     assert kinds == ["email", "phone"]
     revealed = {mem.pii.reveal("buyer-001", r.id) for r in mem.pii.list("buyer-001")}
     assert revealed == {"zhang.wei@example.com", "13812345678"}
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text("SELECT row_to_json(f)::text FROM memory_fragment f WHERE id = :i"), {"i": mid}
         ).scalar_one()
@@ -123,7 +123,7 @@ def test_lifecycle_policy_is_required(mem: MemoryClient) -> None:
 
 
 def _expiry(mem: MemoryClient, mid: object) -> tuple[datetime | None, int | None]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text("SELECT expires_at, renew_days FROM memory_fragment WHERE id = :i"), {"i": mid}
         ).one()
@@ -155,7 +155,7 @@ def test_ttl_follows_policy_and_kind(mem: MemoryClient) -> None:
 
 
 def _set_expiry(mem: MemoryClient, mid: object, expires: datetime) -> None:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fragment SET expires_at = :e WHERE id = :i"),
             {"e": expires, "i": mid},
@@ -193,7 +193,7 @@ def test_facts_renew_like_fragments(mem: MemoryClient) -> None:
     fact = mem.facts.put("buyer-001", "内容偏好", "图文", lifecycle_policy=IMPLICIT)
     assert fact.expires_at is not None
     assert fact.expires_at > datetime.now(UTC) + timedelta(days=29)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fact SET expires_at = now() + interval '1 day' WHERE id = :i"),
             {"i": fact.id},
@@ -208,7 +208,7 @@ def test_frequent_users_keep_implicit_memories_thirty_days(mem: MemoryClient) ->
     for s in range(5):
         mem.write("buyer-001", f"第 {s} 次咨询", lifecycle_policy=EXPLICIT, session_id=f"s-{s}")
     mid = mem.write("buyer-001", "偏好文字说明", lifecycle_policy=IMPLICIT)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         expires = conn.execute(
             text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": mid}
         ).scalar_one()
@@ -216,8 +216,8 @@ def test_frequent_users_keep_implicit_memories_thirty_days(mem: MemoryClient) ->
 
 
 def test_expired_fragments_are_never_returned_and_swept(shop: MemoryClient) -> None:
-    shop.database.engine.dispose()
-    with shop.database.transaction() as conn:
+    shop.admin.database.engine.dispose()
+    with shop.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "UPDATE memory_fragment SET expires_at = now() - interval '1 second' "
@@ -226,17 +226,17 @@ def test_expired_fragments_are_never_returned_and_swept(shop: MemoryClient) -> N
         )
     hits = shop.search("buyer-001", "RF20260629001 退款", limit=10)
     assert all("RF20260629001" not in h.text for h in hits)
-    report = sweep_expired(shop.database, datetime.now(UTC), batch_size=1)
+    report = sweep_expired(shop.admin.database, datetime.now(UTC), batch_size=1)
     assert report.fragments == 1
     assert _count(shop, "SELECT count(*) FROM memory_fragment") == 4
 
 
 def test_search_renews_implicit_fragments_it_returns(shop: MemoryClient) -> None:
-    with shop.database.transaction() as conn:
+    with shop.admin.database.transaction() as conn:
         conn.execute(text("UPDATE memory_fragment SET expires_at = now() + interval '1 hour'"))
     hit = shop.search("buyer-001", "空气净化器", limit=1)[0]
     assert hit.text == PURIFIER
-    with shop.database.transaction() as conn:
+    with shop.admin.database.transaction() as conn:
         rows: dict[str, bool] = dict(
             conn.execute(
                 text(
@@ -372,7 +372,7 @@ def test_embedder_mismatch_is_a_clear_error(
 
 
 def test_end_session_stores_a_masked_interaction_record(mem: MemoryClient) -> None:
-    from unstructured_memory.summariser import Turn
+    from values.sessions import Turn
 
     t = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
     transcript = [
@@ -395,7 +395,7 @@ def test_end_session_stores_a_masked_interaction_record(mem: MemoryClient) -> No
     assert hit.session_id == "session-0629"
     assert hit.occurred_at == t + timedelta(minutes=3)
     assert [r.kind for r in mem.pii.list("buyer-001")] == ["phone"]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         expires = conn.execute(
             text("SELECT expires_at FROM memory_fragment WHERE id = :i"), {"i": record.memory_id}
         ).scalar_one()
@@ -454,7 +454,7 @@ def test_contextual_indexing_finds_an_answer_through_its_question(mem: MemoryCli
     later = mem.write(
         "loco", "Caroline: Thanks!", lifecycle_policy=EXPLICIT, session_id="s1", occurred_at=t
     )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         index_text = conn.execute(
             text("SELECT index_text FROM memory_fragment WHERE id = :i"), {"i": later}
         ).scalar_one()
@@ -471,7 +471,7 @@ def test_an_erasure_waits_for_a_write_that_holds_the_profile(mem: MemoryClient) 
 
     mem.write("buyer-001", "旧记忆", lifecycle_policy=EXPLICIT)
     erased = threading.Event()
-    with mem.database.engine.connect() as conn, conn.begin():
+    with mem.admin.database.engine.connect() as conn, conn.begin():
         hold_profiles(conn, ["buyer-001"])
 
         def erase() -> None:
@@ -518,9 +518,9 @@ def test_writers_of_one_user_share_the_profile_lock(mem: MemoryClient) -> None:
     """An open write holds the profile FOR KEY SHARE, which a second write does not wait for."""
     from structured_memory.repositories.fragments import hold_profiles
 
-    with mem.database.engine.connect() as first, first.begin():
+    with mem.admin.database.engine.connect() as first, first.begin():
         hold_profiles(first, ["buyer-001"])
-        with mem.database.engine.connect() as second, second.begin():
+        with mem.admin.database.engine.connect() as second, second.begin():
             second.execute(text("SET LOCAL lock_timeout = '200ms'"))
             hold_profiles(second, ["buyer-001"])  # FOR NO KEY UPDATE would time out here
 

@@ -275,11 +275,11 @@ def _forecast_against_the_job(mem: MemoryClient, at: datetime) -> list[int]:
     """The forecast at ``at``, then the decay job run at the end of each of its days (the
     last one at the horizon): the memories each run moves to pending must be the
     forecast's count for that day. Returns the forecast's counts."""
-    forecast = mem.ops.confidence(now=at).forecast
+    forecast = mem.admin.ops.confidence(now=at).forecast
     assert forecast.horizon_days == 7
     assert len(forecast.days) == 8
     horizon = at + timedelta(days=7)
-    moved = [mem.decay(now=min(_end_of(d.day), horizon)).pending for d in forecast.days]
+    moved = [mem.admin.decay(now=min(_end_of(d.day), horizon)).pending for d in forecast.days]
     expected = [d.total for d in forecast.days]
     assert moved == expected
     assert forecast.total == sum(expected)
@@ -307,7 +307,7 @@ def test_the_decay_forecast_is_what_the_decay_job_then_does(mem: MemoryClient) -
         mem.feedback(frequent, note, action="skip")
 
     # day 8 unused: the first step is due; 0.35 crosses on day 11, 0.4 and the note on 13
-    report = mem.ops.confidence(now=written + timedelta(days=8))
+    report = mem.admin.ops.confidence(now=written + timedelta(days=8))
     assert (report.forecast.fragments, report.forecast.facts) == (1, 2)
     week = _forecast_against_the_job(mem, written + timedelta(days=8))
     assert sum(week) == 3
@@ -348,14 +348,14 @@ def test_activity_counts_sweeps_decays_and_renewals_per_day(
     mem.write(BUYER, "订单 88231 想改地址", lifecycle_policy=IMPLICIT)
     mem.facts.put(BUYER, "临时地址", "公司", lifecycle_policy=IMPLICIT)
     now = datetime.now(UTC)
-    swept = mem.sweep(now=now + timedelta(days=8), vacuum=False)
+    swept = mem.admin.sweep(now=now + timedelta(days=8), vacuum=False)
     assert (swept.fragments, swept.facts) == (1, 1)
 
     frequent = "buyer-ops-2"
     mem.profiles.ensure(frequent)
     make_frequent(mem, frequent)
     mem.facts.put(frequent, "内容偏好", "视频", lifecycle_policy=IMPLICIT)
-    assert mem.decay(now=now + timedelta(days=10)).decayed == 1
+    assert mem.admin.decay(now=now + timedelta(days=10)).decayed == 1
 
     used = mem.write(frequent, "退款 RF20260629001 三天到账", lifecycle_policy=IMPLICIT)
     assert used in {h.memory_id for h in mem.search(frequent, "退款到账", limit=3)}
@@ -407,7 +407,7 @@ def test_outbox_and_tenants_of_the_pgvector_index(api: TestClient) -> None:
 )
 def test_bad_arguments_are_invalid_field(mem: MemoryClient, method: str, kwargs: Any) -> None:
     with pytest.raises(InvalidField):
-        getattr(mem.ops, method)(**kwargs)
+        getattr(mem.admin.ops, method)(**kwargs)
 
 
 def test_tenant_statuses_fold_into_hot_cold_and_offloaded() -> None:
@@ -611,12 +611,12 @@ def test_weaviate_tenants_hot_and_cold(settings: Settings, weaviate_server: Any)
             for user in users:
                 client.profiles.ensure(user)
                 client.write(user, "订单 88231 想改地址", lifecycle_policy=IMPLICIT)
-            client.drain_outbox()
+            client.admin.drain_outbox()
             with TestClient(create_app(service=SERVICE, client=client)) as api:
                 first = ops(api, "tenants")
                 assert (first["applicable"], first["reachable"]) == (True, True)
                 assert (first["hot"], first["cold"], first["total"]) == (3, 0, 3)
-                index: Any = client.index
+                index: Any = client.admin.index
                 assert index.set_cold(users[:1]) == 1
                 second = ops(api, "tenants")
                 assert (second["hot"], second["cold"], second["total"]) == (2, 1, 3)
@@ -624,7 +624,7 @@ def test_weaviate_tenants_hot_and_cold(settings: Settings, weaviate_server: Any)
         finally:
             for user in ["buyer-tenant-1", "buyer-tenant-2", "buyer-tenant-3"]:
                 client.forget_user(user)
-            client.drain_outbox()
-            index = client.index
+            client.admin.drain_outbox()
+            index = client.admin.index
             if hasattr(index, "reset"):
                 index.reset()

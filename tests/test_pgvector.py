@@ -17,13 +17,14 @@ from sqlalchemy import Connection, event, text
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from structured_memory.cross_user import flag_large_scopes
+from structured_memory.repositories.fragments import visible_in_ledger
 from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import IndexHit, LargeScopes
 from unstructured_memory.index.pgvector import PgVectorIndex, hnsw_index_name
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, VECTOR_ONLY
 from unstructured_memory.search.query import build_query
+from values.inputs import MemoryInput
 
 
 def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
@@ -39,7 +40,7 @@ def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
     for u in range(4):
         mem.profiles.ensure(f"user-{u}")
     mem.write_many(items, progress=False)
-    assert flag_large_scopes(mem.database, threshold=0) == len(items)  # all in HNSW
+    assert flag_large_scopes(mem.admin.database, threshold=0) == len(items)  # all in HNSW
     embedder = HashingEmbedder()
     hnsw_only = partial(_index_scans, mem)
     query = build_query(
@@ -58,7 +59,8 @@ def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
             ).scalars()
         )
     assert hnsw_index_name(embedder.name) in plan
-    hits = PgVectorIndex(hnsw_only, exact_scan_limit=0).search(UserScope("user-1"), query)
+    index = PgVectorIndex(hnsw_only, visible_in_ledger, exact_scan_limit=0)
+    hits = index.search(UserScope("user-1"), query)
     assert len(hits) == 50
     assert len({h.fragment_id for h in hits}) == 50
 
@@ -114,13 +116,13 @@ def test_a_large_scope_finds_flagged_and_unflagged_rows_alike(mem: MemoryClient)
             progress=False,
         )
 
-    small = PgVectorIndex(mem.database.reading, exact_scan_limit=30)
+    small = PgVectorIndex(mem.admin.database.reading, visible_in_ledger, exact_scan_limit=30)
     write(0, 30)
-    assert flag_large_scopes(mem.database, threshold=small.ann_threshold) == 31
+    assert flag_large_scopes(mem.admin.database, threshold=small.ann_threshold) == 31
     write(30, 20)  # after the sweep: not flagged
     assert _flags(mem, user) == {True: 31, False: 21}
     _assert_paths_agree(mem, user)
-    assert flag_large_scopes(mem.database, threshold=small.ann_threshold, batch_size=8) == 21
+    assert flag_large_scopes(mem.admin.database, threshold=small.ann_threshold, batch_size=8) == 21
     assert _flags(mem, user) == {True: 52}
     _assert_paths_agree(mem, user)
 
@@ -138,14 +140,14 @@ def test_the_sweep_flags_only_large_users_once(mem: MemoryClient) -> None:
         ],
         progress=False,
     )
-    assert flag_large_scopes(mem.database, threshold=5, batch_size=4) == 6
-    assert flag_large_scopes(mem.database, threshold=5, batch_size=4) == 0  # idempotent
+    assert flag_large_scopes(mem.admin.database, threshold=5, batch_size=4) == 6
+    assert flag_large_scopes(mem.admin.database, threshold=5, batch_size=4) == 0  # idempotent
     assert _flags(mem, large) == {True: 6}
     assert _flags(mem, small) == {False: 3}
     # the client's sweep asks the index for its threshold (1,000: nobody here)
-    assert isinstance(mem.index, LargeScopes)
-    assert mem.index.ann_threshold == 1000
-    assert mem.sweep(vacuum=False).flagged == 0
+    assert isinstance(mem.admin.index, LargeScopes)
+    assert mem.admin.index.ann_threshold == 1000
+    assert mem.admin.sweep(vacuum=False).flagged == 0
 
 
 def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
@@ -153,7 +155,7 @@ def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
     idempotent."""
     embedder = HashingEmbedder()
     old = "ix_memory_fragment_hnsw_" + hnsw_index_name(embedder.name).rsplit("_", 1)[1]
-    with mem.database.reading() as conn:
+    with mem.admin.database.reading() as conn:
         conn.execute(
             text(
                 f"CREATE INDEX {old} ON memory_fragment USING hnsw "
@@ -161,10 +163,10 @@ def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
                 f"WHERE embedding_model = '{embedder.name}'"
             )
         )
-    index = PgVectorIndex(mem.database.reading)
+    index = PgVectorIndex(mem.admin.database.reading, visible_in_ledger)
     index.setup(embedder.name, embedder.dimensions)
     index.setup(embedder.name, embedder.dimensions)
-    with mem.database.reading() as conn:
+    with mem.admin.database.reading() as conn:
         definitions: dict[str, str] = dict(
             conn.execute(
                 text(
@@ -181,13 +183,13 @@ def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
     # a build interrupted (left invalid, as a failed CREATE INDEX CONCURRENTLY leaves it)
     # is built again instead of being kept, unused but maintained, by IF NOT EXISTS
     named = {"name": hnsw_index_name(embedder.name)}
-    with mem.database.reading() as conn:
+    with mem.admin.database.reading() as conn:
         conn.execute(
             text("UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass(:name)"),
             named,
         )
     index.setup(embedder.name, embedder.dimensions)
-    with mem.database.reading() as conn:
+    with mem.admin.database.reading() as conn:
         valid = conn.execute(
             text("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(:name)"), named
         )
@@ -198,7 +200,7 @@ def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
 def _index_scans(mem: MemoryClient) -> Iterator[Connection]:
     """A transaction (rolled back) in which the planner reads the ledger only by the HNSW
     index (rows flagged ``ann``), the user index on the others, and the GIN index."""
-    with mem.database.engine.connect() as conn, conn.begin() as tx:
+    with mem.admin.database.engine.connect() as conn, conn.begin() as tx:
         conn.execute(text("DROP INDEX ix_memory_fragment_user_id_occurred_at"))
         conn.execute(text("DROP INDEX ix_memory_fragment_user_id_session_id"))
         conn.execute(text("SET LOCAL enable_seqscan = off"))
@@ -207,7 +209,7 @@ def _index_scans(mem: MemoryClient) -> Iterator[Connection]:
 
 
 def _flags(mem: MemoryClient, user: str) -> dict[bool, int]:
-    with mem.database.reading() as conn:
+    with mem.admin.database.reading() as conn:
         rows = conn.execute(
             text("SELECT ann, count(*) FROM memory_fragment WHERE user_id = :u GROUP BY ann"),
             {"u": user},
@@ -219,8 +221,8 @@ def _assert_paths_agree(mem: MemoryClient, user: str) -> None:
     """The exact scan and the large-scope path (HNSW over flagged rows, exact over the
     rest): the same hits in the same order, with the same scores, for every preset."""
     embedder = HashingEmbedder()
-    exact = PgVectorIndex(mem.database.reading)
-    approximate = PgVectorIndex(partial(_index_scans, mem), exact_scan_limit=0)
+    exact = PgVectorIndex(mem.admin.database.reading, visible_in_ledger)
+    approximate = PgVectorIndex(partial(_index_scans, mem), visible_in_ledger, exact_scan_limit=0)
     for preset in (HYBRID_DEFAULT, VECTOR_ONLY, KEYWORD_ONLY):
         for words in ("空气净化器 退款", "订单 88231 物流", "refund air purifier"):
             query = build_query(
@@ -265,7 +267,7 @@ def test_a_scope_found_large_skips_the_exact_attempt_and_finds_the_same(
         ],
         progress=False,
     )
-    index = PgVectorIndex(mem.database.reading, exact_scan_limit=5)
+    index = PgVectorIndex(mem.admin.database.reading, visible_in_ledger, exact_scan_limit=5)
     now = datetime.now(UTC)
     embedder = HashingEmbedder()
     built = build_query("订单 退款", embedder=embedder, config=HYBRID_DEFAULT, limit=5, now=now)
@@ -275,14 +277,14 @@ def test_a_scope_found_large_skips_the_exact_attempt_and_finds_the_same(
     def record(conn: object, cursor: object, statement: str, *args: object) -> None:
         statements.append(statement)
 
-    event.listen(mem.database.engine, "before_cursor_execute", record)
+    event.listen(mem.admin.database.engine, "before_cursor_execute", record)
     try:
         first = index.search(UserScope(user), query)
         exact_attempts = sum("AS MATERIALIZED" in s for s in statements)
         statements.clear()
         second = index.search(UserScope(user), query)
     finally:
-        event.remove(mem.database.engine, "before_cursor_execute", record)
+        event.remove(mem.admin.database.engine, "before_cursor_execute", record)
     assert exact_attempts == 1
     assert not any("AS MATERIALIZED" in s for s in statements)
     assert [h.fragment_id for h in second] == [h.fragment_id for h in first]

@@ -31,7 +31,7 @@ EXPLICIT, SENSITIVE = LifecyclePolicy.EXPLICIT, LifecyclePolicy.SENSITIVE
 
 def _dump(mem: MemoryClient) -> str:
     """Every row of every table, as JSON text."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return "\n".join(
             row
             for table in TABLES
@@ -65,7 +65,7 @@ def test_sensitive_write_keeps_metadata_pii_only_in_the_vault(mem: MemoryClient)
         lifecycle_policy=SENSITIVE,
         metadata={"联系电话": PHONE, "备注": f"邮箱 {EMAIL}", "渠道": "app"},
     )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text("SELECT metadata, text FROM memory_fragment WHERE id = :i"), {"i": mid}
         ).one()
@@ -295,7 +295,7 @@ def test_an_entry_shared_by_a_memory_a_fact_and_the_profile(mem: MemoryClient) -
 def test_repair_vault_moves_references_in_facts_and_profiles(mem: MemoryClient) -> None:
     PHONE_LEGACY = "13812345678"
     p = mem.profiles.ensure(USER)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         dups = [insert_legacy(conn, USER, "phone", PHONE_LEGACY) for _ in range(2)]
     leaf: dict[str, Any] = {
         "masked": "138****5678",
@@ -303,7 +303,7 @@ def test_repair_vault_moves_references_in_facts_and_profiles(mem: MemoryClient) 
     }
     mem.facts.put(USER, "收件人", {"电话": [leaf]}, lifecycle_policy=EXPLICIT)
     mem.profiles.update(USER, expected_version=p.version, attributes={"主手机": leaf})
-    report = repair_vault(mem.database, mem.cipher)
+    report = repair_vault(mem.admin.database, mem.admin.cipher)
     assert report.merged == 1
     assert report.references == 2
     kept = {"masked": "138****5678", "pii": [{"vault_id": str(dups[0]), "kind": "phone"}]}

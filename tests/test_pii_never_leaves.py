@@ -103,13 +103,13 @@ def test_the_embedded_servers_log_holds_no_failing_values(
 
     if "host=" not in dsn or str(data_dir) not in dsn:
         pytest.skip("an external PostgreSQL: its logging is the operator's")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         deadline = time.monotonic() + 10
         while conn.execute(text("SHOW log_error_verbosity")).scalar_one() != "terse":
             assert time.monotonic() < deadline, "the quiet log settings were not applied"
             time.sleep(0.1)
     mem.profiles.ensure("buyer-001")
-    with pytest.raises(InvalidInput), mem.database.transaction() as conn:
+    with pytest.raises(InvalidInput), mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "INSERT INTO user_business_link (user_id, entity_type, entity_id, role) "

@@ -78,14 +78,14 @@ def test_find_users_by_phone_without_decrypting(mem: MemoryClient) -> None:
     mem.pii.store("buyer-001", "phone", PHONE)
     mem.pii.store("buyer-003", "phone", "+86 138-1234-5678")
     mem.pii.store("buyer-002", "phone", "13900000000")
-    assert find_user_ids_by_pii(mem.database, mem.cipher, "phone", PHONE) == [
+    assert find_user_ids_by_pii(mem.admin.database, mem.admin.cipher, "phone", PHONE) == [
         "buyer-001",
         "buyer-003",
     ]
 
 
 def _tamper(mem: MemoryClient, sql: str, **params: object) -> None:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(text(sql), params)
 
 
@@ -134,18 +134,20 @@ def test_rotation_rewraps_every_data_key(mem: MemoryClient, other_client: Client
         uid = f"buyer-{i:03d}"
         mem.profiles.ensure(uid)
         refs.append((uid, mem.pii.store(uid, "phone", f"1380000{i:04d}")))
-    pinned = mem.cipher.ring.blind.to_line()
+    pinned = mem.admin.cipher.ring.blind.to_line()
     rotated = other_client(key_line("k-test-2", 8) + "," + key_line("k-test-1", 7))
-    assert pending_rotation(rotated.database, rotated.cipher) == 23
+    assert pending_rotation(rotated.admin.database, rotated.admin.cipher) == 23
     # lookups work mid-rotation: the blind key is the same under both rings
-    assert find_user_ids_by_pii(rotated.database, rotated.cipher, "phone", "13800000005") == [
-        "buyer-005"
-    ]
+    assert find_user_ids_by_pii(
+        rotated.admin.database, rotated.admin.cipher, "phone", "13800000005"
+    ) == ["buyer-005"]
     batches: list[int] = []
-    report = rotate_keys(rotated.database, rotated.cipher, batch_size=10, progress=batches.append)
+    report = rotate_keys(
+        rotated.admin.database, rotated.admin.cipher, batch_size=10, progress=batches.append
+    )
     assert (report.rewrapped, report.migrated, report.remaining) == (23, 0, 0)
     assert batches == [10, 10, 3]
-    with rotated.database.transaction() as conn:
+    with rotated.admin.database.transaction() as conn:
         assert conn.execute(text("SELECT DISTINCT key_id FROM pii_data_key")).scalars().all() == [
             "k-test-2"
         ]
@@ -161,8 +163,8 @@ def test_stale_active_key_is_reported_and_logged(
     other_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     old = other_client(key_line("k-old", 5, age_days=120))
-    assert old.health().active_key_stale
-    assert not old.health().ok
+    assert old.admin.health().active_key_stale
+    assert not old.admin.health().ok
     old.profiles.ensure("buyer-001")
     with caplog.at_level(logging.WARNING):
         old.pii.store("buyer-001", "phone", PHONE)
@@ -170,7 +172,7 @@ def test_stale_active_key_is_reported_and_logged(
     stale = [r for r in caplog.records if "older than 90 days" in r.getMessage()]
     assert len(stale) == 1
     fresh = other_client(key_line("k-new", 6, age_days=10))
-    assert not fresh.health().active_key_stale
+    assert not fresh.admin.health().active_key_stale
 
 
 def test_no_plaintext_in_any_column_or_log(
@@ -189,7 +191,7 @@ def test_no_plaintext_in_any_column_or_log(
                 {"vault_id": str(ref.id), "kind": kind},
                 lifecycle_policy=LifecyclePolicy.SENSITIVE,
             )
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         columns = conn.execute(
             text(
                 "SELECT table_name, column_name FROM information_schema.columns "

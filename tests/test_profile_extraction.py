@@ -44,8 +44,9 @@ from tests.test_regex_linear import _collect
 from unstructured_memory.profile import create_extractor, openai_chat, rules
 from unstructured_memory.profile.openai_chat import ChatExtractor, parse_answer
 from unstructured_memory.profile.rules import RuleExtractor
-from unstructured_memory.summariser import Turn, summarise
 from unstructured_memory.summariser import outcome as outcome_module
+from unstructured_memory.summariser import summarise
+from values.sessions import Turn
 
 FACT, PREF, TEMP = ObservationKind.FACT, ObservationKind.PREFERENCE, ObservationKind.TEMPORARY
 T0 = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
@@ -648,7 +649,7 @@ def _learned(mem: MemoryClient) -> dict[str, Any]:
 
 
 def _candidates(mem: MemoryClient) -> list[tuple[str, str, int]]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text(
                 "SELECT slot, value, cardinality(sessions) FROM profile_candidate "
@@ -701,8 +702,8 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert profile.notification_preference["wechat"] is False
     assert _candidates(mem) == []
 
-    subject = subject_of(mem.database, UserScope(USER))
-    entries = recent(mem.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
+    subject = subject_of(mem.admin.database, UserScope(USER))
+    entries = recent(mem.admin.database, subject=subject, actions=[AuditAction.PROFILE_UPDATE])
     merges = [e for e in entries if e.details.get("source") == "session"]
     assert len(merges) == 5, "the one-off session changed nothing"
     logged = json.dumps([e.details for e in entries], ensure_ascii=False)

@@ -8,7 +8,7 @@ import pytest
 
 from policies.errors import ConcurrentModificationError, InvalidField, InvalidUserId, UserNotFound
 from sdk.client import MemoryClient
-from structured_memory.records import Profile
+from values.records import Profile
 
 
 def test_new_profile_has_documented_defaults(mem: MemoryClient) -> None:

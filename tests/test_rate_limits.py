@@ -108,7 +108,7 @@ def test_reconciling_is_one_statement_per_process_never_one_per_request(
         if "rate_limit" in statement:
             seen.append(statement)
 
-    engine = mem.database.engine
+    engine = mem.admin.database.engine
     event.listen(engine, "before_cursor_execute", count)
     try:
         for _ in range(20):

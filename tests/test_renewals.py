@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 
 def _row(mem: MemoryClient, mid: uuid.UUID, table: Table = "memory_fragment") -> Any:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return conn.execute(
             text(f"SELECT expires_at, last_used_at, renew_days FROM {table} WHERE id = :i"),
             {"i": mid},
@@ -49,7 +49,7 @@ def _expire_in(
     mem: MemoryClient, mid: uuid.UUID, delta: timedelta, table: Table = "memory_fragment"
 ) -> datetime:
     expires = datetime.now(UTC) + delta
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(f"UPDATE {table} SET expires_at = :e WHERE id = :i"),
             {"e": expires, "i": mid},
@@ -64,11 +64,11 @@ def _writes_during(mem: MemoryClient, call: Callable[[], T]) -> tuple[T, list[st
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         statements.append(statement)
 
-    event.listen(mem.database.engine, "before_cursor_execute", record)
+    event.listen(mem.admin.database.engine, "before_cursor_execute", record)
     try:
         result = call()
     finally:
-        event.remove(mem.database.engine, "before_cursor_execute", record)
+        event.remove(mem.admin.database.engine, "before_cursor_execute", record)
     return result, [s for s in statements if s.lstrip().split()[0].upper() in {"UPDATE", "INSERT"}]
 
 
@@ -142,7 +142,7 @@ def test_a_sweep_writes_pending_renewals_first(slow: MemoryClient) -> None:
     _expire_in(slow, mid, timedelta(days=2))
     slow.search(USER, "空气净化器", limit=1)
     assert _renewals(slow).pending == 1
-    slow.sweep(now=datetime.now(UTC) + timedelta(days=3), vacuum=False)
+    slow.admin.sweep(now=datetime.now(UTC) + timedelta(days=3), vacuum=False)
     assert _row(slow, mid) is not None
 
 
@@ -174,7 +174,7 @@ def test_a_candidate_hydrated_but_not_returned_is_not_renewed(slow: MemoryClient
         for n in range(3)
     ]
     expires = datetime.now(UTC) + timedelta(days=3)
-    with slow.database.transaction() as conn:
+    with slow.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fragment SET expires_at = :e WHERE id = ANY(:i)"),
             {"e": expires, "i": ids},
@@ -237,7 +237,7 @@ def test_a_pending_fact_use_lands_before_a_sweep_and_never_revives_a_deleted_fac
         assert slow.facts.get(USER, fact.key) is not None
     assert _renewals(slow).pending == 2
     assert slow.facts.delete(USER, "发票抬头")
-    slow.sweep(now=datetime.now(UTC) + timedelta(days=3), vacuum=False)
+    slow.admin.sweep(now=datetime.now(UTC) + timedelta(days=3), vacuum=False)
     assert (
         _row(slow, kept.id, "memory_fact") is not None
     )  # used two days before expiry: outlives it

@@ -88,7 +88,7 @@ def _write(mem: MemoryClient, suffix: str = "") -> list[uuid.UUID]:
         ],
     )
     ids = [*ids, record.memory_id]
-    with mem.database.transaction() as conn:  # the temporary intents noted at session end
+    with mem.admin.database.transaction() as conn:  # the temporary intents noted at session end
         notes = conn.execute(
             text(
                 "SELECT id FROM memory_fragment WHERE user_id = :u AND NOT id = ANY(:ids) "
@@ -101,7 +101,7 @@ def _write(mem: MemoryClient, suffix: str = "") -> list[uuid.UUID]:
 
 def _terms(mem: MemoryClient, ids: list[uuid.UUID]) -> list[tuple[str, int, int]]:
     """Each row's ``index_text``, ``token_count`` and ``xmin`` (changes when written)."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = {
             r.id: (r.index_text, r.token_count, int(r.xmin))
             for r in conn.execute(
@@ -128,7 +128,7 @@ def upgraded(
         patch.setattr(tokenize, "cjk_bigrams", lambda text: [])
         patch.setattr(tokenize, "_concept_terms", lambda words: [])
         twins = _write(mem, "-old")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "UPDATE memory_fragment AS f SET index_text = o.index_text, "
@@ -163,7 +163,7 @@ def test_retokenise_brings_old_rows_up_to_date(upgraded: Any, mem: MemoryClient)
     assert _keyword_hit(mem, "退款", robot, ZH)
     assert not _keyword_hit(mem, "扫地", robot, ZH)
 
-    report = mem.retokenise(batch_size=2)  # batches smaller than a user's rows
+    report = mem.admin.retokenise(batch_size=2)  # batches smaller than a user's rows
 
     assert report.changed == len(stale)
     after = _terms(mem, ids)
@@ -178,7 +178,7 @@ def test_retokenise_brings_old_rows_up_to_date(upgraded: Any, mem: MemoryClient)
     assert _keyword_hit(mem, "camps", five_years)
     assert _keyword_hit(mem, "refund email", refunds)
 
-    again = mem.retokenise()
+    again = mem.admin.retokenise()
     assert (again.users, again.examined, again.changed) == (2, len(ids), 0)
     assert _terms(mem, ids) == after, "a second run writes nothing"
 
@@ -186,7 +186,7 @@ def test_retokenise_brings_old_rows_up_to_date(upgraded: Any, mem: MemoryClient)
 def test_rows_written_by_this_release_are_current(mem: MemoryClient) -> None:
     ids = _write(mem)
     before = _terms(mem, ids)
-    report = mem.retokenise()
+    report = mem.admin.retokenise()
     assert (report.users, report.examined, report.changed) == (2, len(ids), 0)
     assert _terms(mem, ids) == before
 
@@ -208,7 +208,7 @@ def test_a_session_written_in_another_time_zone_is_current(mem: MemoryClient) ->
         )
         for i in range(2)
     ]
-    report = mem.retokenise()
+    report = mem.admin.retokenise()
     assert (report.examined, report.changed) == (len(ids), 0)
     terms = _terms_text(mem, ids[1])
     assert "may" in terms
@@ -216,7 +216,7 @@ def test_a_session_written_in_another_time_zone_is_current(mem: MemoryClient) ->
 
 
 def _terms_text(mem: MemoryClient, memory_id: uuid.UUID) -> list[str]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text("SELECT index_text FROM memory_fragment WHERE id = :i"), {"i": memory_id}
         ).scalar_one()
@@ -225,10 +225,10 @@ def _terms_text(mem: MemoryClient, memory_id: uuid.UUID) -> list[str]:
 
 def test_changed_rows_are_queued_for_a_derived_index(upgraded: Any, mem: MemoryClient) -> None:
     ids, current, old = upgraded
-    feed = OutboxFeed(mem.database, mem.index, max_delay_s=1.0, background=False)
-    report = retokenise(mem.database, feed)
+    feed = OutboxFeed(mem.admin.database, mem.admin.index, max_delay_s=1.0, background=False)
+    report = retokenise(mem.admin.database, feed)
     assert report.changed > 0
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         queued = conn.execute(
             text(
                 "SELECT op, user_id, fragment_id FROM fragment_outbox WHERE user_id IN (:en, :zh)"
@@ -245,12 +245,12 @@ def test_a_row_reindexed_meanwhile_is_not_overwritten(mem: MemoryClient) -> None
     ids = _write(mem)
     camping, painting = ids[0], ids[1]
     scope = UserScope(EN)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         read = next(r for r in stored_terms(conn, scope, after=None, limit=100) if r.id == painting)
     assert read.context_ids == [camping]
     assert mem.memories.delete(EN, camping)  # forgetting re-indexes "painting" without it
     stale = TermsChange(read, read.index_text + " camp", read.token_count + 1)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         assert replace_terms(conn, scope, [stale]) == []
     assert "camp" not in _terms(mem, [painting])[0][0].split()
 

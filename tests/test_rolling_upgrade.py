@@ -197,7 +197,7 @@ def test_old_and_new_clients_share_a_database(
     finally:
         db.dispose()
     with new_client(fresh_dsn, tmp_path) as mem:
-        assert mem.health().schema_supported
+        assert mem.admin.health().schema_supported
         fact = mem.facts.get(OLD_USER, "notify_channel")
         assert fact is not None
         assert fact.value == "wechat"
@@ -287,7 +287,7 @@ def test_an_older_schema_needs_the_migrate_step(fresh_dsn: str, tmp_path: Path) 
         assert deploy.exit_code == 0, deploy.output
         assert f"schema: 0004 -> {migrate.head_revision()}" in deploy.output
         with new_client(fresh_dsn, tmp_path) as mem:
-            health = mem.health()
+            health = mem.admin.health()
             assert health.schema_revision == migrate.head_revision()
             assert health.schema_supported
         with db.transaction() as conn:
@@ -317,7 +317,7 @@ def test_a_newer_schema_is_served_only_when_declared_compatible(
         migrate.upgrade(db)
         _pretend_later_release(db, "0099", min_client_revision=migrate.OLDEST_SUPPORTED)
         with new_client(fresh_dsn, tmp_path, auto_migrate=True) as mem:
-            health = mem.health()
+            health = mem.admin.health()
             assert (health.schema_revision, health.schema_supported) == ("0099", True)
             mem.profiles.ensure("buyer-001")
             migrate.upgrade(db)  # the deploy step of this release: nothing to do
@@ -325,7 +325,7 @@ def test_a_newer_schema_is_served_only_when_declared_compatible(
 
             # the later release contracts: this pod must leave the pool
             _pretend_later_release(db, "0099", min_client_revision="0099")
-            health = mem.health()
+            health = mem.admin.health()
             assert not health.schema_supported
             assert not health.ok
         with pytest.raises(SchemaMismatch) as refused:

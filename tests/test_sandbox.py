@@ -30,7 +30,7 @@ def texts(mem: MemoryClient, user: str, query: str = "订单 退款 扫地机 �
 
 
 def _count(mem: MemoryClient, sql: str, **params: object) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(conn.execute(text(sql), params).scalar_one())
 
 
@@ -232,7 +232,7 @@ def test_fork_merge_and_discard_are_audited(mem: MemoryClient) -> None:
         sb.fork()
         mem.write("buyer-001", "随口一提", lifecycle_policy=IMPLICIT)
         sb.discard()
-    actions = [e.action for e in recent(mem.database, limit=50)]
+    actions = [e.action for e in recent(mem.admin.database, limit=50)]
     assert {"merge", "fork", "discard"} <= set(actions)
 
 

@@ -128,7 +128,7 @@ def _shared_sandbox_holding(
     box_a = a.sandboxes.open(USER, "S").id
     with b.sandbox(USER, "S-b"):
         ids = [b.write(USER, t, lifecycle_policy=IMPLICIT, private=True) for t in texts]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fragment SET sandbox_id = :box WHERE id = ANY(:ids)"),
             {"box": box_a, "ids": ids},
@@ -147,7 +147,7 @@ def test_merge_and_discard_leave_what_the_caller_may_not_see(
     assert a.sandboxes.merge(USER, "S", box, [private]) == []
     assert a.sandboxes.merge(USER, "S", box, [unknown]) == [], "the same answer"
     assert a.sandboxes.discard(USER, "S", box) == 0
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text("SELECT id, sandbox_id FROM memory_fragment WHERE id = ANY(:ids)"),
             {"ids": [private, private_2]},

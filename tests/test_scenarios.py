@@ -23,7 +23,7 @@ from benchmarks.scenarios.score import (
     score_profile,
 )
 from sdk import MemoryClient, Settings
-from sdk.context import ContextItem, MemoryContext, Section
+from values.context import ContextItem, MemoryContext, Section
 
 SUBSET = (
     "zh-refund-arrives-overnight",  # a refund arrives between sessions (verifier)

@@ -148,7 +148,7 @@ def test_a_revoked_token_is_refused_before_it_expires(api: TestClient, mem: Memo
     tok = token()
     api.put("/v1/profile", headers=auth(tok))
     jti = jwt.decode(tok, options={"verify_signature": False})["jti"]
-    mem.revoked_tokens.revoke(jti, datetime.now(UTC) + timedelta(hours=1))
+    mem.admin.revoked_tokens.revoke(jti, datetime.now(UTC) + timedelta(hours=1))
     api.app.state.verifier.forget_cache()  # type: ignore[attr-defined]
     assert api.get("/v1/profile", headers=auth(tok)).status_code == 401
     assert api.get("/v1/profile", headers=auth(token())).status_code == 200

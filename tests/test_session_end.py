@@ -24,8 +24,8 @@ from sqlalchemy import event, text
 from policies.errors import DualtrackError, InvalidField, InvalidText, UserNotFound
 from sdk import MemoryClient
 from sdk.settings import Settings
-from unstructured_memory.summariser import Turn
 from unstructured_memory.summariser.outcome import phrase
+from values.sessions import Turn
 
 DATA = json.loads(
     (Path(__file__).parent / "data" / "after_sales_sessions.json").read_text(encoding="utf-8")
@@ -39,7 +39,7 @@ def _turns(session: dict[str, Any]) -> list[Turn]:
 
 
 def _count(mem: MemoryClient, sql: str, **params: object) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(conn.execute(text(sql), params).scalar_one())
 
 
@@ -52,7 +52,7 @@ def _records(mem: MemoryClient, user: str, session: str) -> list[dict[str, Any]]
 
 
 def _mark(mem: MemoryClient, user: str, session: str) -> tuple[int, int, str | None]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         row = conn.execute(
             text(
                 "SELECT turns, processed, ended_by FROM session_watermark "
@@ -129,7 +129,7 @@ def test_an_exchange_is_not_recorded_as_money_arriving(mem: MemoryClient) -> Non
 def failing_candidates(mem: MemoryClient) -> Iterator[str]:
     """A trigger that refuses profile candidates of one user: the profile merge fails."""
     user = "buyer-crash-01"
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text(
                 "CREATE FUNCTION refuse_candidate() RETURNS trigger LANGUAGE plpgsql AS "
@@ -145,7 +145,7 @@ def failing_candidates(mem: MemoryClient) -> Iterator[str]:
     try:
         yield user
     finally:
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             conn.execute(text("DROP TRIGGER refuse_candidate ON profile_candidate"))
             conn.execute(text("DROP FUNCTION refuse_candidate()"))
 
@@ -163,7 +163,7 @@ def test_record_and_profile_are_one_transaction(mem: MemoryClient, failing_candi
     assert _count(mem, "SELECT count(*) FROM user_business_link WHERE user_id = :u", u=user) == 0
     assert _count(mem, "SELECT count(*) FROM session_watermark WHERE user_id = :u", u=user) == 0
     assert mem.profiles.get(user).version == 1
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(text("ALTER TABLE profile_candidate DISABLE TRIGGER refuse_candidate"))
     record = mem.end_session(user, "s-1", turns)
     assert record.memory_id == mem.end_session(user, "s-1", turns).memory_id
@@ -281,17 +281,17 @@ def test_idle_sessions_are_ended_by_the_sweep(mem: MemoryClient) -> None:
     turns = _turns(DATA[4])
     mem.append_turns(USER, "s-idle", turns)
     later = datetime.now(UTC) + timedelta(minutes=31)
-    report = mem.sweep(now=later, vacuum=False)
+    report = mem.admin.sweep(now=later, vacuum=False)
     assert report.sessions_ended == 1
     (record,) = _records(mem, USER, "s-idle")
     assert record["metadata"]["ended_by"] == "idle"
     assert "04421987" in record["text"]
     assert _mark(mem, USER, "s-idle") == (3, 3, "idle")
-    assert mem.sweep(now=later, vacuum=False).sessions_ended == 0
+    assert mem.admin.sweep(now=later, vacuum=False).sessions_ended == 0
     mem.append_turns(USER, "s-idle", [Turn("user", "发票抬头写错了，能重开吗")])
     assert _mark(mem, USER, "s-idle") == (4, 3, None), "a new turn reopens it"
-    assert mem.sweep(vacuum=False).sessions_ended == 0, "not idle yet"
-    assert mem.sweep(now=later + timedelta(minutes=5), vacuum=False).sessions_ended == 1
+    assert mem.admin.sweep(vacuum=False).sessions_ended == 0, "not idle yet"
+    assert mem.admin.sweep(now=later + timedelta(minutes=5), vacuum=False).sessions_ended == 1
     assert len(_records(mem, USER, "s-idle")) == 2
 
 
@@ -300,7 +300,10 @@ def test_an_idle_session_of_an_erased_user_is_skipped(mem: MemoryClient) -> None
     mem.append_turns(USER, "s-gone", _turns(DATA[3]))
     mem.forget_user(USER)
     assert _count(mem, "SELECT count(*) FROM session_watermark WHERE user_id = :u", u=USER) == 0
-    assert mem.sweep(now=datetime.now(UTC) + timedelta(hours=1), vacuum=False).sessions_ended == 0
+    assert (
+        mem.admin.sweep(now=datetime.now(UTC) + timedelta(hours=1), vacuum=False).sessions_ended
+        == 0
+    )
 
 
 # --------------------------------------------------------------------------- refusals
@@ -394,11 +397,11 @@ def _interleaved(mem: MemoryClient, steps: list[Step]) -> Iterator[None]:
                 other.start()
                 other.join(60)
 
-    event.listen(mem.database.engine, "before_cursor_execute", before)
+    event.listen(mem.admin.database.engine, "before_cursor_execute", before)
     try:
         yield
     finally:
-        event.remove(mem.database.engine, "before_cursor_execute", before)
+        event.remove(mem.admin.database.engine, "before_cursor_execute", before)
     assert pending == [], "every step of the race ran"
 
 

@@ -36,9 +36,9 @@ def test_unreachable_server_is_database_unavailable(tmp_path: Path) -> None:
 
 
 def test_client_reconnects_after_its_pool_is_reset(mem: MemoryClient) -> None:
-    assert mem.health().database
-    mem.database.dispose()
-    assert mem.health().ok
+    assert mem.admin.health().database
+    mem.admin.database.dispose()
+    assert mem.admin.health().ok
 
 
 def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout(dsn: str) -> None:

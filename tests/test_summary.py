@@ -8,8 +8,8 @@ import pytest
 
 from policies.errors import InvalidField, InvalidText, InvalidUserId
 from policies.pii import PiiKind
-from unstructured_memory.summariser import Intent, Turn, analyse_text, summarise
-from unstructured_memory.summariser.outcome import Outcome
+from unstructured_memory.summariser import analyse_text, summarise
+from values.sessions import Intent, Outcome, Turn
 
 _T0 = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
 

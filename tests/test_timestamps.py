@@ -15,7 +15,7 @@ from structured_memory.database import INFINITY
 
 @pytest.fixture
 def conn(mem: MemoryClient) -> Iterator[Connection]:
-    with mem.database.transaction() as c:
+    with mem.admin.database.transaction() as c:
         yield c
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -55,7 +56,7 @@ def recorded(mem: MemoryClient) -> Iterator[list[tuple[str, bool]]]:
         marked = bool(context is not None and context.execution_options.get(CROSS_USER))
         seen.append((statement, marked))
 
-    engine = mem.database.engine
+    engine = mem.admin.database.engine
     event.listen(engine, "before_cursor_execute", record)
     yield seen
     event.remove(engine, "before_cursor_execute", record)
@@ -135,17 +136,46 @@ def test_every_user_statement_of_a_workload_is_scoped(
     mem.facts.feedback(user, fact.id, "confirm")
     mem.feedback(user, fact.id, action="reject")
     mem.export_user(user)
-    with mem.database.transaction() as conn:  # terms of an older release, to be rewritten
+    with mem.admin.database.transaction() as conn:  # terms of an older release, to be rewritten
         conn.execute(
             text("UPDATE memory_fragment SET index_text = '' WHERE user_id = :u"), {"u": user}
         )
-    assert mem.retokenise(batch_size=2).changed > 0  # ops work, each user in their own scope
+    assert mem.admin.retokenise(batch_size=2).changed > 0  # ops work, each user in their own scope
     mem.memories.delete(user, first)
     mem.facts.delete(user, "偏好")
     mem.forget_user(user)
 
     statements = [s for s, _ in recorded]
     assert any("memory_fragment" in s for s in statements), "the workload reached the ledger"
+    offending = [s for s, marked in recorded if unscoped(s) and not marked]
+    assert offending == [], "\n\n".join(offending)
+
+
+def test_the_other_read_paths_are_scoped(
+    mem: MemoryClient, recorded: list[tuple[str, bool]]
+) -> None:
+    """The reads the workload above does not take: the context block, a sandbox and what
+    it holds, trust revoked, links by date, the vault's listing, and their removals."""
+    user = "buyer-filter-1"
+    mem.profiles.ensure(user)
+    device = mem.devices.register(user, device_id="iphone-15", os="iOS", browser="Safari")
+    link = mem.links.add(user, entity_type="order", entity_id="88231", role="owner")
+    ref = mem.pii.store(user, "phone", "13912345678")
+    with mem.sandbox(user, "s-1") as sb:
+        mem.write(user, "沙箱里的临时需求", lifecycle_policy=LifecyclePolicy.IMPLICIT)
+        mem.build_context(user, "临时需求", records=3)
+        mem.sandboxes.get(user, sb.id)
+        mem.sandboxes.memories(user, sb.id)
+    mem.build_context(user, "退款到账了吗", records=3)
+    mem.devices.revoke_trust(user, device.fingerprint)
+    mem.devices.remove(user, device.fingerprint)
+    mem.links.list(user)
+    mem.links.valid_at(user, datetime.now(UTC))
+    mem.links.remove(user, link.id)
+    mem.pii.list(user)
+    mem.pii.delete(user, ref.id)
+
+    assert any("session_sandbox" in s for s, _ in recorded), "the reads reached the sandboxes"
     offending = [s for s, marked in recorded if unscoped(s) and not marked]
     assert offending == [], "\n\n".join(offending)
 
@@ -168,7 +198,7 @@ def test_verification_statements_are_scoped(settings: Settings, mem: MemoryClien
         client.write(
             user, "订单 88231 已发货，退款 RF20260629001", lifecycle_policy=LifecyclePolicy.BUSINESS
         )
-        engine = client.database.engine
+        engine = client.admin.database.engine
         event.listen(engine, "before_cursor_execute", record)
         try:
             client.verify_links(user)
@@ -201,16 +231,16 @@ def test_cross_user_work_is_marked(mem: MemoryClient, recorded: list[tuple[str, 
     mem.facts.put(frequent, "内容偏好", "视频", lifecycle_policy=LifecyclePolicy.IMPLICIT)
     mem._rt().ledger.renewals.flush()  # earlier tests' searches: not part of what is checked
     recorded.clear()
-    count_expired(mem.database, now)
-    sweep_expired(mem.database, now)
-    idle_sessions(mem.database, now)
+    count_expired(mem.admin.database, now)
+    sweep_expired(mem.admin.database, now)
+    idle_sessions(mem.admin.database, now)
     later = now + timedelta(days=10)
-    count_decay_due(mem.database, later, mem.settings.confidence)
-    assert decay_inferred(mem.database, later, mem.settings.confidence).decayed == 1
+    count_decay_due(mem.admin.database, later, mem.settings.confidence)
+    assert decay_inferred(mem.admin.database, later, mem.settings.confidence).decayed == 1
     # the sweep audits what it deleted, for users it finds itself
-    assert sweep_expired(mem.database, now + timedelta(days=31)).facts == 1
-    assert flag_large_scopes(mem.database, threshold=4, batch_size=2) >= 5  # in batches
-    statistics = mem.ops
+    assert sweep_expired(mem.admin.database, now + timedelta(days=31)).facts == 1
+    assert flag_large_scopes(mem.admin.database, threshold=4, batch_size=2) >= 5  # in batches
+    statistics = mem.admin.ops
     statistics.expiry()
     statistics.confidence()
     statistics.activity()

@@ -43,7 +43,7 @@ def client_with(settings: Settings, mem: MemoryClient) -> Iterator[ClientFactory
 
 
 def _sql(mem: MemoryClient, sql: str, **params: object) -> list[tuple[object, ...]]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         result = conn.execute(text(sql), params)
         return [tuple(r) for r in result.all()] if result.returns_rows else []
 
@@ -56,7 +56,7 @@ def test_values_are_sealed_with_a_data_key_per_user(mem: MemoryClient) -> None:
     assert _sql(mem, "SELECT DISTINCT dek, key_id FROM pii_vault") == [(True, None)]
     keys = _sql(mem, "SELECT user_id, key_id, octet_length(wrapped) FROM pii_data_key ORDER BY 1")
     assert keys == [("buyer-env-1", "k-test-1", 48), ("buyer-env-2", "k-test-1", 48)]
-    assert pending_rotation(mem.database, mem.cipher) == 0
+    assert pending_rotation(mem.admin.database, mem.admin.cipher) == 0
 
 
 def test_rotation_rewraps_data_keys_and_leaves_values(
@@ -71,11 +71,15 @@ def test_rotation_rewraps_data_keys_and_leaves_values(
             mem.pii.store(user, "email", f"u{i}@qq.com"),
         ]
     before = _sql(mem, "SELECT id, nonce, ciphertext FROM pii_vault ORDER BY id")
-    pinned = mem.cipher.ring.blind.to_line()  # the derived blind key, pinned before k-test-1 goes
+    pinned = (
+        mem.admin.cipher.ring.blind.to_line()
+    )  # the derived blind key, pinned before k-test-1 goes
     rotated = client_with(key_line("k-test-2", 8) + "," + key_line("k-test-1", 7) + "," + pinned)
-    assert pending_rotation(rotated.database, rotated.cipher) == 5
+    assert pending_rotation(rotated.admin.database, rotated.admin.cipher) == 5
     batches: list[int] = []
-    report = rotate_keys(rotated.database, rotated.cipher, batch_size=2, progress=batches.append)
+    report = rotate_keys(
+        rotated.admin.database, rotated.admin.cipher, batch_size=2, progress=batches.append
+    )
     assert (report.rewrapped, report.migrated, report.failed, report.remaining) == (5, 0, (), 0)
     assert report.failed_data_keys == ()
     assert batches == [2, 2, 1]
@@ -138,12 +142,12 @@ def test_rotation_skips_a_tampered_data_key_and_health_counts_it(
         "WHERE user_id = 'buyer-env-3'",
     )
     rotated = client_with(key_line("k-test-2", 8) + "," + key_line("k-test-1", 7))
-    report = rotate_keys(rotated.database, rotated.cipher, batch_size=4)
+    report = rotate_keys(rotated.admin.database, rotated.admin.cipher, batch_size=4)
     assert report.rewrapped == 5
     assert report.failed_data_keys == ("buyer-env-3",)
     assert report.remaining == 1
-    assert rotated.health().entries_unreadable == 2
-    assert rotated.health().ok  # unreadable data is reported, not an outage
+    assert rotated.admin.health().entries_unreadable == 2
+    assert rotated.admin.health().ok  # unreadable data is reported, not an outage
 
 
 def _write_ring(path: Path, *lines: str) -> None:
@@ -161,11 +165,11 @@ def test_a_client_reloads_its_key_file_for_an_unknown_key(
     ref = reader.pii.store("buyer-env-1", "phone", PHONE)
     # an operator adds a key first in the file; the rotating client re-reads it and re-wraps
     _write_ring(ring_file, BLIND, key_line("k-file-2", 42), key_line("k-file-1", 41))
-    rotator.cipher.ring.reload()
-    assert rotate_keys(rotator.database, rotator.cipher).rewrapped == 1
-    assert reader.cipher.ring.active.key_id == "k-file-1"
+    rotator.admin.cipher.ring.reload()
+    assert rotate_keys(rotator.admin.database, rotator.admin.cipher).rewrapped == 1
+    assert reader.admin.cipher.ring.active.key_id == "k-file-1"
     assert reader.pii.reveal("buyer-env-1", ref.id) == PHONE  # reloaded once, then read
-    assert reader.cipher.ring.active.key_id == "k-file-2"
+    assert reader.admin.cipher.ring.active.key_id == "k-file-2"
     _write_ring(ring_file, BLIND, key_line("k-file-2", 42))  # k-file-1 retired
     assert reader.pii.reveal("buyer-env-1", ref.id) == PHONE
     assert reader.pii.find("buyer-env-1", "phone", PHONE) == ref

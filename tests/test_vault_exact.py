@@ -33,7 +33,7 @@ SPELLINGS = {
 
 
 def _rows(mem: MemoryClient) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(conn.execute(text("SELECT count(*) FROM pii_vault")).scalar_one())
 
 
@@ -50,7 +50,10 @@ def test_each_spelling_reveals_itself_and_every_one_is_found(mem: MemoryClient, 
         assert mem.pii.find(USER, kind, value) == ref, "the exact spelling first"
     mem.pii.store("buyer-002", kind, spellings[-1])
     for value in spellings:
-        assert find_user_ids_by_pii(mem.database, mem.cipher, kind, value) == [USER, "buyer-002"]
+        assert find_user_ids_by_pii(mem.admin.database, mem.admin.cipher, kind, value) == [
+            USER,
+            "buyer-002",
+        ]
 
 
 @pytest.mark.parametrize(("kind", "value"), [("bank_card", "n/a"), ("phone", "unknown")])
@@ -78,10 +81,10 @@ def test_search_by_a_number_finds_the_memories_of_every_spelling(mem: MemoryClie
 
 def _as_before_0014(mem: MemoryClient, entry: uuid.UUID, kind: str, value: str) -> None:
     """Make an entry what the release before wrote: indexed by its normalised value only."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE pii_vault SET blind_mac = :m, match_mac = NULL WHERE id = :i"),
-            {"m": mem.cipher.blind_index(kind, value), "i": entry},
+            {"m": mem.admin.cipher.blind_index(kind, value), "i": entry},
         )
 
 
@@ -95,7 +98,7 @@ def test_an_entry_of_before_0014_is_checked_when_a_store_meets_it(mem: MemoryCli
     assert mem.pii.reveal(USER, new.id) == "13812345678"
     assert mem.pii.reveal(USER, old.id) == "+86 138-1234-5678"
     assert mem.pii.store(USER, "phone", "+86 138-1234-5678") == old
-    assert count_vault_repairs(mem.database) == 0, "the store indexed the old entry exactly"
+    assert count_vault_repairs(mem.admin.database) == 0, "the store indexed the old entry exactly"
 
 
 def test_repair_vault_indexes_every_entry_of_before_0014_exactly(
@@ -110,11 +113,11 @@ def test_repair_vault_indexes_every_entry_of_before_0014_exactly(
             ref = mem.pii.store(user, kind, value)
             _as_before_0014(mem, ref.id, kind, value)
             refs[(user, kind)] = (ref, value)
-    assert count_vault_repairs(mem.database) == 3
+    assert count_vault_repairs(mem.admin.database) == 3
     runner = CliRunner()
     result = runner.invoke(app, ["repair-vault"])
     assert result.exit_code == 0, result.output
-    assert count_vault_repairs(mem.database) == 0
+    assert count_vault_repairs(mem.admin.database) == 0
     for (user, kind), (ref, value) in refs.items():
         assert mem.pii.find(user, kind, value) == ref
         assert mem.pii.store(user, kind, value) == ref
@@ -122,7 +125,9 @@ def test_repair_vault_indexes_every_entry_of_before_0014_exactly(
         other = mem.pii.store(user, kind, canonical)
         assert other != ref
         assert mem.pii.reveal(user, other.id) == canonical
-    assert find_user_ids_by_pii(mem.database, mem.cipher, "email", "zhang.wei@example.com") == [
+    assert find_user_ids_by_pii(
+        mem.admin.database, mem.admin.cipher, "email", "zhang.wei@example.com"
+    ) == [
         "buyer-000",
         "buyer-001",
         "buyer-002",

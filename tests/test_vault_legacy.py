@@ -176,7 +176,7 @@ def test_migration_0004_over_duplicates_then_repair_and_rotate(scratch_db: Datab
 
 def test_rotation_skips_a_tampered_legacy_entry(mem: MemoryClient) -> None:
     ids: list[tuple[str, uuid.UUID]] = []
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         for i in range(30):
             user = f"buyer-{i:03d}"
             conn.execute(text("INSERT INTO user_profile (user_id) VALUES (:u)"), {"u": user})
@@ -190,20 +190,22 @@ def test_rotation_skips_a_tampered_legacy_entry(mem: MemoryClient) -> None:
             {"i": tampered},
         )
     assert mem.pii.reveal("buyer-000", ids[0][1]) == "13800000000"  # legacy rows stay readable
-    assert pending_rotation(mem.database, mem.cipher) == 30
-    report = rotate_keys(mem.database, mem.cipher, batch_size=7)
+    assert pending_rotation(mem.admin.database, mem.admin.cipher) == 30
+    report = rotate_keys(mem.admin.database, mem.admin.cipher, batch_size=7)
     assert (report.migrated, report.failed, report.remaining) == (29, (tampered,), 1)
-    assert mem.health().entries_unreadable == 1
+    assert mem.admin.health().entries_unreadable == 1
     for user, entry in ids:
         if entry != tampered:
             assert mem.pii.reveal(user, entry) == f"1380000{int(user[-3:]):04d}"
-    assert find_user_ids_by_pii(mem.database, mem.cipher, "phone", "13800000007") == ["buyer-007"]
+    assert find_user_ids_by_pii(mem.admin.database, mem.admin.cipher, "phone", "13800000007") == [
+        "buyer-007"
+    ]
 
 
 def test_repair_vault_command_merges_and_reports(mem: MemoryClient, cli_env: None) -> None:
     mem.profiles.ensure("buyer-001")
     mem.profiles.ensure("buyer-002")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         phones = [insert_legacy(conn, "buyer-001", "phone", PHONE) for _ in range(3)]
         other = insert_legacy(conn, "buyer-002", "phone", PHONE)
         fragment = insert_fragment(conn, "buyer-001", [(phones[1], "phone"), (phones[2], "phone")])
@@ -224,12 +226,12 @@ def test_repair_vault_command_merges_and_reports(mem: MemoryClient, cli_env: Non
     assert "merged 2 duplicate entries" in result.output
     assert [r.id for r in mem.pii.list("buyer-001")] == [phones[0]]
     assert [r.id for r in mem.pii.list("buyer-002")] == [other]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         assert _pii_refs(conn, fragment) == [{"vault_id": str(phones[0]), "kind": "phone"}]
     fact = mem.facts.get("buyer-001", "contact.phone")
     assert fact is not None
     assert fact.value == {"vault_id": str(phones[0]), "kind": "phone"}
-    assert find_user_ids_by_pii(mem.database, mem.cipher, "phone", PHONE) == [
+    assert find_user_ids_by_pii(mem.admin.database, mem.admin.cipher, "phone", PHONE) == [
         "buyer-001",
         "buyer-002",
     ]
@@ -239,7 +241,7 @@ def test_rotate_keys_command_exits_nonzero_on_unreadable_entries(
     mem: MemoryClient, cli_env: None
 ) -> None:
     mem.profiles.ensure("buyer-001")
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         good = insert_legacy(conn, "buyer-001", "phone", PHONE)
         bad = insert_legacy(conn, "buyer-001", "email", "a@b.com")
         conn.execute(

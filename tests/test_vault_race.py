@@ -14,8 +14,8 @@ from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
 from sdk.settings import Settings
 from structured_memory.cross_user import find_user_ids_by_pii, rotate_keys
-from structured_memory.pii.vault import VaultRef
 from tests.conftest import key_line
+from values.records import VaultRef
 
 PHONE = "13900000000"
 BLIND = f"@blind:{base64.b64encode(bytes([66]) * 32).decode()}:2026-01-01"  # pinned in both rings
@@ -39,7 +39,7 @@ def client_with(settings: Settings, mem: MemoryClient) -> Iterator[ClientFactory
 
 
 def _vault_rows(mem: MemoryClient, user_id: str) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text("SELECT count(*) FROM pii_vault WHERE user_id = :u"), {"u": user_id}
@@ -122,12 +122,14 @@ def test_pod_with_the_old_ring_finds_what_rotation_rewrapped(
     new = client_with(BLIND + "," + key_line("k-pod-2", 32) + "," + key_line("k-pod-1", 31))
     old.profiles.ensure("buyer-race-03")
     first = old.pii.store("buyer-race-03", "phone", PHONE)
-    report = rotate_keys(new.database, new.cipher)
+    report = rotate_keys(new.admin.database, new.admin.cipher)
     assert report.rewrapped == 1
     assert report.failed == ()
     # the old pod still holds only k-pod-1, which no longer wraps the user's data key
     assert old.pii.store("buyer-race-03", "phone", PHONE) == first
     assert old.pii.find("buyer-race-03", "phone", PHONE) == first
     assert _vault_rows(mem, "buyer-race-03") == 1
-    assert find_user_ids_by_pii(old.database, old.cipher, "phone", PHONE) == ["buyer-race-03"]
+    assert find_user_ids_by_pii(old.admin.database, old.admin.cipher, "phone", PHONE) == [
+        "buyer-race-03"
+    ]
     assert new.pii.reveal("buyer-race-03", first.id) == PHONE

@@ -85,10 +85,12 @@ def _by_id(verifications: list[Verification]) -> dict[str, Verification]:
 
 
 def _changes(client: MemoryClient, user: str) -> list[audit.AuditEntry]:
-    subject = audit.subject_of(client.database, UserScope(user))
+    subject = audit.subject_of(client.admin.database, UserScope(user))
     if subject is None:
         return []
-    return audit.recent(client.database, subject=subject, actions=[AuditAction.VERIFICATION_CHANGE])
+    return audit.recent(
+        client.admin.database, subject=subject, actions=[AuditAction.VERIFICATION_CHANGE]
+    )
 
 
 def test_a_refund_credited_overnight_and_a_cancelled_order_are_served_as_changed(
@@ -261,7 +263,7 @@ def test_verifiers_run_concurrently_within_the_bound(client: MemoryClient) -> No
 
 
 def _lock_waiters(client: MemoryClient) -> int:
-    with client.database.transaction() as conn:
+    with client.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text(
@@ -283,7 +285,7 @@ def test_concurrent_rounds_record_a_change_once(client: MemoryClient, sor: Syste
         statuses.extend(v.status for v in client.verify_links(BUYER))
 
     threads = [threading.Thread(target=round_) for _ in range(2)]
-    with client.database.engine.connect() as holder, holder.begin():
+    with client.admin.database.engine.connect() as holder, holder.begin():
         # hold the link until both rounds have their answers and wait to record them
         holder.execute(
             text("SELECT 1 FROM user_business_link WHERE user_id = :u FOR UPDATE"), {"u": BUYER}
@@ -356,7 +358,7 @@ def test_pii_in_a_reported_state_is_masked_before_it_is_stored_or_returned(
     assert v.state is not None
     assert PHONE not in v.state
     assert "139****5678" in v.state
-    with client.database.transaction() as conn:
+    with client.admin.database.transaction() as conn:
         row = conn.execute(
             text("SELECT row_to_json(l)::text FROM user_business_link l WHERE user_id = :u"),
             {"u": BUYER},

@@ -20,13 +20,13 @@ from policies.lifecycle import LifecyclePolicy
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import sweep_expired
 from structured_memory.repositories.outbox import Outbox
 from unstructured_memory.index.base import IndexedFragment, Upsert
 from unstructured_memory.index.registry import WeaviateConfig
 from unstructured_memory.index.weaviate import WeaviateIndex, tenant_name
+from values.inputs import MemoryInput
 
 pytestmark = pytest.mark.weaviate
 
@@ -58,20 +58,20 @@ def wmem(
     config = weaviate_server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
     client = _client(settings, config)
     yield client
-    index = client.index
+    index = client.admin.index
     assert isinstance(index, WeaviateIndex)
     index.reset()
     client.close()
 
 
 def _weaviate(client: MemoryClient) -> WeaviateIndex:
-    index = client.index
+    index = client.admin.index
     assert isinstance(index, WeaviateIndex)
     return index
 
 
 def _ledger_ids(client: MemoryClient, user: str) -> set[uuid.UUID]:
-    with client.database.transaction() as conn:
+    with client.admin.database.transaction() as conn:
         rows = conn.execute(
             text("SELECT id FROM memory_fragment WHERE user_id = :u"), {"u": user}
         ).scalars()
@@ -79,7 +79,7 @@ def _ledger_ids(client: MemoryClient, user: str) -> set[uuid.UUID]:
 
 
 def _queued(client: MemoryClient, user: str) -> int:
-    with client.database.transaction() as conn:
+    with client.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text("SELECT count(*) FROM fragment_outbox WHERE user_id = :u"), {"u": user}
@@ -96,7 +96,7 @@ def test_writes_reach_weaviate_through_the_outbox(wmem: MemoryClient) -> None:
     wmem.write("buyer-001", "想买一台空气净化器，预算 2000 元", lifecycle_policy=IMPLICIT)
     assert _queued(wmem, "buyer-001") == 2  # the outbox is shared: count this user's entries
     assert _weaviate(wmem).count("buyer-001") == 0
-    assert wmem.drain_outbox().applied >= 2
+    assert wmem.admin.drain_outbox().applied >= 2
     assert _queued(wmem, "buyer-001") == 0
     hits = wmem.search("buyer-001", "退款到账了吗", limit=2)
     assert not hits.degraded
@@ -127,7 +127,7 @@ def _filtered_searches(wmem: MemoryClient) -> None:
             occurred_at=t0 + timedelta(days=day),
             session_id=f"s{day % 2}",
         )
-    wmem.drain_outbox()
+    wmem.admin.drain_outbox()
     hits = wmem.search("buyer-001", "订单 咨询", limit=10, occurred_after=t0 + timedelta(days=7))
     assert sorted(h.text for h in hits) == [f"第 {d} 天 订单 {88230 + d} 咨询" for d in (7, 8, 9)]
     assert {h.session_id for h in wmem.search("buyer-001", "订单", session_id="s1")} == {"s1"}
@@ -137,10 +137,10 @@ def test_forget_user_drops_the_tenant(wmem: MemoryClient) -> None:
     for i in range(3):
         wmem.write("buyer-001", f"订单 {i} 退款", lifecycle_policy=IMPLICIT)
     wmem.write("buyer-002", "订单 9 退款", lifecycle_policy=IMPLICIT)
-    wmem.drain_outbox()
+    wmem.admin.drain_outbox()
     assert _weaviate(wmem).tenant_status("buyer-001") == "ACTIVE"
     wmem.forget_user("buyer-001")
-    wmem.drain_outbox()
+    wmem.admin.drain_outbox()
     assert _weaviate(wmem).tenant_status("buyer-001") is None
     assert _weaviate(wmem).count("buyer-001") == 0
     with pytest.raises(UserNotFound):
@@ -151,21 +151,21 @@ def test_forget_user_drops_the_tenant(wmem: MemoryClient) -> None:
 def test_swept_fragments_leave_the_index(wmem: MemoryClient) -> None:
     keep = wmem.write("buyer-001", "订单 1 退款", lifecycle_policy=EXPLICIT)
     gone = wmem.write("buyer-001", "订单 2 退款", lifecycle_policy=IMPLICIT)
-    wmem.drain_outbox()
-    with wmem.database.transaction() as conn:
+    wmem.admin.drain_outbox()
+    with wmem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fragment SET expires_at = now() - interval '1 s' WHERE id = :i"),
             {"i": gone},
         )
     assert [h.memory_id for h in wmem.search("buyer-001", "退款")] == [keep]
-    assert sweep_expired(wmem.database, datetime.now(UTC), outbox=True).fragments == 1
-    wmem.drain_outbox()
+    assert sweep_expired(wmem.admin.database, datetime.now(UTC), outbox=True).fragments == 1
+    wmem.admin.drain_outbox()
     assert _weaviate(wmem).fragment_ids("buyer-001") == {keep}
 
 
 def test_cold_users_are_reactivated_on_access(wmem: MemoryClient) -> None:
     wmem.write("buyer-001", "订单 88231 退款", lifecycle_policy=IMPLICIT)
-    wmem.drain_outbox()
+    wmem.admin.drain_outbox()
     index = _weaviate(wmem)
     assert index.set_cold(["buyer-001", "never-seen"]) == 1
     assert index.tenant_status("buyer-001") == "INACTIVE"
@@ -177,15 +177,15 @@ def test_native_ttl_deletes_expired_objects(wmem: MemoryClient) -> None:
     """Needs the server's OBJECTS_TTL_DELETE_SCHEDULE (``.ci/run`` sets every 5 s)."""
     index = _weaviate(wmem)
     fid = wmem.write("buyer-001", "订单 1 退款", lifecycle_policy=IMPLICIT)
-    wmem.drain_outbox()
-    with wmem.database.transaction() as conn:
+    wmem.admin.drain_outbox()
+    with wmem.admin.database.transaction() as conn:
         conn.execute(
             text("UPDATE memory_fragment SET expires_at = now() + interval '2 s' WHERE id = :i"),
             {"i": fid},
         )
-    with wmem.database.transaction() as conn:
-        Outbox(wmem.database).enqueue(conn, [(OutboxOp.UPSERT, "buyer-001", fid)])
-    wmem.drain_outbox()
+    with wmem.admin.database.transaction() as conn:
+        Outbox(wmem.admin.database).enqueue(conn, [(OutboxOp.UPSERT, "buyer-001", fid)])
+    wmem.admin.drain_outbox()
     assert index.count("buyer-001") == 1
     deadline = time.monotonic() + 90
     while index.count("buyer-001") and time.monotonic() < deadline:
@@ -205,10 +205,10 @@ def test_unreachable_weaviate_degrades_to_the_ledger(
         hits = client.search("buyer-001", "RF20260629001")
         assert hits.degraded
         assert [h.memory_id for h in hits] == [mid]
-        assert client.drain_outbox().failed == 1
-        lag = client.outbox_lag()
+        assert client.admin.drain_outbox().failed == 1
+        lag = client.admin.outbox_lag()
         assert (lag.pending, lag.failing) == (1, 1)
-        health = client.health()
+        health = client.admin.health()
         assert health.database
         assert not health.index_reachable
         assert not health.ok
@@ -221,7 +221,7 @@ def test_a_refused_write_leaves_searches_on_the_index(wmem: MemoryClient) -> Non
     refuses (here a vector of another length; also a node gone read-only on a full disk)
     is retried by the outbox and must not send searches to the ledger."""
     mid = wmem.write("buyer-001", "订单 88231 退款编号 RF20260629001", lifecycle_policy=IMPLICIT)
-    assert wmem.drain_outbox().applied == 1
+    assert wmem.admin.drain_outbox().applied == 1
     now = datetime.now(UTC)
     refused = IndexedFragment(
         id=uuid.uuid4(),
@@ -307,10 +307,10 @@ def test_outage_drill_index_ends_equal_to_the_ledger(
         assert degraded.degraded
         _script({**drill_server, "WEAVIATE_KEEP_DATA": "1"}, "start")
         deadline = time.monotonic() + 120
-        while client.outbox_lag().pending and time.monotonic() < deadline:
-            client.drain_outbox(deadline_s=5)
+        while client.admin.outbox_lag().pending and time.monotonic() < deadline:
+            client.admin.drain_outbox(deadline_s=5)
             time.sleep(0.5)
-        assert client.outbox_lag().pending == 0
+        assert client.admin.outbox_lag().pending == 0
         index = _weaviate(client)
         for user in users:
             assert index.fragment_ids(user) == _ledger_ids(client, user), user

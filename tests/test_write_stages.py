@@ -13,9 +13,9 @@ from policies.errors import InvalidText
 from policies.lifecycle import LifecyclePolicy
 from policies.scope import UserScope
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.write_path import STAGES, observe_stages
 from structured_memory.repositories.fragments import FragmentLedger, NewFragment
+from values.inputs import MemoryInput
 
 EXPLICIT = LifecyclePolicy.EXPLICIT
 T0 = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
@@ -78,7 +78,7 @@ def test_batches_keep_their_order_and_the_session_context_across_batches(
 ) -> None:
     mem.profiles.ensure("buyer-001")
     ids = mem.write_many(_items("buyer-001", TEXTS), batch_size=2, progress=False)
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = {
             r.id: r
             for r in conn.execute(
@@ -103,7 +103,7 @@ def test_a_bad_item_fails_its_batch_after_the_batches_before_it_are_stored(
     with pytest.raises(InvalidText) as err:
         mem.write_many(items, batch_size=2, progress=False)
     assert err.value.details["item"] == 5
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         stored = conn.execute(
             text("SELECT count(*) FROM memory_fragment WHERE user_id = 'buyer-001'")
         ).scalar_one()
@@ -125,8 +125,8 @@ def test_session_lookups_in_one_statement_match_one_at_a_time(mem: MemoryClient)
         ("buyer-001", None, False, None, None),
         ("buyer-002", None, False, None, None),
     ]
-    ledger = FragmentLedger(mem.database)
-    with mem.database.transaction() as conn:
+    ledger = FragmentLedger(mem.admin.database)
+    with mem.admin.database.transaction() as conn:
         ledger.insert(
             conn,
             [
@@ -158,7 +158,7 @@ def test_session_lookups_in_one_statement_match_one_at_a_time(mem: MemoryClient)
         for until in (T0 + timedelta(minutes=4), T0 + timedelta(hours=1))
     ] + [(UserScope("buyer-001"), "s-2", T0 + timedelta(hours=1))]
     for limit in (2, 5):
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             many = ledger.recent_turns_many(conn, lookups, now=now, limit=limit)
         one_by_one = [
             ledger.recent_turns(scope, session, until=until, now=now, limit=limit)

@@ -61,9 +61,9 @@ from benchmarks.scenarios.score import (
 from benchmarks.scenarios.system_of_record import VERIFIED_TYPES, SystemOfRecord
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.context import MemoryContext, Section
 from sdk.progress import progress_bar
-from unstructured_memory.summariser.transcript import Turn
+from values.context import MemoryContext, Section
+from values.sessions import Turn
 
 __all__ = [
     "BUDGET",

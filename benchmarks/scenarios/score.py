@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from benchmarks.scenarios.model import MustItem, alternatives, normalise
 from policies.pii import find_pii
-from sdk.context import MemoryContext, Section
+from values.context import MemoryContext, Section
 
 __all__ = [
     "BusinessFact",

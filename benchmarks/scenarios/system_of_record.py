@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterable
 
 from benchmarks.scenarios.model import SorChange, SorState
-from sdk.verification import BusinessState
+from values.verification import BusinessState
 
 __all__ = ["VERIFIED_TYPES", "SystemOfRecord", "SystemOfRecordDown"]
 

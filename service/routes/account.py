@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from sdk.schemas import ExportOut
+from sdk.wire import ExportOut
 from service.deps import TokenFirstRoute, eraser, exporter
 
 __all__ = ["router"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sdk.schemas import ContextBody, ContextOut
+from sdk.wire import ContextBody, ContextOut
 from service.deps import TokenFirstRoute, reader
 
 __all__ = ["router"]

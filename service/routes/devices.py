@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response
 
 from policies.errors import RecordNotFound
-from sdk.schemas import DeviceRegister, DeviceVerify
+from sdk.wire import DeviceRegister, DeviceVerify
 from service.deps import TokenFirstRoute, reader, writer
-from structured_memory.records import Device
+from values.records import Device
 
 __all__ = ["router"]
 

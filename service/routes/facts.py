@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response
 
 from policies.errors import RecordNotFound
-from sdk.schemas import FactPut
+from sdk.wire import FactPut
 from service.deps import TokenFirstRoute, reader, writer
-from structured_memory.records import Fact
+from values.records import Fact
 
 __all__ = ["router"]
 

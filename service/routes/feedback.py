@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sdk.schemas import FeedbackBody, FeedbackOut
+from sdk.wire import FeedbackBody, FeedbackOut
 from service.deps import TokenFirstRoute, writer
 
 __all__ = ["router"]

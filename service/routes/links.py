@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from policies.errors import RecordNotFound
-from sdk.schemas import LinkCreate, LinkEnd
+from sdk.wire import LinkCreate, LinkEnd
 from service.deps import TokenFirstRoute, reader, writer
-from structured_memory.records import BusinessLink
+from values.records import BusinessLink
 
 __all__ = ["router"]
 

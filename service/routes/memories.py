@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from policies.errors import RecordNotFound
-from sdk.schemas import HitOut, SearchBody, SearchOut, WriteRequest, WriteResponse
+from sdk.wire import HitOut, SearchBody, SearchOut, WriteRequest, WriteResponse
 from service.deps import TokenFirstRoute, reader, writer
 from service.metrics import metrics_of
-from structured_memory.repositories.fragments import FragmentRecord
+from values.records import FragmentRecord
 
 __all__ = ["router"]
 

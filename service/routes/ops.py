@@ -1,7 +1,7 @@
 """``/v1/ops/...``: statistics across users for operators (``ops`` scope), and ``/ops``,
 the dashboard that plots them.
 
-Each route is one ``MemoryClient.ops`` call; the numbers are counts, days and
+Each route is one ``mem.admin.ops`` call; the numbers are counts, days and
 key ids, never a memory's text, a user id or PII. The dashboard is a static
 page of this package (``service/static/``) that calls these same routes with
 the ops token its user pastes in; nothing on it comes from another origin.
@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse
 
 from policies.errors import RecordNotFound
 from sdk.ops import MAX_WINDOW_DAYS
-from sdk.schemas import (
+from sdk.reports import (
     ActivityReport,
     ConfidenceReport,
     ExpiryReport,
@@ -47,7 +47,7 @@ _ASSETS = {"ops.js": "text/javascript", "ops.css": "text/css"}
 def expiry(caller: ops_caller, days: Days = 30) -> ExpiryReport:
     """Live fragments and facts of every user expiring per UTC day, today to ``days``
     ahead, by lifecycle policy."""
-    return caller.mem.ops.expiry(days=days)
+    return caller.mem.admin.ops.expiry(days=days)
 
 
 @router.get(
@@ -65,7 +65,7 @@ def confidence(
     """The confidence of live memories in equal buckets by status, the queue of memories
     pending their user's confirmation (counts and the longest wait), and the decay
     forecast: inferred memories expected to fall below the threshold per day, unused."""
-    return caller.mem.ops.confidence(buckets=buckets, forecast_days=forecast_days)
+    return caller.mem.admin.ops.confidence(buckets=buckets, forecast_days=forecast_days)
 
 
 @router.get(
@@ -75,31 +75,31 @@ def activity(caller: ops_caller, days: Days = 30) -> ActivityReport:
     """Per UTC day over the last ``days`` days: confidence decays, memories swept,
     renewals (memories on the day of their latest use; a search's use is written within
     ``renewal_flush_s``)."""
-    return caller.mem.ops.activity(days=days)
+    return caller.mem.admin.ops.activity(days=days)
 
 
 @router.get("/v1/ops/outbox", response_model=OutboxReport, summary="Outbox lag")
 def outbox(caller: ops_caller) -> OutboxReport:
     """Index operations not applied yet, the oldest one's age and the failing ones."""
-    return caller.mem.ops.outbox()
+    return caller.mem.admin.ops.outbox()
 
 
 @router.get("/v1/ops/tenants", response_model=TenantsReport, summary="Index tenants hot and cold")
 def tenants(caller: ops_caller) -> TenantsReport:
     """Weaviate's tenants by activity; ``applicable: false`` for an index without them."""
-    return caller.mem.ops.tenants()
+    return caller.mem.admin.ops.tenants()
 
 
 @router.get("/v1/ops/keys", response_model=KeysReport, summary="PII key age against rotation")
 def keys(caller: ops_caller) -> KeysReport:
     """The active PII key's age against the 90-day rotation, entries still to re-wrap."""
-    return caller.mem.ops.keys()
+    return caller.mem.admin.ops.keys()
 
 
 @router.get("/v1/ops/verifiers", response_model=VerifiersReport, summary="Verifier outcomes")
 def verifiers(caller: ops_caller, days: Days = 30) -> VerifiersReport:
     """Business links by latest verification; verification changes per day by outcome."""
-    return caller.mem.ops.verifiers(days=days)
+    return caller.mem.admin.ops.verifiers(days=days)
 
 
 def _static(name: str) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from sdk.schemas import RevocationBody
+from sdk.wire import RevocationBody
 from service.auth import TokenVerifier
 from service.deps import TokenFirstRoute, ops_caller
 
@@ -18,7 +18,7 @@ router = APIRouter(prefix="/v1/ops", tags=["ops"], route_class=TokenFirstRoute)
 )
 def revoke(caller: ops_caller, body: RevocationBody, request: Request) -> Response:
     """Refused from now (here at once, other pods within their refresh) until ``expires_at``."""
-    caller.run(lambda m: m.revoked_tokens.revoke(body.jti, body.expires_at))
+    caller.run(lambda m: m.admin.revoked_tokens.revoke(body.jti, body.expires_at))
     verifier: TokenVerifier = request.app.state.verifier
     verifier.forget_cache()
     return Response(status_code=204)

@@ -24,7 +24,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from sdk.client import MemoryClient
-from sdk.schemas import HealthReport, ReadinessReport
+from sdk.reports import HealthReport, ReadinessReport
 from service.auth import Scope
 from service.deps import Needs, TokenFirstRoute
 from service.metrics import metrics_of
@@ -53,7 +53,7 @@ def _mem(request: Request) -> MemoryClient:
 )
 def readyz(request: Request) -> JSONResponse:
     """200 when ready, 503 otherwise; a search-index outage does not count."""
-    report = _mem(request).ops.readiness()
+    report = _mem(request).admin.ops.readiness()
     return JSONResponse(
         report.model_dump(mode="json"),
         status_code=200 if report.ready else 503,
@@ -69,7 +69,7 @@ def readyz(request: Request) -> JSONResponse:
 )
 def healthz(request: Request) -> JSONResponse:
     """``ok`` or ``degraded`` (200), ``down`` (503)."""
-    h = _mem(request).health()
+    h = _mem(request).admin.health()
     outbox = h.outbox
     down = not (h.database and h.schema_supported)
     lagging = outbox.failing > 0 or outbox.oldest_age_s > OUTBOX_LAG_DEGRADED_S

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from policies.errors import ConcurrentModificationError, InvalidField
 from service.deps import TokenFirstRoute, reader, writer
 from service.errors import error_body
-from structured_memory.records import Profile
+from values.records import Profile
 
 __all__ = ["router"]
 

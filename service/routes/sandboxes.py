@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from policies.errors import InvalidField
-from sdk.schemas import DiscardOut, MergeBody, MergeOut, SandboxOut
+from sdk.wire import DiscardOut, MergeBody, MergeOut, SandboxOut
 from service.deps import Caller, TokenFirstRoute, writer
 from service.routes.sessions import SessionId
 

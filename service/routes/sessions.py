@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from sdk.schemas import SessionOut, TranscriptBody, TurnsAppendedOut, TurnsBody
+from sdk.wire import SessionOut, TranscriptBody, TurnsAppendedOut, TurnsBody
 from service.deps import TokenFirstRoute, writer
 
 __all__ = ["SessionId", "router"]

@@ -25,6 +25,7 @@ from structured_memory.cross_user.marking import cross_user_transaction
 from structured_memory.database import Database
 from structured_memory.models import UserDevice, table_of
 from structured_memory.pii.cipher import PiiCipher
+from structured_memory.scoping import owned_by
 
 __all__ = ["DeviceRekeyReport", "count_unkeyed_devices", "rekey_devices"]
 
@@ -83,7 +84,7 @@ def _batch(db: Database, cipher: PiiCipher, batch_size: int) -> tuple[int, int]:
 def _rekey(conn: Connection, cipher: PiiCipher, row: Any) -> bool:
     """Re-key one locked row; whether it was merged into the user's re-keyed row."""
     keyed = cipher.device_fingerprint(row.user_id, row.fingerprint)
-    mine = _T.c.user_id == row.user_id
+    mine = owned_by(_T, row.user_id)
     twin = conn.execute(
         select(_T.c.id).where(mine, _T.c.fingerprint == keyed).with_for_update()
     ).first()

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from structured_memory.cross_user.marking import cross_user_transaction
 from structured_memory.database import Database
 from structured_memory.models import MemoryFragment, SessionWatermark, table_of
+from structured_memory.scoping import owned_by
 
 __all__ = ["IdleSession", "idle_sessions", "idle_users"]
 
@@ -37,7 +38,7 @@ def idle_sessions(db: Database, cutoff: datetime, *, limit: int = 1000) -> list[
     last = (
         select(func.max(_FRAGMENT.c.created_at))
         .where(
-            _FRAGMENT.c.user_id == _WATERMARK.c.user_id,
+            owned_by(_FRAGMENT, _WATERMARK.c.user_id),
             _FRAGMENT.c.session_id == _WATERMARK.c.session_id,
         )
         .scalar_subquery()

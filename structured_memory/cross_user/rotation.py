@@ -19,6 +19,7 @@ from structured_memory.database import Database
 from structured_memory.models import PiiDataKey, PiiVaultEntry, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed
 from structured_memory.pii.vault import aad_for, data_key, index_exactly
+from structured_memory.scoping import owned_by
 
 __all__ = [
     "RotationReport",
@@ -50,7 +51,7 @@ def count_unreadable(db: Database) -> int:
     the ring no longer holds): marked themselves, or their user's data key."""
     key_unreadable = (
         select(_KEY.c.user_id)
-        .where(_KEY.c.user_id == _T.c.user_id, _KEY.c.unreadable_since.is_not(None))
+        .where(owned_by(_KEY, _T.c.user_id), _KEY.c.unreadable_since.is_not(None))
         .exists()
     )
     with cross_user_transaction(db) as conn:
@@ -147,7 +148,7 @@ def _rewrap_batch(
             query.order_by(_KEY.c.user_id).limit(batch_size).with_for_update(skip_locked=True)
         ).all()
         for row in rows:
-            mine = _KEY.c.user_id == row.user_id
+            mine = owned_by(_KEY, row.user_id)
             try:
                 key = cipher.unwrap(
                     Sealed(row.key_id, bytes(row.nonce), bytes(row.wrapped)), row.user_id
@@ -211,7 +212,7 @@ def _to_envelope(
 ) -> bool:
     """Re-encrypt one ring-format entry with its user's data key; False if unreadable."""
     aad = aad_for(row.id, row.user_id, row.kind)
-    mine = and_(_T.c.id == row.id, _T.c.user_id == row.user_id)
+    mine = and_(_T.c.id == row.id, owned_by(_T, row.user_id))
     try:
         clear = cipher.open(Sealed(row.key_id, bytes(row.nonce), bytes(row.ciphertext)), aad=aad)
         if row.user_id not in data_keys:

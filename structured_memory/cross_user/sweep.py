@@ -51,14 +51,14 @@ class SweepReport:
     facts: int
     vacuumed: tuple[VacuumedTable, ...] = field(default=())
     decay: DecayReport | None = None
-    """The confidence decay run with the sweep (``MemoryClient.sweep``)."""
+    """The confidence decay run with the sweep (``mem.admin.sweep``)."""
     sessions_ended: int = 0
     """Idle sessions the sweep ended (their turns summarised into records and merged into
-    the profile) before removing anything (``MemoryClient.sweep``)."""
+    the profile) before removing anything (``mem.admin.sweep``)."""
     flagged: int = 0
     """Memories of large users the sweep flagged for the approximate index
     (:func:`~structured_memory.cross_user.ann_flags.flag_large_scopes`, run by
-    ``MemoryClient.sweep`` when the index asks)."""
+    ``mem.admin.sweep`` when the index asks)."""
 
 
 Forgotten = Callable[[str, list[uuid.UUID], list[uuid.UUID]], None]

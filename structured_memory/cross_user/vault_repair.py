@@ -39,6 +39,7 @@ from structured_memory.models import (
 from structured_memory.pii.cipher import PiiCipher
 from structured_memory.pii.fields import rewrite_references
 from structured_memory.pii.vault import data_key, index_exactly, open_entry
+from structured_memory.scoping import owned_by
 
 __all__ = ["VaultRepairReport", "count_vault_repairs", "repair_vault"]
 
@@ -129,10 +130,7 @@ def _repair_user(db: Database, cipher: PiiCipher, user_id: str) -> VaultRepairRe
 
 def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultRepairReport:
     rows = conn.execute(
-        select(_T)
-        .where(_T.c.user_id == user_id)
-        .order_by(_T.c.created_at, _T.c.id)
-        .with_for_update()
+        select(_T).where(owned_by(_T, user_id)).order_by(_T.c.created_at, _T.c.id).with_for_update()
     ).all()
     key: bytes | None = None
     if any(r.dek for r in rows):
@@ -141,13 +139,13 @@ def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultR
         except DecryptionError:
             conn.execute(
                 update(_KEY)
-                .where(_KEY.c.user_id == user_id)
+                .where(owned_by(_KEY, user_id))
                 .values(unreadable_since=first_unreadable(_KEY))
             )
     groups: dict[tuple[str, str], list[Row[Any]]] = {}
     failed: list[uuid.UUID] = []
     for row in rows:
-        mine = and_(_T.c.id == row.id, _T.c.user_id == user_id)
+        mine = and_(_T.c.id == row.id, owned_by(_T, user_id))
         try:
             clear = open_entry(cipher, row, key)
         except DecryptionError:
@@ -166,7 +164,7 @@ def _repair_user_in(conn: Connection, cipher: PiiCipher, user_id: str) -> VaultR
         )
         drop = [m.id for m in members if m is not keep]
         if drop:
-            conn.execute(delete(_T).where(_T.c.user_id == user_id, _T.c.id.in_(drop)))
+            conn.execute(delete(_T).where(owned_by(_T, user_id), _T.c.id.in_(drop)))
             moved.update({str(d): str(keep.id) for d in drop})
         if keep.match_mac is None:
             unindexed.append((keep, clear))
@@ -185,7 +183,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
     changed = 0
     fragments = conn.execute(
         select(_FRAGMENT.c.id, _FRAGMENT.c["metadata"]["pii"].label("pii")).where(
-            _FRAGMENT.c.user_id == user_id,
+            owned_by(_FRAGMENT, user_id),
             func.jsonb_typeof(_FRAGMENT.c["metadata"]["pii"]) == "array",
         )
     ).all()
@@ -200,7 +198,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
         if refs != fragment.pii:
             conn.execute(
                 update(_FRAGMENT)
-                .where(_FRAGMENT.c.id == fragment.id, _FRAGMENT.c.user_id == user_id)
+                .where(_FRAGMENT.c.id == fragment.id, owned_by(_FRAGMENT, user_id))
                 .values(
                     {
                         _FRAGMENT.c["metadata"]: func.jsonb_set(
@@ -219,7 +217,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
     ):
         rows = conn.execute(
             select(row_id.label("row_id"), column.label("doc"))
-            .where(table.c.user_id == user_id, func.jsonb_path_exists(column, holds_reference))
+            .where(owned_by(table, user_id), func.jsonb_path_exists(column, holds_reference))
             .with_for_update()
         ).all()
         for row in rows:
@@ -227,7 +225,7 @@ def _move_references(conn: Connection, user_id: str, moved: dict[str, str]) -> i
             if doc != row.doc:
                 conn.execute(
                     update(table)
-                    .where(row_id == row.row_id, table.c.user_id == user_id)
+                    .where(row_id == row.row_id, owned_by(table, user_id))
                     .values(
                         {
                             column: doc,

@@ -16,13 +16,14 @@ normalised index in ``blind_mac`` (``match_mac`` NULL): a store that meets one
 decrypts it and indexes it exactly (:func:`index_exactly`), as ``repair-vault``
 does for all. A value whose normalised form is empty (a phone or bank card
 number without a digit: ``"n/a"``) has nothing to find it by and is refused.
+
+:class:`VaultRef` is ``values.records``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -56,7 +57,8 @@ from policies.validation import check_choice, check_text, check_uuid
 from structured_memory.database import Database
 from structured_memory.models import PiiDataKey, PiiVaultEntry, table_of
 from structured_memory.pii.cipher import PiiCipher, Sealed, normalise
-from structured_memory.scoping import owned
+from structured_memory.scoping import owned, owned_by
+from values.records import VaultRef
 
 __all__ = [
     "MATCHING",
@@ -129,7 +131,7 @@ def matching(cipher: PiiCipher, kind: str, value: str) -> dict[str, Any]:
     }
 
 
-_MINE = _T.c.user_id == bindparam("user_id")
+_MINE = owned_by(_T, bindparam("user_id"))
 _EXACT = and_(
     _MINE,
     _T.c.kind == bindparam("kind"),
@@ -165,9 +167,7 @@ _UNCHECKED = (
     .order_by(_T.c.created_at, _T.c.id)
     .with_for_update()
 )
-_DATA_KEY = select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(
-    _K.c.user_id == bindparam("user_id")
-)
+_DATA_KEY = select(_K.c.key_id, _K.c.nonce, _K.c.wrapped).where(owned_by(_K, bindparam("user_id")))
 _ENTRY_COLUMNS = (
     "id",
     "user_id",
@@ -247,7 +247,7 @@ def index_exactly(
     """
     if not entries:
         return set()
-    mine = _T.c.user_id == user_id
+    mine = owned_by(_T, user_id)
     conn.execute(
         update(_T)
         .where(mine, _T.c.id.in_([row.id for row, _ in entries]), _T.c.match_mac.is_(None))
@@ -258,7 +258,7 @@ def index_exactly(
     for row, clear in entries:
         mac = cipher.exact_index(row.kind, clear)
         taken = exists().where(
-            other.c.user_id == user_id, other.c.kind == row.kind, other.c.blind_mac == mac
+            owned_by(other, user_id), other.c.kind == row.kind, other.c.blind_mac == mac
         )
         try:
             with conn.begin_nested():
@@ -272,14 +272,6 @@ def index_exactly(
         if done:
             indexed.add(row.id)
     return indexed
-
-
-@dataclass(frozen=True)
-class VaultRef:
-    """Where a PII value lives: its vault id and kind (never the value)."""
-
-    id: uuid.UUID
-    kind: str
 
 
 class PiiVault:
@@ -390,7 +382,7 @@ class PiiVault:
                     _K.c.nonce.label("wrapping_nonce"),
                     _K.c.wrapped,
                 )
-                .outerjoin(_K, _K.c.user_id == _T.c.user_id)
+                .outerjoin(_K, owned_by(_K, _T.c.user_id))
                 .where(owned(_T, scope), _T.c.id == entry_id)
             ).one_or_none()
         if row is None:

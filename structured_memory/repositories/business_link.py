@@ -8,6 +8,9 @@ Each link also keeps its last verification against the system of record
 (:meth:`BusinessLinkRepository.record_checks`): the state reported, when, and
 whether the latest check succeeded. A change is written to the audit log in
 the same transaction, its states as codes or digests (never free text).
+
+Entity types, roles and ``check_entity_id`` are ``policies.business``'s
+(``check_entity_id`` re-exported here for one release).
 """
 
 from __future__ import annotations
@@ -22,51 +25,32 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, func, select, tuple_, update
 
 from policies.audit import AuditAction, check_details
+from policies.business import BusinessEntityType, LinkRole, check_entity_id
 from policies.errors import InvalidField, InvalidInput, RecordNotFound
-from policies.pii import PiiKind
 from policies.scope import UserScope
 from policies.validation import (
     check_choice,
     check_field_length,
-    check_no_pii,
     check_timestamp,
     check_uuid,
 )
 from structured_memory.audit import record_many
 from structured_memory.database import INFINITY, Database
-from structured_memory.models import BusinessEntityType, LinkRole, UserBusinessLink, table_of
-from structured_memory.records import BusinessLink
+from structured_memory.models import UserBusinessLink, table_of
 from structured_memory.scoping import owned
+from values.records import BusinessLink
 
 __all__ = ["BusinessLinkRepository", "PriorState", "StateCheck", "check_entity_id"]
 
 _T = table_of(UserBusinessLink)
 
-_NUMBERED = frozenset(
-    {
-        BusinessEntityType.ORDER,
-        BusinessEntityType.REFUND,
-        BusinessEntityType.RETURN,
-        BusinessEntityType.EXCHANGE,
-        BusinessEntityType.TICKET,
-        BusinessEntityType.WORK_ORDER,
-    }
-)
-"""Entities a system of record numbers itself (orders, refunds, tickets, ...)."""
 
-_NUMBER_SHAPES = frozenset({PiiKind.PHONE, PiiKind.BANK_CARD})
-"""What such a number may look like: an 11-digit order number reads as a mobile number,
-a 16-19-digit refund number may pass the Luhn check of a bank card."""
-
-
-def check_entity_id(entity_type: str, entity_id: str) -> str:
-    """``entity_id`` read with its (checked) ``entity_type`` as the cue, as the masker reads
-    a number after 订单号: an order, refund, return, exchange, ticket or work-order number
-    may have the shape of a phone or bank card number, never hold an e-mail, an ID card
-    number or an address; a supplier, warehouse or contract id may hold no PII at all.
-    Else :class:`InvalidField` (the id is stored and shown in clear)."""
-    allowed = _NUMBER_SHAPES if entity_type in _NUMBERED else frozenset()
-    return check_no_pii(entity_id, "entity_id", allowed=allowed)
+def _link(row: Any) -> BusinessLink:
+    """The link a row holds (an ``effective_to`` of ``infinity`` read as open-ended)."""
+    data = dict(row._mapping)
+    if data["effective_to"] == INFINITY:
+        data["effective_to"] = None
+    return BusinessLink.model_validate(data)
 
 
 @dataclass(frozen=True)
@@ -152,7 +136,7 @@ class BusinessLinkRepository:
             raise InvalidField(
                 "effective_to must be after effective_from", field="effective_to"
             ) from exc
-        return BusinessLink.from_row(row)
+        return _link(row)
 
     def valid_at(
         self, scope: UserScope, when: datetime | None = None, *, entity_type: str | None = None
@@ -161,7 +145,7 @@ class BusinessLinkRepository:
         at = check_timestamp(when, "when")
         moment = func.now() if at is None else at
         query = select(_T).where(
-            _T.c.user_id == scope.user_id,
+            owned(_T, scope),
             _T.c.effective_from <= moment,
             _T.c.effective_to > moment,
         )
@@ -171,7 +155,7 @@ class BusinessLinkRepository:
             )
         with self._db.transaction() as conn:
             rows = conn.execute(query.order_by(_T.c.effective_from)).all()
-        return [BusinessLink.from_row(r) for r in rows]
+        return [_link(r) for r in rows]
 
     def linked(self, scope: UserScope, keys: Collection[tuple[str, str]]) -> list[BusinessLink]:
         """The user's links valid now to any of the entities ``keys`` (type, id)."""
@@ -186,7 +170,7 @@ class BusinessLinkRepository:
         )
         with self._db.transaction() as conn:
             rows = conn.execute(query.order_by(_T.c.effective_from)).all()
-        return [BusinessLink.from_row(r) for r in rows]
+        return [_link(r) for r in rows]
 
     def add_missing(
         self,
@@ -246,7 +230,7 @@ class BusinessLinkRepository:
             AuditAction.WRITE,
             [(None, {"kind": "link", "entity_type": r.entity_type, "link_id": r.id}) for r in rows],
         )
-        return [BusinessLink.from_row(r) for r in rows]
+        return [_link(r) for r in rows]
 
     def end_named(
         self, conn: Connection, scope: UserScope, entity_ids: Collection[str]
@@ -281,15 +265,15 @@ class BusinessLinkRepository:
                 for r in rows
             ],
         )
-        return [BusinessLink.from_row(r) for r in rows]
+        return [_link(r) for r in rows]
 
     def list(self, scope: UserScope) -> list[BusinessLink]:
         """Every link of the user, past, present and future."""
         with self._db.transaction() as conn:
             rows = conn.execute(
-                select(_T).where(_T.c.user_id == scope.user_id).order_by(_T.c.effective_from)
+                select(_T).where(owned(_T, scope)).order_by(_T.c.effective_from)
             ).all()
-        return [BusinessLink.from_row(r) for r in rows]
+        return [_link(r) for r in rows]
 
     def end(self, scope: UserScope, link_id: uuid.UUID, at: datetime | None = None) -> BusinessLink:
         """Close a link at ``at`` (default: now)."""
@@ -299,7 +283,7 @@ class BusinessLinkRepository:
             with self._db.transaction() as conn:
                 row = conn.execute(
                     update(_T)
-                    .where(_T.c.user_id == scope.user_id, _T.c.id == link_id)
+                    .where(owned(_T, scope), _T.c.id == link_id)
                     .values(effective_to=func.now() if moment is None else moment)
                     .returning(_T)
                 ).one_or_none()
@@ -307,7 +291,7 @@ class BusinessLinkRepository:
             raise InvalidField("a link cannot end before it starts", field="at") from exc
         if row is None:
             raise RecordNotFound("no such link for this user")
-        return BusinessLink.from_row(row)
+        return _link(row)
 
     def record_checks(
         self, scope: UserScope, checks: Sequence[StateCheck], at: datetime
@@ -384,9 +368,7 @@ class BusinessLinkRepository:
         """Delete a link; returns whether it existed."""
         link_id = check_uuid(link_id, "link_id")
         with self._db.transaction() as conn:
-            n = conn.execute(
-                delete(_T).where(_T.c.user_id == scope.user_id, _T.c.id == link_id)
-            ).rowcount
+            n = conn.execute(delete(_T).where(owned(_T, scope), _T.c.id == link_id)).rowcount
         return bool(n)
 
 

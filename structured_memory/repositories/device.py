@@ -12,6 +12,8 @@ registration re-keys them; for one release every lookup accepts either form.
 A device becomes trusted once :data:`TRUST_AFTER_VERIFICATIONS` verifications
 (OTP, SMS code, ...) have succeeded on it; a failed verification changes
 nothing, and trust can be revoked.
+
+``check_device_field`` is ``policies.validation``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.errors import InvalidField, RecordNotFound
 from policies.scope import UserScope
-from policies.validation import check_bool, check_field_length, check_no_pii
+from policies.validation import check_bool, check_device_field, check_field_length
 from structured_memory.database import Database
 from structured_memory.models import UserDevice, table_of
 from structured_memory.pii.cipher import PiiCipher
-from structured_memory.records import Device
 from structured_memory.scoping import owned
+from values.records import Device
 
 __all__ = ["TRUST_AFTER_VERIFICATIONS", "DeviceRepository", "check_device_field", "device_digest"]
 
@@ -47,12 +49,6 @@ def _check_fingerprint(fp: object) -> str:
     if not isinstance(fp, str) or len(fp) != 64 or not set(fp) <= _HEX:
         raise InvalidField("fingerprint must be 64 hex digits (SHA-256)", field="fingerprint")
     return fp.lower()
-
-
-def check_device_field(field: str, value: str) -> str:
-    """``os`` or ``browser`` if it is at most 64 characters holding no PII (they are stored
-    and listed in clear), else :class:`InvalidField`."""
-    return check_no_pii(check_field_length(field, value, 64), field)
 
 
 def device_digest(device_id: str, os: str, browser: str) -> str:

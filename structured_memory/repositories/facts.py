@@ -14,6 +14,8 @@ the same transaction. A SENSITIVE fact holds only a vault reference
 ``{"vault_id": ..., "kind": ...}`` (from ``PiiVault.store``), kept as it is.
 Replacing or deleting a fact releases the vault entries nothing else
 references; a key holding PII is refused.
+
+``check_source`` is ``policies.validation``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ from policies.validation import (
     check_field_length,
     check_json,
     check_json_depth,
-    check_no_pii,
     check_number,
+    check_source,
     check_uuid,
 )
 from structured_memory.audit import record
@@ -53,7 +55,6 @@ from structured_memory.pii.fields import (
     references_in,
 )
 from structured_memory.pii.vault import PiiVault
-from structured_memory.records import Fact
 from structured_memory.renewals import URGENT_WITHIN, Renewals, renewal
 from structured_memory.repositories.confidence import MemoryTable, apply_feedback
 from structured_memory.repositories.fragments import (
@@ -62,6 +63,7 @@ from structured_memory.repositories.fragments import (
     require_user,
 )
 from structured_memory.scoping import live, owned
+from values.records import Fact
 
 __all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "Former", "check_source"]
 
@@ -80,12 +82,6 @@ def _check_value(policy: LifecyclePolicy, value: Any) -> JsonPlan:
             field="value",
         )
     return plan_json(value, "value")
-
-
-def check_source(source: str) -> str:
-    """A fact's ``source`` if it is at most 64 characters holding no PII (it is stored and
-    shown in clear), else :class:`InvalidField`."""
-    return check_no_pii(check_field_length("source", source, 64), "source")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ sweeper has removed them yet. A search reads its hits with
 (``structured_memory.renewals``) unless its expiry is near. Hydration also
 names the hits whose index context holds a turn expired since (``stale``):
 their index still carries the expired turn's words until they are re-indexed.
+
+:class:`FragmentRecord` is ``values.records``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     Connection,
     DateTime,
@@ -61,11 +62,15 @@ from structured_memory.scoping import (
     Shape,
     bound_values,
     owned,
+    owned_by,
+    owned_by_any,
     shape_of,
     visible,
     visible_bound,
     visible_per_row,
+    visible_text,
 )
+from values.records import FragmentRecord
 
 __all__ = [
     "FragmentLedger",
@@ -81,9 +86,16 @@ __all__ = [
     "release_vault_entries",
     "require_user",
     "vault_ids_of",
+    "visible_in_ledger",
 ]
 
 _T = table_of(MemoryFragment)
+
+visible_in_ledger = visible_text(_T)
+"""What a scope may see of the ledger at ``now``, as SQL text over ``memory_fragment`` and
+its parameters (:func:`~structured_memory.scoping.visible_text`): what the runtime hands
+an index backend that reads the ledger itself (``unstructured_memory.index.pgvector``)."""
+
 _PROFILE = table_of(UserProfile)
 _AUDIT_KEY = table_of(AuditKey)
 _VAULT = table_of(PiiVaultEntry)
@@ -115,31 +127,6 @@ class NewFragment:
     private: bool = False
     confidence: float = 1.0
     id: uuid.UUID = field(default_factory=uuid.uuid4)
-
-
-class FragmentRecord(BaseModel):
-    """A stored fragment as the SDK returns it (no vector, no index text)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: uuid.UUID
-    user_id: str
-    agent_id: str | None
-    private: bool
-    session_id: str | None
-    sandbox_id: uuid.UUID | None
-    kind: str
-    policy: str
-    text: str
-    entities: list[dict[str, Any]]
-    intent: str
-    confidence: float
-    status: str
-    occurred_at: datetime
-    created_at: datetime
-    last_used_at: datetime
-    expires_at: datetime | None
-    metadata: dict[str, Any]
 
 
 _RECORD_COLUMNS = [c for c in _T.c if c.name in FragmentRecord.model_fields]
@@ -189,14 +176,14 @@ def _record(row: Any) -> FragmentRecord:
 _USERS = bindparam("users", type_=ARRAY(String))
 _HOLD_PROFILES = (
     select(_PROFILE.c.user_id, _AUDIT_KEY.c.key)
-    .outerjoin(_AUDIT_KEY, _AUDIT_KEY.c.user_id == _PROFILE.c.user_id)
-    .where(_PROFILE.c.user_id == any_(_USERS))
+    .outerjoin(_AUDIT_KEY, owned_by(_AUDIT_KEY, _PROFILE.c.user_id))
+    .where(owned_by_any(_PROFILE, _USERS))
     .order_by(_PROFILE.c.user_id)
     .with_for_update(of=_PROFILE, read=True, key_share=True)
 )
 _SESSION_COUNTS = (
     select(_T.c.user_id, func.count(func.distinct(_T.c.session_id)))
-    .where(_T.c.user_id == any_(_USERS), _T.c.occurred_at >= bindparam("since"))
+    .where(owned_by_any(_T, _USERS), _T.c.occurred_at >= bindparam("since"))
     .group_by(_T.c.user_id)
 )
 # the vectors go binary: formatting them as text cost more than the rest of a row

@@ -41,6 +41,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from policies.audit import AuditAction
 from policies.errors import UserNotFound
 from policies.pii import PiiMatch, mask_pii
+from policies.profile_fields import NOTIFICATION_CHANNELS
 from policies.profile_merge import (
     DEFAULT_CONFIRMATIONS,
     Candidate,
@@ -56,7 +57,6 @@ from structured_memory.models import ProfileCandidate, UserProfile, table_of
 from structured_memory.pii.fields import Ref, is_reference, plan_json, references_in
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import release_vault_entries
-from structured_memory.repositories.profile import NOTIFICATION_CHANNELS
 from structured_memory.scoping import owned
 
 __all__ = ["LEARNED_KEY", "LearnedProfileRepository"]

@@ -16,6 +16,10 @@ No PII is stored in clear (``structured_memory.pii.fields``): in
 caller passes there is replaced). Values are vaulted in the update's
 transaction; entries the old attributes referenced and nothing references
 any more are released. A key holding PII is refused.
+
+The fields' checks are ``policies.profile_fields``'s; ``validate_changes``,
+``NOTIFICATION_CHANNELS`` and ``MAX_ATTRIBUTES_BYTES`` are re-exported here for
+one release.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -33,12 +36,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from policies.audit import AuditAction
 from policies.errors import ConcurrentModificationError, InvalidField, UserNotFound
 from policies.pii import PiiMatch, check_pii_values, mask_pii
+from policies.profile_fields import MAX_ATTRIBUTES_BYTES, NOTIFICATION_CHANNELS, validate_changes
 from policies.scope import UserScope
 from policies.validation import (
-    check_field_length,
     check_int,
-    check_json,
-    check_json_depth,
     check_number,
 )
 from structured_memory.audit import record
@@ -52,9 +53,9 @@ from structured_memory.pii.fields import (
     references_in,
 )
 from structured_memory.pii.vault import PiiVault
-from structured_memory.records import Profile
 from structured_memory.repositories.fragments import release_vault_entries
 from structured_memory.scoping import owned
+from values.records import Profile
 
 __all__ = [
     "MAX_ATTRIBUTES_BYTES",
@@ -65,95 +66,15 @@ __all__ = [
     "validate_changes",
 ]
 
-NOTIFICATION_CHANNELS = frozenset({"email", "wechat", "sms", "app_push", "phone"})
-MAX_ATTRIBUTES_BYTES = 64 * 1024
-MAX_SUMMARY_CHARS = 4000
 SUMMARY_PII_KEY = "profile_summary_pii"
+"""The key of ``attributes`` holding the vault references of ``profile_summary``'s PII."""
 _ENSURE_ATTEMPTS = 3
 """How often ``ensure`` tries again when an erasure removes the row it found."""
-"""The key of ``attributes`` holding the vault references of ``profile_summary``'s PII."""
 
 _T = table_of(UserProfile)
 
-
-def _check_timezone(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidField(
-            "timezone must be an IANA name such as 'Asia/Shanghai'", field="timezone"
-        )
-    name = check_field_length("timezone", value, 64)
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise InvalidField(
-            "unknown timezone (an IANA name such as 'Asia/Shanghai')", field="timezone"
-        ) from None
-    return name
-
-
-def _check_language(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidField("language must be a string such as 'zh-CN'", field="language")
-    return check_field_length("language", value, 16)
-
-
-def _check_notifications(value: object) -> dict[str, bool]:
-    if not isinstance(value, Mapping) or not all(isinstance(v, bool) for v in value.values()):
-        raise InvalidField(
-            "notification_preference must map channels to true/false",
-            field="notification_preference",
-        )
-    if not set(value) <= NOTIFICATION_CHANNELS:
-        raise InvalidField(
-            f"unknown notification channel; known: {sorted(NOTIFICATION_CHANNELS)}",
-            field="notification_preference",
-        )
-    return dict(value)
-
-
-def _check_attributes(value: object) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise InvalidField("attributes must be a JSON object", field="attributes")
-    attributes = dict(value)
-    check_json(
-        check_json_depth(attributes, "attributes"), "attributes", max_bytes=MAX_ATTRIBUTES_BYTES
-    )
-    return attributes
-
-
-def _check_summary(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidField("profile_summary must be a string", field="profile_summary")
-    return check_field_length("profile_summary", value, MAX_SUMMARY_CHARS)
-
-
 _PERSONAL = frozenset({"attributes", "profile_summary"})
 """The fields whose PII is vaulted and masked."""
-
-_VALIDATORS: dict[str, Callable[[object], Any]] = {
-    "timezone": _check_timezone,
-    "language": _check_language,
-    "notification_preference": _check_notifications,
-    "attributes": _check_attributes,
-    "profile_summary": _check_summary,
-}
-
-
-def validate_changes(changes: Mapping[str, object]) -> dict[str, Any]:
-    """Check profile changes; raise :class:`InvalidField` for an unknown or bad field.
-
-    ``notification_preference`` changes are partial: the given channels are
-    merged into the stored preference by :meth:`ProfileRepository.update`.
-    """
-    if not isinstance(changes, Mapping):
-        raise InvalidField("profile changes must be a mapping of field names", field="changes")
-    unknown = [name for name in changes if name not in _VALIDATORS]
-    if unknown:
-        raise InvalidField(
-            f"{len(unknown)} unknown profile field(s); known: {sorted(_VALIDATORS)}",
-            field="changes",
-        )
-    return {name: _VALIDATORS[name](value) for name, value in changes.items()}
 
 
 @dataclass(frozen=True)
@@ -174,7 +95,7 @@ class ProfileRepository:
     def get(self, scope: UserScope) -> Profile:
         """The user's profile; raise :class:`UserNotFound` if there is none."""
         with self._db.transaction() as conn:
-            row = conn.execute(select(_T).where(_T.c.user_id == scope.user_id)).one_or_none()
+            row = conn.execute(select(_T).where(owned(_T, scope))).one_or_none()
         if row is None:
             raise UserNotFound("no profile for this user")
         return Profile.model_validate(row._mapping)
@@ -212,7 +133,7 @@ class ProfileRepository:
             if personal:
                 row = conn.execute(
                     update(_T)
-                    .where(_T.c.user_id == scope.user_id)
+                    .where(owned(_T, scope))
                     .values(**self._sealed(conn, scope, personal, {}))
                     .returning(_T)
                 ).one()
@@ -251,7 +172,7 @@ class ProfileRepository:
             values["notification_preference"] = _T.c.notification_preference.op("||")(
                 values["notification_preference"]
             )
-        mine = _T.c.user_id == scope.user_id
+        mine = owned(_T, scope)
         matching = (mine, _T.c.version == expected_version)
         with self._db.transaction() as conn:
             if _PERSONAL.isdisjoint(values):
@@ -391,5 +312,5 @@ class ProfileRepository:
         the caller's transaction.
         """
         with self._db.transaction(join) as conn:
-            deleted = conn.execute(delete(_T).where(_T.c.user_id == scope.user_id)).rowcount
+            deleted = conn.execute(delete(_T).where(owned(_T, scope))).rowcount
         return bool(deleted)

@@ -192,7 +192,7 @@ def _populate(mem: MemoryClient, p: Persona) -> Footprint:
     found.clear["PII values"] = {p.phone, p.email}
     found.clear["unkeyed hash of the user id"] = {hashlib.sha256(u.encode()).hexdigest()}
     found.clear["texts (as written, with PII)"] = {originals[0]}
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         for table in USER_TABLES:
             for row in conn.execute(table.select().where(table.c.user_id == u)).mappings():
                 found.add(f"{table.name} row ids and bytes", *_opaque(row))
@@ -328,7 +328,7 @@ def weaviate_client(
     }
     client = MemoryClient(Settings(**values), agent_id="refund-agent").start()
     yield client
-    index = client.index
+    index = client.admin.index
     assert isinstance(index, WeaviateIndex)
     index.reset()
     client.close()
@@ -340,7 +340,7 @@ def test_with_a_derived_index_only_the_drop_user_entry_names_the_user_until_appl
 ) -> None:
     mem = weaviate_client
     erased, kept = _populated(mem, dsn)
-    mem.drain_outbox()
+    mem.admin.drain_outbox()
     assert mem.forget_user(ERASED.user_id)  # queues the drop; the worker has not run yet
     pending = pg_dump(dsn)
     outbox = copy_rows(pending, "fragment_outbox")
@@ -349,7 +349,7 @@ def test_with_a_derived_index_only_the_drop_user_entry_names_the_user_until_appl
     )
     assert pending.count(ERASED.user_id) == 1, "and nothing else names the user"
     assert found_in(split_audit(pending)[0], erased).keys() == {"user id"}
-    mem.drain_outbox()
+    mem.admin.drain_outbox()
     after = pg_dump(dsn)
     assert copy_rows(after, "fragment_outbox") == []
     assert_erased(after, erased, kept)

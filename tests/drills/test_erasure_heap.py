@@ -132,7 +132,7 @@ def test_right_after_forget_user_no_heap_tuple_holds_the_user(mem: MemoryClient)
 def vacuum_locked(mem: MemoryClient) -> Iterator[Callable[[], None]]:
     """Holds ``memory_fragment``'s SHARE UPDATE EXCLUSIVE lock (VACUUM waits for it; reads
     and writes do not) until the returned function releases it."""
-    conn = mem.database.engine.connect()
+    conn = mem.admin.database.engine.connect()
     conn.execute(text("LOCK TABLE memory_fragment IN SHARE UPDATE EXCLUSIVE MODE"))
     yield conn.rollback
     conn.rollback()
@@ -199,7 +199,7 @@ def test_erasures_arriving_while_a_vacuum_runs_share_the_next_one(
         if statement.startswith("VACUUM"):
             vacuums.append(statement)
 
-    event.listen(client.database.engine, "before_cursor_execute", record)
+    event.listen(client.admin.database.engine, "before_cursor_execute", record)
     with ThreadPoolExecutor(BURST) as pool:
         erasures = [pool.submit(client.forget_user, u) for u in users]
         deadline = time.monotonic() + QUEUE_WAIT_S
@@ -208,7 +208,7 @@ def test_erasures_arriving_while_a_vacuum_runs_share_the_next_one(
             time.sleep(0.01)
         vacuum_locked()
         assert [e.result() for e in erasures] == [True] * BURST
-    event.remove(client.database.engine, "before_cursor_execute", record)
+    event.remove(client.admin.database.engine, "before_cursor_execute", record)
 
     assert len(vacuums) == 2, "one vacuum for the first erasure, one for the other five"
     heaps = heap_tuples(mem)

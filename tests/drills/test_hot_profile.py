@@ -17,7 +17,7 @@ from collections import Counter
 
 from policies.errors import DualtrackError
 from sdk import MemoryClient
-from structured_memory.records import Profile
+from values.records import Profile
 
 USER = "hot-buyer-88231"
 THREADS = 4

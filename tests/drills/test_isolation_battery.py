@@ -1,16 +1,18 @@
 """Drill: the isolation battery, through the REST API and through the SDK.
 
 Issue 11 ("Isolation battery"). A victim user with memories (public, private to
-agent A, inside a sandbox), a fact, a link, a device and a sandbox; an attacker user
-with its own data. Every attempt to reach the victim's data fails: the victim's ids
-in paths, bodies and the ``X-Dualtrack-Sandbox`` header; crafted filters (LIKE and
-regex wildcards, quotes, backslash, NUL, Unicode look-alikes); the victim's user id
-and ids inside search text; forged, tampered, expired and revoked tokens and validly
-signed tokens for look-alike user ids; and, for the victim itself, agent B reaching
-agent A's private memory. An attempt succeeds against the victim when its response
-holds a victim secret it did not send, or when the victim's rows (every table with a
-``user_id``, compared after every attempt) changed. Printed: attempts by channel and
-outcome. Asserted: no success, at least 100 attempts.
+agent A, inside a sandbox), a fact, a link, a device, vaulted PII and a sandbox; an
+attacker user with its own data. Every attempt to reach the victim's data fails: the
+victim's ids in paths, bodies and the ``X-Dualtrack-Sandbox`` header; crafted filters
+(LIKE and regex wildcards, quotes, backslash, NUL, Unicode look-alikes); the victim's
+user id and ids inside search text; forged, tampered, expired and revoked tokens and
+validly signed tokens for look-alike user ids; and, for the victim itself, agent B
+reaching agent A's private memory and agent A's sandbox. The battery runs once per
+index backend (pgvector, Weaviate): the same attacks on every read path of both. An
+attempt succeeds against the victim when its response holds a victim secret it did
+not send, or when the victim's rows (every table with a ``user_id``, compared after
+every attempt) changed. Printed: attempts by channel and outcome. Asserted: no
+success, at least 100 attempts.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import base64
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterator, Sized
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -32,10 +34,12 @@ from sqlalchemy import select
 
 from policies.errors import DualtrackError
 from sandbox.current import ActiveSandbox, enter, leave
-from sdk import LifecyclePolicy, MemoryClient
+from sdk import BusinessState, LifecyclePolicy, MemoryClient, Settings
 from service import create_app
 from structured_memory.models import Base
 from tests.test_service import SECRET, SERVICE, auth, token
+from tests.test_weaviate import _client as weaviate_client
+from unstructured_memory.index.registry import WeaviateConfig
 
 VICTIM, ATTACKER = "buyer-victim-001", "buyer-attacker-002"
 AGENT_A, AGENT_B = "refund-agent", "logistics-agent"
@@ -44,6 +48,10 @@ CONTENT = "qz7w"
 """In every text the victim stores and in no request: its presence in a response is a leak."""
 PRIVATE = "pv3k"
 """In agent A's private memory only: agent B must never see it."""
+SANDBOXED = "sb6m"
+"""In the memory agent A wrote inside its sandbox only: agent B must never see it."""
+PHONE = "13912345678"
+"""The victim's phone, vaulted: its clear value must never reach the attacker."""
 LOOKALIKES = [
     "buyer-vіctim-001",  # Cyrillic і
     "ｂuyer-victim-001",  # fullwidth b
@@ -77,11 +85,19 @@ class Victim:
     link_id: uuid.UUID
     fingerprint: str
     box: uuid.UUID
+    vault: tuple[uuid.UUID, ...]
 
     def secrets(self) -> list[str]:
         """Strings that must never come back to the attacker unless it sent them."""
         ids = [self.public, self.private, self.sandboxed, self.fact_id, self.link_id, self.box]
-        return [CONTENT, self.fingerprint, *(str(i) for i in ids)]
+        return [CONTENT, PHONE, self.fingerprint, *(str(i) for i in (*ids, *self.vault))]
+
+    def guarded(self, row: uuid.UUID) -> list[str]:
+        """What must never come back to another agent of the victim: agent A's private
+        memory, or what agent A wrote inside its sandbox (and the sandbox's id)."""
+        if row == self.private:
+            return [str(self.private), PRIVATE]
+        return [str(self.sandboxed), str(self.box), SANDBOXED]
 
 
 @dataclass
@@ -119,7 +135,7 @@ def snapshot(mem: MemoryClient) -> Snapshot:
     once the uses searches recorded are written (renewal is deferred)."""
     mem._rt().ledger.renewals.flush()
     tables = [t for t in Base.metadata.sorted_tables if "user_id" in t.c]
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return [
             (
                 t.name,
@@ -149,8 +165,25 @@ def _label(status: int, text: str) -> str:
     return f"{status} empty" if empty else f"{status} own data"
 
 
+@pytest.fixture(params=["pgvector", pytest.param("weaviate", marks=pytest.mark.weaviate)])
+def backend(
+    request: pytest.FixtureRequest, mem: MemoryClient, settings: Settings
+) -> Iterator[MemoryClient]:
+    """The session client (pgvector), or one over a fresh Weaviate collection (the same
+    database, emptied after the test by ``mem``)."""
+    if request.param == "pgvector":
+        yield mem
+        return
+    server: WeaviateConfig = request.getfixturevalue("weaviate_server")
+    config = server.model_copy(update={"collection": f"Test{uuid.uuid4().hex[:12]}"})
+    with weaviate_client(settings, config) as wmem:
+        yield wmem
+        wmem.admin.index.reset()  # type: ignore[attr-defined]
+
+
 @pytest.fixture
-def world(mem: MemoryClient) -> tuple[MemoryClient, Victim]:
+def world(backend: MemoryClient) -> tuple[MemoryClient, Victim]:
+    mem = backend
     for user in (VICTIM, ATTACKER):
         mem.profiles.ensure(user)
     a = mem.for_agent(AGENT_A)
@@ -170,7 +203,7 @@ def world(mem: MemoryClient) -> tuple[MemoryClient, Victim]:
     with a.sandbox(VICTIM, SESSION) as sb:
         sandboxed = a.write(
             VICTIM,
-            f"沙箱里的临时需求：想把订单 88231 换成 S20 {CONTENT}",
+            f"沙箱里的临时需求：想把订单 88231 换成 S20 {CONTENT} {SANDBOXED}",
             lifecycle_policy=LifecyclePolicy.IMPLICIT,
         )
         box = sb.id
@@ -184,10 +217,14 @@ def world(mem: MemoryClient) -> tuple[MemoryClient, Victim]:
     mem.for_agent(AGENT_B).write(
         ATTACKER, "我的订单 55555 申请退货，快递顺丰", lifecycle_policy=LifecyclePolicy.IMPLICIT
     )
-    mem.drain_outbox()
+    vault = tuple(ref.id for ref in mem.pii.list(VICTIM))
+    assert vault, "the victim's phone is vaulted"
+    mem.admin.drain_outbox()
     return (
         mem,
-        Victim(public, private, sandboxed, fact.id, fact.key, link.id, device.fingerprint, box),
+        Victim(
+            public, private, sandboxed, fact.id, fact.key, link.id, device.fingerprint, box, vault
+        ),
     )
 
 
@@ -272,6 +309,8 @@ def _controls(api: TestClient, mem: MemoryClient, v: Victim) -> None:
     assert _leaks(repr(a.build_context(VICTIM, "顺丰 中通 偏好", records=20)), "", [PRIVATE])
     boxed = {**owner, "X-Dualtrack-Sandbox": str(v.box)}
     assert _leaks(api.get(f"/v1/memories/{v.sandboxed}", headers=boxed).text, "", [CONTENT])
+    assert _leaks(repr(a.sandboxes.memories(VICTIM, v.box)), "", [SANDBOXED])
+    assert any(_leaks(a.pii.reveal(VICTIM, vid), "", [PHONE]) for vid in v.vault)
 
 
 @dataclass
@@ -290,20 +329,19 @@ class Rest:
         headers: dict[str, str],
         body: object = None,
         *,
-        private: bool = False,
+        row: uuid.UUID | None = None,
     ) -> None:
-        """``private``: the target is agent A's private memory (the victim's own token)."""
+        """``row``: the target is agent A's private or sandboxed memory (the victim's own
+        token through another agent): only that row is guarded."""
         kw: dict[str, Any] = {"headers": headers}
         if body is not None:
             kw["json"] = body
         r = self.api.request(method, path, **kw)
         sent = " ".join(json.dumps(x, ensure_ascii=False) for x in (path, headers, body))
-        secrets = [str(self.v.private), PRIVATE] if private else self.v.secrets()
+        secrets = self.v.secrets() if row is None else self.v.guarded(row)
         leaked = r.status_code < 300 and _leaks(r.text, sent, secrets)
         outcome = _label(r.status_code, r.text)
-        self.battery.record(
-            channel, f"{method} {path}", outcome, leaked, self.v.private if private else None
-        )
+        self.battery.record(channel, f"{method} {path}", outcome, leaked, row)
 
 
 ATTACKER_HEADERS = auth(token(sub=ATTACKER, agent=AGENT_B))
@@ -316,6 +354,7 @@ def _rest(api: TestClient, battery: Battery, v: Victim) -> None:
     _rest_sandbox(rest, api, v)
     _rest_tokens(rest, api, v)
     _rest_private(rest, v)
+    _rest_other_agents_sandbox(rest, v)
 
 
 def _rest_ids(rest: Rest, v: Victim) -> None:
@@ -384,10 +423,12 @@ def _rest_sandbox(rest: Rest, api: TestClient, v: Victim) -> None:
     boxed = {**me, "X-Dualtrack-Sandbox": str(v.box)}
     rest.attempt("rest:sandbox ids", "GET", f"/v1/memories/{v.sandboxed}", boxed)
     rest.attempt("rest:sandbox ids", "DELETE", f"/v1/memories/{v.sandboxed}", boxed)
+    rest.attempt("rest:sandbox ids", "POST", "/v1/context", boxed, {"query": "S20 订单 88231"})
     merge = {"memory_ids": [str(v.sandboxed), str(v.public)]}
     base = f"/v1/sessions/{SESSION}/sandbox"
     rest.attempt("rest:sandbox ids", "POST", f"{base}/merge", boxed, merge)
     rest.attempt("rest:sandbox ids", "POST", f"{base}/discard", boxed)
+    rest.attempt("rest:sandbox ids", "POST", f"{base}/fork", boxed)
     rest.attempt("rest:sandbox ids", "POST", base, me)
     own = api.post(base, headers=me).json()["id"]
     rest.attempt(
@@ -421,16 +462,32 @@ def _rest_private(rest: Rest, v: Victim) -> None:
     for agent in (AGENT_B, None):
         hdr = auth(token(sub=VICTIM, agent=agent))
         ch = f"rest:agent {'B' if agent else 'none'} private"
-        rest.attempt(ch, "GET", f"/v1/memories/{v.private}", hdr, private=True)
-        rest.attempt(ch, "GET", "/v1/memories", hdr, private=True)
+        rest.attempt(ch, "GET", f"/v1/memories/{v.private}", hdr, row=v.private)
+        rest.attempt(ch, "GET", "/v1/memories", hdr, row=v.private)
         for q in ("顺丰 中通 偏好", PRIVATE, str(v.private)):
             body = {"query": q, "limit": 100}
-            rest.attempt(ch, "POST", "/v1/search", hdr, body, private=True)
+            rest.attempt(ch, "POST", "/v1/search", hdr, body, row=v.private)
             body = {"query": q, "records": 20}
-            rest.attempt(ch, "POST", "/v1/context", hdr, body, private=True)
+            rest.attempt(ch, "POST", "/v1/context", hdr, body, row=v.private)
         fb = {"memory_id": str(v.private), "action": "reject"}
-        rest.attempt(ch, "POST", "/v1/feedback", hdr, fb, private=True)
-        rest.attempt(ch, "DELETE", f"/v1/memories/{v.private}", hdr, private=True)
+        rest.attempt(ch, "POST", "/v1/feedback", hdr, fb, row=v.private)
+        rest.attempt(ch, "DELETE", f"/v1/memories/{v.private}", hdr, row=v.private)
+
+
+def _rest_other_agents_sandbox(rest: Rest, v: Victim) -> None:
+    """The victim's own token through agent B, naming agent A's sandbox in the header."""
+    hdr = {**auth(token(sub=VICTIM, agent=AGENT_B)), "X-Dualtrack-Sandbox": str(v.box)}
+    ch, base = "rest:agent B sandbox", f"/v1/sessions/{SESSION}/sandbox"
+    rest.attempt(ch, "GET", f"/v1/memories/{v.sandboxed}", hdr, row=v.sandboxed)
+    rest.attempt(ch, "GET", "/v1/memories", hdr, row=v.sandboxed)
+    for q in ("S20 订单 88231", SANDBOXED):
+        body = {"query": q, "limit": 100}
+        rest.attempt(ch, "POST", "/v1/search", hdr, body, row=v.sandboxed)
+        rest.attempt(ch, "POST", "/v1/context", hdr, {"query": q}, row=v.sandboxed)
+    merge = {"memory_ids": [str(v.sandboxed)]}
+    rest.attempt(ch, "POST", f"{base}/merge", hdr, merge, row=v.sandboxed)
+    rest.attempt(ch, "POST", f"{base}/discard", hdr, row=v.sandboxed)
+    rest.attempt(ch, "POST", f"{base}/fork", hdr, row=v.sandboxed)
 
 
 @dataclass
@@ -441,12 +498,18 @@ class Sdk:
     v: Victim
 
     def attempt(
-        self, channel: str, name: str, call: Callable[[], object], *, sent: object = ""
+        self,
+        channel: str,
+        name: str,
+        call: Callable[[], object],
+        *,
+        sent: object = "",
+        row: uuid.UUID | None = None,
     ) -> None:
-        """``sent``: what the call was given (the victim's ids it may echo back)."""
-        private = channel.endswith("private")
-        secrets = [str(self.v.private), PRIVATE] if private else self.v.secrets()
-        watched = self.v.private if private else None
+        """``sent``: what the call was given (the victim's ids it may echo back); ``row``:
+        the one row guarded (a ``... private`` channel guards agent A's private memory)."""
+        watched = self.v.private if row is None and channel.endswith("private") else row
+        secrets = self.v.secrets() if watched is None else self.v.guarded(watched)
         try:
             result = call()
         except DualtrackError as exc:
@@ -481,9 +544,42 @@ def _sdk(mem: MemoryClient, battery: Battery, v: Victim) -> None:
     sdk.attempt("sdk:ids", "links.end", partial(b.links.end, ATTACKER, v.link_id), sent=v.link_id)
     remove = partial(b.links.remove, ATTACKER, v.link_id)
     sdk.attempt("sdk:ids", "links.remove", remove, sent=v.link_id)
+    fact_reject = partial(b.facts.feedback, ATTACKER, v.fact_id, "reject")
+    sdk.attempt("sdk:ids", "facts.feedback", fact_reject, sent=v.fact_id)
+    revoke = partial(b.devices.revoke_trust, ATTACKER, fp)
+    sdk.attempt("sdk:ids", "devices.revoke_trust", revoke, sent=fp)
+    _sdk_vault(sdk, b, v)
     _sdk_search(sdk, b, v)
+    _sdk_verify(sdk, b)
     _sdk_sandbox(sdk, b, v)
     _sdk_private(sdk, b, v)
+    _sdk_other_agents_sandbox(sdk, b, v)
+
+
+def _sdk_vault(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
+    """The victim's vault ids and its phone, through the attacker's vault."""
+    for vid in v.vault:
+        sdk.attempt("sdk:vault", "pii.reveal", partial(b.pii.reveal, ATTACKER, vid), sent=vid)
+        sdk.attempt("sdk:vault", "pii.delete", partial(b.pii.delete, ATTACKER, vid), sent=vid)
+    sdk.attempt("sdk:vault", "pii.find", partial(b.pii.find, ATTACKER, "phone", PHONE), sent=PHONE)
+    sdk.attempt("sdk:vault", "pii.list", partial(b.pii.list, ATTACKER))
+
+
+def _sdk_verify(sdk: Sdk, b: MemoryClient) -> None:
+    """Verification reads the links of the scope's user only: the verifier is never asked
+    about the victim's order, and the victim's link records no check."""
+    asked: list[tuple[str, str]] = []
+
+    def verifier(entity_type: str, entity_id: str) -> BusinessState:
+        asked.append((entity_type, entity_id))
+        return BusinessState("已发货")
+
+    b.register_verifier("order", verifier)
+    sdk.attempt("sdk:verify", "verify_links", partial(b.verify_links, ATTACKER))
+    q = "订单 88231 退款"
+    verified = partial(b.search, ATTACKER, q, limit=100, verify=True)
+    sdk.attempt("sdk:verify", "search verify", verified, sent=q)
+    sdk.battery.successes += [f"sdk:verify: asked about {k} (leak)" for k in asked]
 
 
 def _sdk_search(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
@@ -509,6 +605,11 @@ def _sdk_search(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
         sdk.attempt("sdk:look-alike user", "search", partial(b.search, uid, q))
         sdk.attempt("sdk:look-alike user", "facts.list", partial(b.facts.list, uid))
         sdk.attempt("sdk:look-alike user", "export_user", partial(b.export_user, uid))
+        sdk.attempt("sdk:look-alike user", "profiles.get", partial(b.profiles.get, uid))
+        sdk.attempt("sdk:look-alike user", "devices.list", partial(b.devices.list, uid))
+        sdk.attempt("sdk:look-alike user", "links.list", partial(b.links.list, uid))
+        sdk.attempt("sdk:look-alike user", "links.valid_now", partial(b.links.valid_now, uid))
+        sdk.attempt("sdk:look-alike user", "pii.list", partial(b.pii.list, uid))
 
 
 def _inside(b: MemoryClient, box: uuid.UUID, call: Callable[[], object]) -> Callable[[], object]:
@@ -535,6 +636,8 @@ def _sdk_sandbox(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
     )
     discard = partial(b.sandboxes.discard, ATTACKER, SESSION, v.box)
     sdk.attempt(ch, "sandboxes.discard", discard, sent=v.box)
+    sdk.attempt(ch, "sandboxes.get", partial(b.sandboxes.get, ATTACKER, v.box), sent=v.box)
+    sdk.attempt(ch, "sandboxes.history", partial(b.sandboxes.history, ATTACKER, SESSION))
     listed = _inside(b, v.box, partial(b.memories.list, ATTACKER))
     sdk.attempt(ch, "list inside", listed, sent=v.box)
     searched = _inside(b, v.box, partial(b.search, ATTACKER, "S20 订单 88231"))
@@ -554,3 +657,21 @@ def _sdk_private(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
     reject = partial(b.feedback, VICTIM, mid, action="reject")
     sdk.attempt(ch, "feedback", reject, sent=mid)
     sdk.attempt(ch, "memories.delete", partial(b.memories.delete, VICTIM, mid), sent=mid)
+
+
+def _sdk_other_agents_sandbox(sdk: Sdk, b: MemoryClient, v: Victim) -> None:
+    """The victim's user through agent B: agent A's sandbox and what was written in it."""
+    ch, box, row = "sdk:agent B sandbox", v.box, v.sandboxed
+    both = f"{box} {row}"
+    sdk.attempt(ch, "sandboxes.get", partial(b.sandboxes.get, VICTIM, box), sent=box, row=row)
+    memories = partial(b.sandboxes.memories, VICTIM, box)
+    sdk.attempt(ch, "sandboxes.memories", memories, sent=box, row=row)
+    history = partial(b.sandboxes.history, VICTIM, SESSION)
+    sdk.attempt(ch, "sandboxes.history", history, row=row)
+    sdk.attempt(ch, "memories.get", partial(b.memories.get, VICTIM, row), sent=row, row=row)
+    for q in ("S20 订单 88231", SANDBOXED):
+        sdk.attempt(ch, "search", partial(b.search, VICTIM, q, limit=100), sent=q, row=row)
+    merge = partial(b.sandboxes.merge, VICTIM, SESSION, box, [row])
+    sdk.attempt(ch, "sandboxes.merge", merge, sent=both, row=row)
+    discard = partial(b.sandboxes.discard, VICTIM, SESSION, box)
+    sdk.attempt(ch, "sandboxes.discard", discard, sent=box, row=row)

@@ -40,11 +40,11 @@ from benchmarks.mixed_load import INVARIANTS
 from policies.errors import DualtrackError
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from structured_memory.cross_user import rotate_keys
 from structured_memory.embedded import start_embedded_server
 from tests.conftest import key_line
+from values.inputs import MemoryInput
 
 USERS = tuple(f"kill-buyer-{i:02d}" for i in range(6))
 SEEDED_USERS = 120
@@ -116,7 +116,7 @@ def killable(tmp_path: Path) -> Iterator[MemoryClient]:
     }
     old = key_line("k-kill-1", 7, age_days=100)
     with MemoryClient(Settings(**{**base, "pii_keys": old}), agent_id="refund-agent") as seeder:
-        blind = seeder.cipher.ring.blind.to_line()  # pinned: the blind index stays valid
+        blind = seeder.admin.cipher.ring.blind.to_line()  # pinned: the blind index stays valid
         for i in range(SEEDED_USERS):
             user = f"kill-seed-{i:03d}"
             seeder.profiles.ensure(user)
@@ -171,7 +171,9 @@ def _load_with_a_kill(mem: MemoryClient, data_dir: Path) -> tuple[Outcomes, int]
         rotation_started.set()
         time.sleep(0.05)  # keeps the rotation in flight when the server dies
 
-    rotation = partial(rotate_keys, mem.database, mem.cipher, batch_size=4, progress=slow)
+    rotation = partial(
+        rotate_keys, mem.admin.database, mem.admin.cipher, batch_size=4, progress=slow
+    )
     mem.search(USERS[0], QUERIES[0], limit=3)  # loads the analysers before the load starts
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
     threads += [threading.Thread(target=searcher, args=(s,)) for s in range(2)]
@@ -198,12 +200,12 @@ def _load_with_a_kill(mem: MemoryClient, data_dir: Path) -> tuple[Outcomes, int]
 
 
 def _scalar(mem: MemoryClient, sql: str) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(conn.execute(text(sql)).scalar_one())
 
 
 def _rows(mem: MemoryClient, sql: str) -> list[tuple[Any, ...]]:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return [tuple(row) for row in conn.execute(text(sql)).all()]
 
 
@@ -233,7 +235,7 @@ def test_postgres_killed_under_load_leaves_whole_writes_and_a_resumable_rotation
     )
     after = mem.write_many([again], progress=False)
     mem.search(USERS[0], QUERIES[0], limit=3)
-    rerun = rotate_keys(mem.database, mem.cipher, batch_size=50)
+    rerun = rotate_keys(mem.admin.database, mem.admin.cipher, batch_size=50)
 
     per_session = dict(
         _rows(

@@ -73,7 +73,7 @@ def workers(settings: Settings, mem: MemoryClient) -> Iterator[str]:
         _wait(lambda: _ready(base), "the service to answer /readyz")
         # both workers registered, then both reconciled after that: each knows the other
         _wait(lambda: _live(mem) == 2, "two workers to reconcile their rate limits")
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             both_seen = conn.execute(text("SELECT now()")).scalar_one()
         _wait(lambda: _oldest_reconciliation(mem) > both_seen, "both to reconcile again")
         yield base
@@ -94,7 +94,7 @@ def _ready(base: str) -> bool:
 
 
 def _live(mem: MemoryClient) -> int:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         return int(
             conn.execute(
                 text(
@@ -105,7 +105,7 @@ def _live(mem: MemoryClient) -> int:
 
 
 def _oldest_reconciliation(mem: MemoryClient) -> datetime:
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         oldest: datetime = conn.execute(
             text("SELECT min(seen_at) FROM rate_limit_process")
         ).scalar_one()

@@ -1,7 +1,7 @@
 """Drill: ``sweep`` vacuums every user table, those an erasure left dead tuples in among them.
 
 Issue 8 ("Forgetting completely"): erased rows stay in heap pages as dead
-tuples until VACUUM marks their space free. ``MemoryClient.sweep`` and
+tuples until VACUUM marks their space free. ``mem.admin.sweep`` and
 ``dualtrack sweep`` run ``VACUUM (ANALYZE)`` on every user table and report
 them with their ``pg_stat_user_tables.n_dead_tup``. The erasure's own vacuum
 (issue 19, ``test_erasure_heap``) is turned off here, so the dead tuples wait
@@ -44,7 +44,7 @@ def mem(mem: MemoryClient, settings: Settings) -> Iterator[MemoryClient]:
 
 def _stats(mem: MemoryClient) -> dict[str, tuple[int, int]]:
     """``(n_dead_tup, vacuum_count)`` per table, read in a fresh transaction."""
-    with mem.database.transaction() as conn:
+    with mem.admin.database.transaction() as conn:
         rows = conn.execute(
             text("SELECT relname, n_dead_tup, vacuum_count FROM pg_stat_user_tables")
         ).all()
@@ -55,7 +55,7 @@ def _await_dead_tuples(mem: MemoryClient, tables: set[str]) -> dict[str, tuple[i
     """Poll until every table in ``tables`` shows dead tuples; the statistics then."""
     deadline = time.monotonic() + STATS_WAIT_S
     while True:
-        with mem.database.transaction() as conn:
+        with mem.admin.database.transaction() as conn:
             conn.execute(text("SELECT pg_stat_force_next_flush()"))
         stats = _stats(mem)
         if all(stats.get(t, (0, 0))[0] > 0 for t in tables):
@@ -94,9 +94,9 @@ def marked(mem: MemoryClient) -> Iterator[list[tuple[str, bool]]]:
             (statement, bool(context is not None and context.execution_options.get(CROSS_USER)))
         )
 
-    event.listen(mem.database.engine, "before_cursor_execute", record)
+    event.listen(mem.admin.database.engine, "before_cursor_execute", record)
     yield seen
-    event.remove(mem.database.engine, "before_cursor_execute", record)
+    event.remove(mem.admin.database.engine, "before_cursor_execute", record)
 
 
 def test_sweep_vacuums_the_tables_an_erasure_left_dead_tuples_in(
@@ -105,7 +105,7 @@ def test_sweep_vacuums_the_tables_an_erasure_left_dead_tuples_in(
     _erase_a_buyer(mem, "buyer-001")
     before = _await_dead_tuples(mem, ERASED_TABLES)
 
-    report = mem.sweep()
+    report = mem.admin.sweep()
 
     vacuumed = {v.table: v.dead_tuples for v in report.vacuumed}
     assert vacuumed.keys() == set(USER_TABLES), "every table holding user data, no other"
@@ -118,7 +118,9 @@ def test_sweep_vacuums_the_tables_an_erasure_left_dead_tuples_in(
     statements = [(s, m) for s, m in marked if s.startswith("VACUUM")]
     assert len(statements) == len(vacuumed)
     assert all(m for _, m in statements), "VACUUM statements are marked as cross-user work"
-    with mem.database.transaction() as conn:  # the pool got its connections back transactional
+    with (
+        mem.admin.database.transaction() as conn
+    ):  # the pool got its connections back transactional
         driver = conn.connection.driver_connection
         assert driver is not None
         assert not driver.autocommit
@@ -127,7 +129,7 @@ def test_sweep_vacuums_the_tables_an_erasure_left_dead_tuples_in(
 def test_sweep_without_vacuum_vacuums_nothing(mem: MemoryClient) -> None:
     _erase_a_buyer(mem, "buyer-001")
     _await_dead_tuples(mem, {"memory_fragment"})
-    assert mem.sweep(vacuum=False).vacuumed == ()
+    assert mem.admin.sweep(vacuum=False).vacuumed == ()
 
 
 def test_the_sweep_command_prints_the_tables_it_vacuumed(

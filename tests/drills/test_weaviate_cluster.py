@@ -40,9 +40,9 @@ from sqlalchemy import text
 
 from policies.lifecycle import LifecyclePolicy
 from sdk.client import MemoryClient
-from sdk.schemas import MemoryInput
 from sdk.settings import Settings
 from unstructured_memory.index.weaviate import WeaviateIndex, object_uuid
+from values.inputs import MemoryInput
 
 pytestmark = [pytest.mark.weaviate, pytest.mark.slow]
 
@@ -231,7 +231,7 @@ class Drill:
 
 
 def _ledger(client: MemoryClient) -> dict[str, set[uuid.UUID]]:
-    with client.database.transaction() as conn:
+    with client.admin.database.transaction() as conn:
         return {
             user: set(
                 conn.execute(
@@ -277,7 +277,7 @@ class Outcome:
 
 def _run(drill: Drill, client: MemoryClient, coordinator: int, victim_role: str) -> Outcome:
     """Load, kill a node, restart it, drain, then wait (bounded) for its repair."""
-    index = client.index
+    index = client.admin.index
     assert isinstance(index, WeaviateIndex)
     failed_batches = FailedBatches()
     worker_log = logging.getLogger("unstructured_memory.outbox.worker")
@@ -304,7 +304,7 @@ def _run(drill: Drill, client: MemoryClient, coordinator: int, victim_role: str)
             threads[0].join(120)
         drill.mark(f"writer done: {len(load.written)} writes")
         deadline = time.monotonic() + 60
-        while client.outbox_lag().pending and time.monotonic() < deadline:
+        while client.admin.outbox_lag().pending and time.monotonic() < deadline:
             time.sleep(0.5)
         drill.mark("outbox drained")
         load.stop.set()
@@ -342,8 +342,8 @@ def test_a_killed_node_loses_no_write_and_is_repaired(
     coordinator = next(n for n in NODES if roles[n] != "Leader")
     client = drill.client(settings, coordinator)
     try:
-        assert isinstance(client.index, WeaviateIndex)
-        client.index.setup("hashing", 0)
+        assert isinstance(client.admin.index, WeaviateIndex)
+        client.admin.index.setup("hashing", 0)
         schema = httpx.get(f"http://127.0.0.1:{PORTS[0]}/v1/schema/{COLLECTION}").json()
         assert schema["replicationConfig"]["factor"] == 3
         assert schema["replicationConfig"]["deletionStrategy"] == "DeleteOnConflict"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from sqlalchemy import Connection
 
@@ -32,6 +32,7 @@ __all__ = [
     "IndexOp",
     "IndexedFragment",
     "LargeScopes",
+    "LedgerVisibility",
     "Resettable",
     "SearchFilters",
     "SearchQuery",
@@ -42,6 +43,13 @@ __all__ = [
 Connect = Callable[[], AbstractContextManager[Connection]]
 """Opens a connection to the ledger's database (what a backend reading PostgreSQL gets):
 ``Database.reading``, in autocommit mode, since an index only reads the ledger."""
+
+LedgerVisibility = Callable[[UserScope, datetime], tuple[str, dict[str, Any]]]
+"""What a scope may see of the ledger at ``now``, as a SQL condition over
+``memory_fragment`` (columns qualified by the table's name) and its bind parameters.
+The runtime hands a backend reading PostgreSQL the structured track's rendering
+(``structured_memory.repositories.fragments.visible_in_ledger``), so the visibility
+rule has one SQL rendering and this track imports none of the other's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,10 @@ statement, the KNN exact; a larger scope's vector leg merges the HNSW index's
 nearest among its ``ann`` rows (iterative scan) with an exact KNN over its rows
 not flagged yet (written since the last sweep: all of them for a user who just
 crossed the limit, which is slower, never incomplete), beside a keyword
-statement. Every statement carries
-``user_id = :user_id`` and the live-status filter, and runs in autocommit
+statement. Every statement carries the scope's visibility (user, agent-private,
+sandbox, live status) as the structured track renders it for the ledger
+(``structured_memory.scoping.visible_text``, handed in by the runtime as a
+:data:`~unstructured_memory.index.base.LedgerVisibility`), and runs in autocommit
 (``Database.reading``): no ``BEGIN``/``COMMIT`` round trips for a read.
 """
 
@@ -42,7 +44,13 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from policies.scope import UserScope
-from unstructured_memory.index.base import Connect, IndexHit, IndexOp, SearchQuery
+from unstructured_memory.index.base import (
+    Connect,
+    IndexHit,
+    IndexOp,
+    LedgerVisibility,
+    SearchQuery,
+)
 from unstructured_memory.search.bm25 import bm25_idf
 from unstructured_memory.search.fusion import ranked_fusion, relative_score_fusion
 from unstructured_memory.search.presets import Fusion
@@ -109,16 +117,25 @@ class PgVectorIndex:
     name = "pgvector"
     derived = False
 
-    def __init__(self, connect: Connect, *, exact_scan_limit: int = EXACT_SCAN_LIMIT) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        visible: LedgerVisibility,
+        *,
+        exact_scan_limit: int = EXACT_SCAN_LIMIT,
+    ) -> None:
         self._connect = connect
+        self._visible = visible
         self._exact_limit = exact_scan_limit
         self._large: OrderedDict[str, float] = OrderedDict()
         self._large_lock = threading.Lock()
 
     @classmethod
-    def from_config(cls, config: object, *, connect: Connect, tenant_key: bytes) -> PgVectorIndex:
+    def from_config(
+        cls, config: object, *, connect: Connect, visible: LedgerVisibility, tenant_key: bytes
+    ) -> PgVectorIndex:
         """The registry's constructor: no settings of its own, and no tenants to name."""
-        return cls(connect)
+        return cls(connect, visible)
 
     @property
     def ann_threshold(self) -> int:
@@ -174,7 +191,7 @@ class PgVectorIndex:
 
     def search(self, scope: UserScope, query: SearchQuery) -> list[IndexHit]:
         """Hybrid search inside ``scope``; see the module docstring."""
-        where, params = _filters(scope, query)
+        where, params = _filters(self._visible(scope, query.now), query)
         alpha = query.config.alpha
         weighted = query.keyword_terms(MAX_QUERY_TERMS) if alpha < 1 else []
         scan = _Scan(
@@ -397,22 +414,13 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-def _filters(scope: UserScope, query: SearchQuery) -> tuple[str, dict[str, Any]]:
-    """The WHERE clause every statement shares: the scope's visibility (user,
-    agent-private, sandbox, live; see ``policies.scope``), then the query's filters."""
+def _filters(visible: tuple[str, dict[str, Any]], query: SearchQuery) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause every statement shares: the scope's visibility (a clause and its
+    parameters, rendered for this search; see :class:`PgVectorIndex`), then the query's
+    filters."""
     f = query.filters
-    clauses = ["user_id = :user_id", "(expires_at IS NULL OR expires_at > :now)"]
-    params: dict[str, Any] = {"user_id": scope.user_id, "now": query.now}
-    if scope.agent_id is None:
-        clauses.append("NOT private")
-    else:
-        clauses.append("(NOT private OR agent_id = :agent_id)")
-        params["agent_id"] = scope.agent_id
-    if scope.sandbox_id is None:
-        clauses.append("sandbox_id IS NULL")
-    else:
-        clauses.append("(sandbox_id IS NULL OR sandbox_id = :sandbox_id)")
-        params["sandbox_id"] = scope.sandbox_id
+    where, params = visible
+    clauses = [where]
     if f.intents is not None:
         clauses.append("intent = ANY(:intents)")
         params["intents"] = sorted(f.intents)

@@ -1,8 +1,9 @@
 """The one list of index backend names: name -> lazily imported class, config, fallback.
 
-A backend class offers ``from_config(config, *, connect, tenant_key)``: the
-pydantic config validated from settings, the ledger's connection factory (used
-by backends that read PostgreSQL, ignored by the others) and the secret that
+A backend class offers ``from_config(config, *, connect, visible, tenant_key)``:
+the pydantic config validated from settings, the ledger's connection factory and
+the rendering of a scope's visibility over the ledger (used by backends that read
+PostgreSQL, ignored by the others) and the secret that
 keys the names a backend gives users (Weaviate tenants), so that no name in the
 index reveals a user id. A backend module is
 imported only when it is configured. A derived backend names the backend that
@@ -17,7 +18,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from unstructured_memory.index.base import Connect, FragmentIndex
+from unstructured_memory.index.base import Connect, FragmentIndex, LedgerVisibility
 from unstructured_memory.plugins import PluginSpec, resolve
 from unstructured_memory.search.presets import HYBRID_DEFAULT
 
@@ -89,7 +90,12 @@ DEFAULT_INDEX = "pgvector"
 
 
 def create_index(
-    name: str, config: Mapping[str, object], *, connect: Connect, tenant_key: bytes
+    name: str,
+    config: Mapping[str, object],
+    *,
+    connect: Connect,
+    visible: LedgerVisibility,
+    tenant_key: bytes,
 ) -> FragmentIndex:
     """Build the backend registered as ``name``.
 
@@ -97,12 +103,15 @@ def create_index(
     ones) or a config its pydantic model rejects.
     """
     cls, settings = resolve("index backend", name, INDEXES, config)
-    return cast(FragmentIndex, cls.from_config(settings, connect=connect, tenant_key=tenant_key))
+    index = cls.from_config(settings, connect=connect, visible=visible, tenant_key=tenant_key)
+    return cast(FragmentIndex, index)
 
 
-def create_fallback(name: str, *, connect: Connect, tenant_key: bytes) -> FragmentIndex | None:
+def create_fallback(
+    name: str, *, connect: Connect, visible: LedgerVisibility, tenant_key: bytes
+) -> FragmentIndex | None:
     """The ledger-backed index answering while backend ``name`` is down (``None``: none)."""
     spec = INDEXES.get(name)
     if spec is None or spec.fallback is None:
         return None
-    return create_index(spec.fallback, {}, connect=connect, tenant_key=tenant_key)
+    return create_index(spec.fallback, {}, connect=connect, visible=visible, tenant_key=tenant_key)

@@ -47,6 +47,7 @@ from unstructured_memory.index.base import (
     IndexedFragment,
     IndexHit,
     IndexOp,
+    LedgerVisibility,
     SearchQuery,
     Upsert,
 )
@@ -129,9 +130,15 @@ class WeaviateIndex:
 
     @classmethod
     def from_config(
-        cls, config: WeaviateConfig, *, connect: Connect, tenant_key: bytes
+        cls,
+        config: WeaviateConfig,
+        *,
+        connect: Connect,
+        visible: LedgerVisibility,
+        tenant_key: bytes,
     ) -> WeaviateIndex:
-        """The registry's constructor; Weaviate does not read PostgreSQL."""
+        """The registry's constructor; Weaviate does not read PostgreSQL (it renders
+        visibility as its own filter, :func:`_filters`)."""
         return cls(config, tenant_key=tenant_key)
 
     def tenant(self, user_id: str) -> str:

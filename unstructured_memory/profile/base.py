@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 from policies.profile_merge import Observation
 
 if TYPE_CHECKING:
-    from unstructured_memory.summariser.summary import SessionSummary
-    from unstructured_memory.summariser.transcript import Turn
+    from values.sessions import SessionSummary, Turn
 
 __all__ = ["Extraction", "Instruction", "ProfileExtractor"]
 

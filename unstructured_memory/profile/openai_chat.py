@@ -46,8 +46,7 @@ from unstructured_memory.profile.rules import (
 )
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import ID_LABELS
-from unstructured_memory.summariser.summary import SessionSummary
-from unstructured_memory.summariser.transcript import Turn
+from values.sessions import SessionSummary, Turn
 
 __all__ = ["PROMPT", "ChatExtractor", "ChatExtractorConfig", "checked", "parse_answer"]
 

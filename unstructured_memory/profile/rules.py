@@ -35,10 +35,9 @@ from policies.profile_merge import Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.summariser import amounts, cues
-from unstructured_memory.summariser.acts import Act, ActKind, instructs, negated
+from unstructured_memory.summariser.acts import instructs, negated
 from unstructured_memory.summariser.amended import substitute
-from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
-from unstructured_memory.summariser.summary import SessionSummary
+from unstructured_memory.summariser.entities import extract_entities
 from unstructured_memory.summariser.topics import (
     CHANNEL,
     CHANNEL_CODES,
@@ -49,7 +48,9 @@ from unstructured_memory.summariser.topics import (
     Topic,
     mentions,
 )
-from unstructured_memory.summariser.transcript import Turn
+from values.dialogue import Act, ActKind
+from values.entities import Entity
+from values.sessions import Lang, SessionSummary, Turn
 
 __all__ = [
     "MAX_INSTRUCTION_CHARS",

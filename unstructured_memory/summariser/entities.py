@@ -48,6 +48,9 @@ EMAIL, ID_CARD, BANK_CARD, ADDRESS. For ids, only the id itself is the entity
 **PII entities carry the masked text** (:func:`policies.pii.mask_value`): a
 clear PII value never leaves this module in an :class:`Entity`. Their offsets
 still refer to the clear value in the input text.
+
+:class:`Entity` is ``values.entities``'s and ``Lang`` ``values.sessions``'s,
+re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import spacy
 from spacy.language import Language
@@ -71,6 +74,8 @@ from policies.pii import PiiKind, mask_value, recent_pii
 from policies.validation import check_text
 from unstructured_memory.summariser import amounts, shapes
 from unstructured_memory.tokenize import segment
+from values.entities import Entity
+from values.sessions import Lang
 
 __all__ = [
     "ENTITY_LABELS",
@@ -83,9 +88,6 @@ __all__ = [
     "extract_entities",
     "unit_follows",
 ]
-
-Lang = Literal["zh", "en"]
-"""The language of a text or transcript: Chinese or English."""
 
 PII_LABELS: Final = frozenset(kind.name for kind in PiiKind)
 """Entity labels whose text is masked: PHONE, EMAIL, ID_CARD, BANK_CARD, ADDRESS."""
@@ -110,20 +112,6 @@ ENTITY_LABELS: Final = (
     frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT", "DATE"}) | ID_LABELS | PII_LABELS
 )
 """Every label :func:`extract_entities` produces."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entity:
-    """One entity: ``type`` is a label of :data:`ENTITY_LABELS`.
-
-    ``start``/``end`` are character offsets into the analysed text; ``text`` is
-    ``text[start:end]``, except for PII labels, where it is the masked value.
-    """
-
-    type: str
-    text: str
-    start: int
-    end: int
 
 
 # --------------------------------------------------------------------------- patterns

@@ -18,6 +18,9 @@ Intents:
 * ``invoice``: invoices, receipts, VAT titles and tax numbers;
 * ``account``: login, password, binding, membership and personal data;
 * ``other``: greetings, thanks, asking for a human, anything else.
+
+:class:`Intent` is ``values.sessions``'s (the vocabulary of a session record),
+re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from typing import Final
@@ -36,21 +38,9 @@ from typing import Final
 from policies.errors import InvalidText
 from policies.linear_re import PythonPrefilter
 from policies.validation import check_text
+from values.sessions import Intent
 
 __all__ = ["Intent", "IntentResult", "classify_intent", "classify_turns", "intent_scores"]
-
-
-class Intent(StrEnum):
-    """The intents the classifier tells apart."""
-
-    RETURN_REQUEST = "return_request"
-    REFUND_STATUS = "refund_status"
-    TRACKING_INQUIRY = "tracking_inquiry"
-    COMPLAINT = "complaint"
-    PRODUCT_CONSULT = "product_consult"
-    INVOICE = "invoice"
-    ACCOUNT = "account"
-    OTHER = "other"
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,35 +5,19 @@
 Chinese and English (:func:`phrase`). A stronger outcome of the same request
 supersedes a weaker one (an approved exchange, its submission). Patterns run
 under RE2 in linear time (:mod:`policies.linear_re`).
+
+:class:`Outcome` is ``values.sessions``'s, re-exported here for one release.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from typing import Final
 
 from policies.linear_re import LinearPattern
+from values.sessions import Outcome
 
 __all__ = ["Outcome", "find_outcomes", "phrase"]
-
-
-class Outcome(StrEnum):
-    """An outcome the agent gave; the value is the code stored with the record."""
-
-    TICKET_OPENED = "ticket_opened"
-    WORK_ORDER_OPENED = "work_order_opened"
-    EXCHANGE_APPROVED = "exchange_approved"
-    EXCHANGE_SUBMITTED = "exchange_submitted"
-    RETURN_APPROVED = "return_approved"
-    RETURN_SUBMITTED = "return_submitted"
-    REFUND_COMPLETED = "refund_completed"
-    REFUND_ISSUED = "refund_issued"
-    COUPON_ISSUED = "coupon_issued"
-    INVOICE_ISSUED = "invoice_issued"
-    SERVICE_OPENED = "service_opened"
-    RESHIPMENT = "reshipment"
-    DECLINED = "declined"
 
 
 _SENTENCE = r"[^。！？!?\n]"

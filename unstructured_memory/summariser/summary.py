@@ -29,6 +29,9 @@ Bounds: each turn is checked with :func:`policies.validation.check_text`
 :data:`MAX_TRANSCRIPT_BYTES` in total is cut, not refused: the earliest turns
 within half the budget and the latest within the rest are kept, the middle
 dropped, since openings state the problem and endings its resolution.
+
+:class:`SessionSummary` is ``values.sessions``'s (what a caller receives),
+re-exported here for one release.
 """
 
 from __future__ import annotations
@@ -51,19 +54,15 @@ from policies.validation import (
     check_user_id,
 )
 from unstructured_memory.summariser import symptoms
-from unstructured_memory.summariser.acts import Act, ActKind, Dialogue, Utterance, read_dialogue
+from unstructured_memory.summariser.acts import read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, options, stated_choice
-from unstructured_memory.summariser.entities import (
-    Entity,
-    Lang,
-    cue_before,
-    detect_language,
-    extract_entities,
-)
-from unstructured_memory.summariser.intent import Intent, classify_intent, classify_turns
-from unstructured_memory.summariser.outcome import Outcome, find_outcomes, phrase
-from unstructured_memory.summariser.transcript import Turn
+from unstructured_memory.summariser.entities import cue_before, detect_language, extract_entities
+from unstructured_memory.summariser.intent import classify_intent, classify_turns
+from unstructured_memory.summariser.outcome import find_outcomes, phrase
+from values.dialogue import Act, ActKind, Dialogue, Utterance
+from values.entities import Entity
+from values.sessions import Intent, Lang, Outcome, SessionSummary, Turn
 
 __all__ = [
     "MAX_TRANSCRIPT_BYTES",
@@ -76,31 +75,6 @@ __all__ = [
 
 MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
 """Largest transcript summarised in full (UTF-8 bytes of the joined turns); longer ones are cut."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    """The record of one session; everything but ``pii`` is masked.
-
-    ``entities`` are deduplicated by (type, text), first occurrence kept.
-    ``occurred_at`` is the time of the last timed turn, else the time of the call (UTC).
-    """
-
-    user_id: str
-    session_id: str
-    intent: Intent
-    intent_confidence: float
-    entities: list[Entity]
-    occurred_at: datetime
-    summary_text: str
-    language: Lang
-    pii: list[PiiMatch] = field(repr=False)  # clear values: never in a repr or a log
-    outcomes: tuple[Outcome, ...] = ()
-    """What the agent did, in order of first mention (codes stored with the record)."""
-    dialogue: Dialogue = field(default_factory=lambda: Dialogue(()), repr=False)
-    """The session's acts after amendment (offsets only), turn ``i`` of it being
-    ``turns[turn_index[i]]`` of the turns summarised."""
-    turn_index: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

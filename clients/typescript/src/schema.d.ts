@@ -532,8 +532,9 @@ export interface paths {
         };
         /**
          * Confidence histogram and pending confirmations
-         * @description The confidence of live memories in equal buckets by status, and the queue of
-         *     memories pending their user's confirmation (counts and the longest wait).
+         * @description The confidence of live memories in equal buckets by status, the queue of memories
+         *     pending their user's confirmation (counts and the longest wait), and the decay
+         *     forecast: inferred memories expected to fall below the threshold per day, unused.
          */
         get: operations["ops_confidence"];
         put?: never;
@@ -817,7 +818,8 @@ export interface components {
         };
         /**
          * ConfidenceReport
-         * @description ``GET /v1/ops/confidence``: the confidence histogram and the pending queue.
+         * @description ``GET /v1/ops/confidence``: the confidence histogram, the pending queue and the
+         *     decay forecast.
          */
         ConfidenceReport: {
             /**
@@ -834,6 +836,7 @@ export interface components {
             /** Total */
             total: number;
             pending: components["schemas"]["PendingOut"];
+            forecast: components["schemas"]["DecayForecast"];
         };
         /**
          * ContextBody
@@ -882,6 +885,23 @@ export interface components {
             degraded: boolean;
             /** Items */
             items: components["schemas"]["ContextItemOut"][];
+        };
+        /**
+         * DecayForecast
+         * @description Inferred memories the daily decay is expected to take below ``pending_below`` from
+         *     today to ``horizon_days`` ahead if nobody uses them (a step already due counts today).
+         */
+        DecayForecast: {
+            /** Horizon Days */
+            horizon_days: number;
+            /** Days */
+            days: components["schemas"]["ForecastDay"][];
+            /** Fragments */
+            fragments: number;
+            /** Facts */
+            facts: number;
+            /** Total */
+            total: number;
         };
         /**
          * Device
@@ -1006,7 +1026,8 @@ export interface components {
         };
         /**
          * ExpiryReport
-         * @description ``GET /v1/ops/expiry``: memories expiring per day, today to ``horizon_days`` ahead.
+         * @description ``GET /v1/ops/expiry``: memories expiring per day, today to ``horizon_days`` ahead,
+         *     the lifetime of each policy and the live memories that never expire.
          */
         ExpiryReport: {
             /**
@@ -1022,6 +1043,14 @@ export interface components {
             days: components["schemas"]["ExpiryDay"][];
             /** Total */
             total: number;
+            /** Ttl */
+            ttl: components["schemas"]["PolicyTTL"][];
+            /** Never Expiring */
+            never_expiring: {
+                [key: string]: number;
+            };
+            /** Never Expiring Total */
+            never_expiring_total: number;
         };
         /**
          * ExportOut
@@ -1183,6 +1212,23 @@ export interface components {
             previous_confidence: number;
             /** Previous Status */
             previous_status: string;
+        };
+        /**
+         * ForecastDay
+         * @description Memories whose decay is expected to cross the pending threshold on one UTC day.
+         */
+        ForecastDay: {
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /** Fragments */
+            fragments: number;
+            /** Facts */
+            facts: number;
+            /** Total */
+            total: number;
         };
         /**
          * FragmentRecord
@@ -1440,6 +1486,22 @@ export interface components {
             oldest_since: string | null;
             /** Oldest Age S */
             oldest_age_s: number | null;
+        };
+        /**
+         * PolicyTTL
+         * @description How long memories of one policy live (``policies.ttl``), for some kinds and users.
+         */
+        PolicyTTL: {
+            /** Policy */
+            policy: string;
+            /** Kinds */
+            kinds: string[] | null;
+            /** Frequent User */
+            frequent_user: boolean | null;
+            /** Days */
+            days: number | null;
+            /** Renewed On Use */
+            renewed_on_use: boolean;
         };
         /**
          * Profile
@@ -5002,6 +5064,8 @@ export interface operations {
         parameters: {
             query?: {
                 buckets?: number;
+                /** @description Days the decay forecast looks ahead. */
+                forecast_days?: number;
             };
             header?: {
                 "x-dualtrack-sandbox"?: string | null;
