@@ -24,6 +24,8 @@ def test_the_demo_story_holds(settings: Settings, monkeypatch: pytest.MonkeyPatc
     assert "RF20260629001：已到账（已核实" in refund, "the state verified overnight"
     assert "退款处理中" not in refund
     assert "88231" in refund
+    assert "通知渠道 wechat" in refund, "day 1's 以后有事微信通知我 is an instruction, live at once"
+    assert "不回充" in refund, "the record keeps why the user asked for the refund"
     assert "S10 Pro" in contexts["recommend"].text
     assert "3000" not in contexts["fresh"].text, "the fork started from long-term memory"
     assert "messages" in out.getvalue()

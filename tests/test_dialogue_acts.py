@@ -746,3 +746,10 @@ def test_the_value_refused_in_its_own_correction_is_not_quoted(
 def test_a_gift_box_of_a_product_is_no_packaging_instruction() -> None:
     assert [k for k, _ in _instructions("坚果礼盒里有花生的都不要，孩子吃不了")] != ["packaging"]
     assert [k for k, _ in _instructions("以后都不要礼盒包装")] == ["packaging"]
+
+
+@pytest.mark.parametrize("said", ["扫地机不回充了，要退款", "机器人老是不自动回座，退了吧"])
+def test_a_robot_that_does_not_go_back_to_charge_is_the_reason_recorded(said: str) -> None:
+    text = summarise("u", "s", _turns(("u", said))).summary_text
+    assert "回" in text
+    assert "因" in text
