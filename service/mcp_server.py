@@ -65,6 +65,7 @@ from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
 from service.errors import RateLimited, Unauthorized, error_body, error_response
 from service.gate import Gate
+from service.mcp_probes import McpProbes
 from service.mcp_resources import (
     PROMPTS,
     RESOURCE_TEMPLATES,
@@ -72,6 +73,9 @@ from service.mcp_resources import (
     get_prompt,
     read_resource,
 )
+from service.metrics import ServiceMetrics
+from service.middleware.metrics import RequestMetrics
+from service.middleware.request_context import RequestContext
 from service.ratelimit import RateLimits
 from service.settings import ServiceSettings
 from service.shutdown import exit_cleanly_on_signals
@@ -463,7 +467,9 @@ class DualtrackMcp:
     def http_app(self, *, path: str = "/mcp", host: str = "127.0.0.1") -> ASGIApp:
         """The streamable HTTP app (stateless, JSON answers) behind the Bearer gate.
 
-        Mountable in another app; its lifespan runs the MCP session manager.
+        Mountable in another app; its lifespan runs the MCP session manager. ``/healthz``
+        and ``/metrics`` answer beside it (:mod:`service.mcp_probes`), and each request
+        has an id and a server span (:mod:`service.middleware.request_context`).
         ``host`` 127.0.0.1/localhost turns on the SDK's DNS-rebinding protection.
         """
         app = self.server.streamable_http_app(
@@ -474,6 +480,10 @@ class DualtrackMcp:
             host=host,
         )
         gated: Any = _BearerGate(app, self._gate, self._service.mcp_streams_per_token)
+        metrics = ServiceMetrics(self._mem)
+        open_metrics = self._service.metrics_access == "open"
+        gated = McpProbes(gated, self._mem, metrics, self._gate, open_metrics)
+        gated = RequestContext(RequestMetrics(gated, histogram=metrics.request_seconds))
         if self._service.trusted_proxies:  # uvicorn's ASGI types are narrower than Starlette's
             gated = ProxyHeadersMiddleware(gated, trusted_hosts=self._service.trusted_proxies)
         return cast(ASGIApp, gated)
