@@ -572,15 +572,25 @@ def run_http(
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` (uvicorn) until interrupted."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
+    from service.log_format import json_log_config
+
+    svc = service or ServiceSettings()
+    logs = json_log_config(LOGGING_CONFIG) if svc.log_format == "json" else LOGGING_CONFIG
     mem = MemoryClient(settings or Settings.from_env()).start()
     try:
-        mcp = DualtrackMcp(mem, service or ServiceSettings(), owns_client=True)
+        mcp = DualtrackMcp(mem, svc, owns_client=True)
     except BaseException:
         mem.close()
         raise
     uvicorn.run(  # X-Forwarded-For is the app's to trust (trusted_proxies), not uvicorn's
-        mcp.http_app(host=host), host=host, port=port, log_level="info", proxy_headers=False
+        mcp.http_app(host=host),
+        host=host,
+        port=port,
+        log_level="info",
+        log_config=logs,
+        proxy_headers=False,
     )
 
 

@@ -237,3 +237,16 @@ def test_without_opentelemetry_the_spans_are_no_ops() -> None:
         [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "None None (None, None)"
+
+
+def test_the_json_log_setting_gives_every_uvicorn_formatter_the_json_one() -> None:
+    from uvicorn.config import LOGGING_CONFIG
+
+    from service.commands import _log_config
+
+    assert _log_config(LOGGING_CONFIG, ACCESS_LOGGER)["formatters"] == LOGGING_CONFIG["formatters"]
+    config = _log_config(LOGGING_CONFIG, ACCESS_LOGGER, "json")
+    assert set(config["formatters"]) == set(LOGGING_CONFIG["formatters"])
+    assert all(f == {"()": JsonFormatter} for f in config["formatters"].values())
+    assert config["loggers"][ACCESS_LOGGER]["handlers"] == ["access"]
+    assert ServiceSettings().log_format == "text"
