@@ -28,6 +28,18 @@ Attribute = str | int | bool | float | Sequence[str]
 _PREFIX = "dualtrack."
 
 
+@contextmanager
+def _failure(current: Any) -> Iterator[None]:
+    """An exception leaving the block marks ``current`` failed with its type and our error
+    code (``error.type``), never its message."""
+    try:
+        yield
+    except Exception as exc:
+        current.set_status(_trace.StatusCode.ERROR)
+        current.set_attribute("error.type", str(getattr(exc, "code", type(exc).__qualname__)))
+        raise
+
+
 def _attributes(values: Mapping[str, Attribute | None]) -> dict[str, Any]:
     return {_PREFIX + k: v for k, v in values.items() if v is not None}
 
@@ -39,9 +51,15 @@ def span(name: str, **attributes: Attribute | None) -> Iterator[Any]:
     if _trace is None:  # pragma: no cover
         yield None
         return
-    with _trace.get_tracer("dualtrack").start_as_current_span(
-        name, attributes=_attributes(attributes)
-    ) as current:
+    with (
+        _trace.get_tracer("dualtrack").start_as_current_span(
+            name,
+            attributes=_attributes(attributes),
+            record_exception=False,  # its message may quote the input: _failure records less
+            set_status_on_exception=False,
+        ) as current,
+        _failure(current),
+    ):
         yield current
 
 
@@ -78,9 +96,16 @@ def incoming(name: str, headers: Mapping[str, str]) -> Iterator[Any]:
         yield None
         return
     parent = _extract(dict(headers))
-    with _trace.get_tracer("dualtrack").start_as_current_span(
-        name, context=parent, kind=_trace.SpanKind.SERVER
-    ) as current:
+    with (
+        _trace.get_tracer("dualtrack").start_as_current_span(
+            name,
+            context=parent,
+            kind=_trace.SpanKind.SERVER,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as current,
+        _failure(current),
+    ):
         yield current
 
 

@@ -18,7 +18,9 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
+from policies.errors import InvalidField
 from policies.lifecycle import LifecyclePolicy
 from sdk import MemoryClient, Turn
 from sdk.write_path import STAGES
@@ -250,3 +252,20 @@ def test_the_json_log_setting_gives_every_uvicorn_formatter_the_json_one() -> No
     assert all(f == {"()": JsonFormatter} for f in config["formatters"].values())
     assert config["loggers"][ACCESS_LOGGER]["handlers"] == ["access"]
     assert ServiceSettings().log_format == "text"
+
+
+def test_a_failed_stage_records_its_error_code_and_never_its_message(
+    mem: MemoryClient, spans: InMemorySpanExporter
+) -> None:
+    mem.profiles.ensure(USER)
+    spans.clear()
+    with pytest.raises(InvalidField):
+        mem.search(USER, TEXT, limit=0)
+    finished = spans.get_finished_spans()
+    for name in ("validate", "dualtrack.search"):
+        failed = _named(finished, name)
+        assert failed.status.status_code is StatusCode.ERROR
+        assert failed.status.description is None
+        assert (failed.attributes or {})["error.type"] == InvalidField.code
+    assert [e.name for s in finished for e in s.events] == []  # no exception event
+    _assert_clean(finished)

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sdk.tracing import annotate, incoming
+from sdk.tracing import incoming
 from service.middleware.metrics import route_template
 
 __all__ = ["REQUEST_ID", "REQUEST_ID_HEADER", "RequestContext"]
@@ -27,6 +27,7 @@ REQUEST_ID: ContextVar[str | None] = ContextVar("dualtrack_request_id", default=
 """The id of the HTTP request being served (``None`` outside one)."""
 
 _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def request_id_of(headers: Headers) -> str:
@@ -57,22 +58,21 @@ class RequestContext:
                 MutableHeaders(scope=message)[REQUEST_ID_HEADER] = request_id
             await send(message)
 
-        method = scope["method"]
+        method = scope["method"] if scope["method"] in _METHODS else "HTTP"
         try:
             with incoming(f"HTTP {method}", headers) as span:
                 try:
                     await self.app(scope, receive, sending)
                 finally:
-                    template = route_template(scope)
                     if span is not None:
+                        template = route_template(scope)
                         span.update_name(f"{method} {template}")
-                    annotate(request_id=request_id)
-                    if span is not None:
                         span.set_attributes(
                             {
                                 "http.request.method": method,
                                 "http.route": template,
                                 "http.response.status_code": status,
+                                "dualtrack.request_id": request_id,
                             }
                         )
         finally:
