@@ -43,6 +43,7 @@ from sdk.admin import Admin, Health
 from sdk.progress import progress_bar
 from sdk.settings import Settings
 from sdk.structured import Devices, Facts, Links, Pii, Profiles
+from sdk.tracing import span
 from sdk.verification import Verifiers
 from structured_memory.audit import record, record_erasure
 from structured_memory.cross_user.erasure_vacuum import ErasureTrace, erasure_trace
@@ -260,7 +261,21 @@ class MemoryClient:
                 except InvalidField as exc:
                     exc.details["item"] = position
                     raise
-        with progress_bar("writing memories", len(pending), enabled=progress) as advance:
+        policies = {
+            i.lifecycle_policy.value
+            for i in pending
+            if isinstance(i.lifecycle_policy, LifecyclePolicy)
+        }
+        with (
+            span(
+                "dualtrack.write",
+                agent_id=self.agent_id,
+                items=len(pending),
+                batch_size=batch_size,
+                policies=sorted(policies),
+            ),
+            progress_bar("writing memories", len(pending), enabled=progress) as advance,
+        ):
             return self._rt().writes.write_batches(pending, batch_size=batch_size, advance=advance)
 
     def search(
@@ -290,21 +305,23 @@ class MemoryClient:
         from sdk.search_path import SearchRequest
 
         rt = self._rt()
-        return rt.searches.search(
-            SearchRequest(
-                user_id=user_id,
-                query=check_text(query, field="query", max_bytes=MAX_QUERY_BYTES),
-                limit=limit,
-                alpha=alpha,
-                preset=preset,
-                intents=intents,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-                session_id=session_id,
-                verify=verify,
-            ),
-            verify_hits=lambda scope, hits: self._verifiers.verify_hits(scope, rt.links, hits),
+        request = SearchRequest(
+            user_id=user_id,
+            query=check_text(query, field="query", max_bytes=MAX_QUERY_BYTES),
+            limit=limit,
+            alpha=alpha,
+            preset=preset,
+            intents=intents,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            session_id=session_id,
+            verify=verify,
         )
+        with span("dualtrack.search", agent_id=self.agent_id):
+            return rt.searches.search(
+                request,
+                verify_hits=lambda scope, hits: self._verifiers.verify_hits(scope, rt.links, hits),
+            )
 
     def register_verifier(self, entity_type: str, fn: Verifier) -> None:
         """Ask ``fn(entity_type, entity_id)`` for the live state of links of ``entity_type``.
@@ -386,7 +403,8 @@ class MemoryClient:
         scope = self.scope(user_id).in_sandbox(None)
         session = check_session_id(session_id)
         turns = _turns(transcript, "transcript")
-        return self._session_path().end(scope, session, turns)
+        with span("dualtrack.end_session", agent_id=self.agent_id, turns=len(turns)):
+            return self._session_path().end(scope, session, turns)
 
     def append_turns(self, user_id: str, session_id: str, turns: Sequence[Turn]) -> TurnsAppended:
         """Keep a long session's new turns (IMPLICIT fragments of the session, searchable).

@@ -49,6 +49,7 @@ from policies.validation import (
     check_text,
     check_timestamp,
 )
+from sdk.tracing import annotate, span
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import FragmentLedger, Hydrated
 from unstructured_memory.embedders.base import Embedder
@@ -135,32 +136,42 @@ class SearchPath:
     ) -> SearchResults:
         """Hybrid search of the scope's visible, live memories, best first; with
         ``request.verify``, their business entities checked by ``verify_hits``."""
-        scope, config, filters = self.validate(request)
+        with span("validate"):
+            scope, config, filters = self.validate(request)
         if request.verify and verify_hits is None:
             raise InvalidField("this search path cannot verify", field="verify")
+        annotate(preset=request.preset or self._preset, limit=request.limit, verify=request.verify)
         self._check_space()
         now = datetime.now(UTC)
         depth = max(request.limit, DEFAULT_RERANK.depth)
-        built = self.mask_and_embed(request.query, config, depth, now, filters)
+        with span("mask and embed"):
+            built = self.mask_and_embed(request.query, config, depth, now, filters)
         results = SearchResults()
         if built.empty and not built.pii:
             self._ledger.require_user(scope)
             return results
-        hits = [] if built.empty else self.index(scope, built.query, results)
-        found = self.pii_hits(scope, built.pii, now, request.limit)
-        hydrated = self.hydrate(scope, found + hits, now)
+        with span("index", pii_values=len(built.pii)):
+            hits = [] if built.empty else self.index(scope, built.query, results)
+            found = self.pii_hits(scope, built.pii, now, request.limit)
+        with span("hydrate", candidates=len(found) + len(hits)):
+            hydrated = self.hydrate(scope, found + hits, now)
         if hydrated.stale:
-            hits, hydrated = self.refresh(
-                scope, built, hydrated, found=found, now=now, results=results
-            )
+            with span("refresh", stale=len(hydrated.stale)):
+                hits, hydrated = self.refresh(
+                    scope, built, hydrated, found=found, now=now, results=results
+                )
         records = hydrated.records
-        hits = found + self.rerank(built.query, hits, records)
-        results = self.hits(hits, records, results, request.limit)
-        self._ledger.used(scope, (records[hit.memory_id] for hit in results), now=now)
+        with span("rerank"):
+            hits = found + self.rerank(built.query, hits, records)
+        with span("hits"):
+            results = self.hits(hits, records, results, request.limit)
+            self._ledger.used(scope, (records[hit.memory_id] for hit in results), now=now)
+        annotate(hits=len(results), degraded=results.degraded)
         if not results:
             self._ledger.require_user(scope)  # nothing found: an unknown user is an error
         if request.verify and verify_hits is not None:
-            return verify_hits(scope, results)
+            with span("verify"):
+                return verify_hits(scope, results)
         return results
 
     # -- stages ----------------------------------------------------------------------------

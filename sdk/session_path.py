@@ -55,6 +55,7 @@ from policies.lifecycle import LifecyclePolicy
 from policies.pii import check_pii_values, find_pii, mask_pii
 from policies.profile_merge import Observation, ObservationKind
 from policies.scope import UserScope
+from sdk.tracing import annotate, span
 from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions
 from structured_memory.database import Database
@@ -295,8 +296,11 @@ class SessionPath:
                 with self._db.transaction() as conn:
                     advance(conn, None)
             return last
-        summary = summarise(scope.user_id, session_id, turns)
-        extraction = self._extractor.extract(turns, summary)
+        with span("summarise", turns=len(turns)):
+            summary = summarise(scope.user_id, session_id, turns)
+        with span("extract"):
+            extraction = self._extractor.extract(turns, summary)
+            annotate(extractor=extraction.source, fallback=bool(extraction.fallback))
         if extraction.record_text:
             summary = replace(summary, summary_text=extraction.record_text)
         observations = [*extraction.observations, *_stored_addresses(stored, session_id)]

@@ -31,7 +31,8 @@ erased user raises :class:`UserNotFound`. A deadlock is retried a bounded
 number of times, then raised as :class:`TransientFailure`.
 
 Timings: :func:`observe_stages` tells an observer (a metrics histogram, a
-benchmark) how long each stage of each committed batch took.
+benchmark) how long each stage of each committed batch took; the same timings
+become child spans of the current span (:func:`sdk.tracing.stage_spans`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from policies.validation import (
 )
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
+from sdk.tracing import stage_spans
 from structured_memory.audit import record_batch
 from structured_memory.database import Database
 from structured_memory.pii.fields import mask_json
@@ -841,4 +843,5 @@ class WritePath:
         self._feed.wake()
         if _OBSERVERS.current:
             _report(spent, len(items))
+        stage_spans(spent, STAGES, len(items))
         return ids

@@ -26,6 +26,7 @@ from service.gate import Gate
 from service.metrics import ServiceMetrics
 from service.middleware.body_limit import BodyLimit
 from service.middleware.metrics import RequestMetrics
+from service.middleware.request_context import RequestContext
 from service.openapi import operation_id
 from service.ratelimit import RateLimits
 from service.routes import (
@@ -82,6 +83,9 @@ def create_app(
         generate_unique_id_function=operation_id,
         docs_url=None,  # service.routes.docs serves both from local files
         redoc_url=None,
+        # FastAPI's own spans and logs record paths, queries and validation messages,
+        # which may hold personal data: service.middleware.request_context traces instead
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.mem = mem
     app.state.agent_clients = {}
@@ -112,6 +116,7 @@ def create_app(
     app.include_router(metrics_router(svc.metrics_access))
     app.add_middleware(BodyLimit, max_bytes=svc.max_body_bytes)
     app.add_middleware(RequestMetrics, histogram=app.state.metrics.request_seconds)
+    app.add_middleware(RequestContext)  # outside: the access line has its ids and span
     if svc.trusted_proxies:
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=svc.trusted_proxies)
     return app

@@ -74,14 +74,19 @@ def serve(
         workers=workers,
         log_level="info",
         access_log=False,
-        log_config=_log_config(LOGGING_CONFIG, ACCESS_LOGGER),
+        log_config=_log_config(LOGGING_CONFIG, ACCESS_LOGGER, service.log_format),
         proxy_headers=False,  # X-Forwarded-For is the app's to trust (trusted_proxies)
     )
 
 
-def _log_config(base: dict[str, Any], access_logger: str) -> dict[str, Any]:
-    """uvicorn's logging configuration with ``access_logger`` on its access handler."""
-    config = copy.deepcopy(base)
+def _log_config(
+    base: dict[str, Any], access_logger: str, log_format: str = "text"
+) -> dict[str, Any]:
+    """uvicorn's logging configuration with ``access_logger`` on its access handler, its
+    lines JSON objects with ``log_format="json"`` (``service.log_format``)."""
+    from service.log_format import json_log_config
+
+    config = copy.deepcopy(base if log_format == "text" else json_log_config(base))
     config["loggers"][access_logger] = {
         "handlers": ["access"],
         "level": "INFO",

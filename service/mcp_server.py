@@ -65,6 +65,7 @@ from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
 from service.errors import RateLimited, Unauthorized, error_body, error_response
 from service.gate import Gate
+from service.mcp_probes import McpProbes
 from service.mcp_resources import (
     PROMPTS,
     RESOURCE_TEMPLATES,
@@ -72,6 +73,9 @@ from service.mcp_resources import (
     get_prompt,
     read_resource,
 )
+from service.metrics import ServiceMetrics
+from service.middleware.metrics import RequestMetrics
+from service.middleware.request_context import RequestContext
 from service.ratelimit import RateLimits
 from service.settings import ServiceSettings
 from service.shutdown import exit_cleanly_on_signals
@@ -465,7 +469,9 @@ class DualtrackMcp:
     def http_app(self, *, path: str = "/mcp", host: str = "127.0.0.1") -> ASGIApp:
         """The streamable HTTP app (stateless, JSON answers) behind the Bearer gate.
 
-        Mountable in another app; its lifespan runs the MCP session manager.
+        Mountable in another app; its lifespan runs the MCP session manager. ``/healthz``
+        and ``/metrics`` answer beside it (:mod:`service.mcp_probes`), and each request
+        has an id and a server span (:mod:`service.middleware.request_context`).
         ``host`` 127.0.0.1/localhost turns on the SDK's DNS-rebinding protection.
         """
         app = self.server.streamable_http_app(
@@ -476,6 +482,10 @@ class DualtrackMcp:
             host=host,
         )
         gated: Any = _BearerGate(app, self._gate, self._service.mcp_streams_per_token)
+        metrics = ServiceMetrics(self._mem)
+        open_metrics = self._service.metrics_access == "open"
+        gated = McpProbes(gated, self._mem, metrics, self._gate, open_metrics)
+        gated = RequestContext(RequestMetrics(gated, histogram=metrics.request_seconds))
         if self._service.trusted_proxies:  # uvicorn's ASGI types are narrower than Starlette's
             gated = ProxyHeadersMiddleware(gated, trusted_hosts=self._service.trusted_proxies)
         return cast(ASGIApp, gated)
@@ -564,15 +574,25 @@ def run_http(
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` (uvicorn) until interrupted."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
+    from service.log_format import json_log_config
+
+    svc = service or ServiceSettings()
+    logs = json_log_config(LOGGING_CONFIG) if svc.log_format == "json" else LOGGING_CONFIG
     mem = MemoryClient(settings or Settings.from_env()).start()
     try:
-        mcp = DualtrackMcp(mem, service or ServiceSettings(), owns_client=True)
+        mcp = DualtrackMcp(mem, svc, owns_client=True)
     except BaseException:
         mem.close()
         raise
     uvicorn.run(  # X-Forwarded-For is the app's to trust (trusted_proxies), not uvicorn's
-        mcp.http_app(host=host), host=host, port=port, log_level="info", proxy_headers=False
+        mcp.http_app(host=host),
+        host=host,
+        port=port,
+        log_level="info",
+        log_config=logs,
+        proxy_headers=False,
     )
 
 

@@ -61,6 +61,11 @@ class ServiceSettings(BaseSettings):
         description="/metrics: `ops` needs an ops token; `open` serves anyone (a private "
         "network's scraper).",
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="`dualtrack serve` log lines: `text` (uvicorn's) or `json` (one object "
+        "a line, with request and trace ids).",
+    )
     mcp_streams_per_token: int = Field(
         default=8, ge=1, description="MCP HTTP requests (streams) one token may hold open."
     )

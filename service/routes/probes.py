@@ -30,14 +30,14 @@ from service.deps import Needs, TokenFirstRoute
 from service.metrics import metrics_of
 from structured_memory.pii.keyring import MAX_KEY_AGE_DAYS
 
-__all__ = ["OUTBOX_LAG_DEGRADED_S", "metrics_router", "router"]
+__all__ = ["OUTBOX_LAG_DEGRADED_S", "PROMETHEUS_TEXT", "health_report", "metrics_router", "router"]
 
 router = APIRouter(tags=["probes"], route_class=TokenFirstRoute)
 
 OUTBOX_LAG_DEGRADED_S = 300.0
 """An outbox entry older than this makes ``/healthz`` report ``degraded``."""
 
-_PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def _mem(request: Request) -> MemoryClient:
@@ -69,12 +69,22 @@ def readyz(request: Request) -> JSONResponse:
 )
 def healthz(request: Request) -> JSONResponse:
     """``ok`` or ``degraded`` (200), ``down`` (503)."""
-    h = _mem(request).admin.health()
+    report = health_report(_mem(request))
+    return JSONResponse(
+        report.model_dump(mode="json"),
+        status_code=503 if report.status == "down" else 200,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def health_report(mem: MemoryClient) -> HealthReport:
+    """What ``/healthz`` answers (the REST service's and the MCP port's)."""
+    h = mem.admin.health()
     outbox = h.outbox
     down = not (h.database and h.schema_supported)
     lagging = outbox.failing > 0 or outbox.oldest_age_s > OUTBOX_LAG_DEGRADED_S
     degraded = not h.index_reachable or lagging or h.active_key_stale
-    report = HealthReport(
+    return HealthReport(
         status="down" if down else "degraded" if degraded else "ok",
         database=h.database,
         schema_supported=h.schema_supported,
@@ -87,17 +97,12 @@ def healthz(request: Request) -> JSONResponse:
         key_rotation_days=MAX_KEY_AGE_DAYS,
         key_stale=h.active_key_stale,
     )
-    return JSONResponse(
-        report.model_dump(mode="json"),
-        status_code=503 if down else 200,
-        headers={"Cache-Control": "no-store"},
-    )
 
 
 def metrics(request: Request) -> Response:
     """Request latency per route, writes by policy, searches (degraded or not), and the
     store's outbox lag, pending confirmations, decays, sweeps and verifier outcomes."""
-    return Response(metrics_of(request).render(), media_type=_PROMETHEUS_TEXT)
+    return Response(metrics_of(request).render(), media_type=PROMETHEUS_TEXT)
 
 
 def metrics_router(access: Literal["ops", "open"]) -> APIRouter:
@@ -108,7 +113,7 @@ def metrics_router(access: Literal["ops", "open"]) -> APIRouter:
         metrics,
         response_class=Response,
         dependencies=[Depends(Needs(Scope.OPS))] if access == "ops" else [],
-        responses={200: {"content": {_PROMETHEUS_TEXT: {}}, "description": "Prometheus text"}},
+        responses={200: {"content": {PROMETHEUS_TEXT: {}}, "description": "Prometheus text"}},
         summary="Prometheus metrics of this process",
     )
     return router
