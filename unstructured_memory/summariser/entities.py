@@ -73,7 +73,7 @@ from policies.linear_re import LinearPattern, PatternSet, Subject
 from policies.pii import PiiKind, mask_value, recent_pii
 from policies.validation import check_text
 from unstructured_memory.summariser import amounts, shapes
-from unstructured_memory.tokenize import segment
+from unstructured_memory.tokenize import dictionaries_loaded, segment
 from values.entities import Entity
 from values.sessions import Lang
 
@@ -898,13 +898,25 @@ def _names_a_number(text: str, span: Span, following: list[Span]) -> bool:
     return _NUMBER_CUE.fullmatch(text[span.end_char : following[0].start_char]) is not None
 
 
+_CACHED_TEXTS: Final = 128
+"""Texts whose entities are kept (a session's turns and its transcript, a few times over)."""
+
+
 def extract_entities(text: str) -> list[Entity]:
     """Entities of ``text`` in order of position; PII entities hold masked text.
 
     Raises :class:`policies.errors.InvalidText` for text that is not a valid,
     non-empty string within :data:`policies.validation.MAX_TEXT_BYTES`.
     """
-    text = check_text(text)
+    return list(_entities(check_text(text), dictionaries_loaded()))
+
+
+@lru_cache(maxsize=_CACHED_TEXTS)
+def _entities(text: str, dictionaries: int) -> tuple[Entity, ...]:
+    """:func:`extract_entities` of a checked text, kept for the few texts a session reads
+    more than once (its turns by the summariser and by the profile rules); a user
+    dictionary loaded since (``dictionaries``) makes a new key."""
+    del dictionaries
     lang: Lang = "zh" if _CJK_RE.search(text) else "en"
     doc = _pipeline(lang)(text)
     out: list[Entity] = []
@@ -919,4 +931,4 @@ def extract_entities(text: str) -> list[Entity]:
         elif label in ID_LABELS:
             value = _half_width(value)
         out.append(Entity(label, value, span.start_char, span.end_char))
-    return out
+    return tuple(out)
