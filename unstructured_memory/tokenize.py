@@ -45,7 +45,6 @@ __all__ = [
     "STOP_WORDS",
     "cjk_bigrams",
     "concepts",
-    "dictionaries_loaded",
     "index_text",
     "is_bigram",
     "is_concept",
@@ -147,11 +146,6 @@ def _get() -> _Segmenters:
             if seg is None:
                 seg = _state["segmenters"] = _build()
     return seg
-
-
-def dictionaries_loaded() -> int:
-    """How many user dictionaries :func:`load_user_dict` added: what a cache of cuts keys on."""
-    return len(_extra_dicts)
 
 
 def load_user_dict(path: Path) -> None:

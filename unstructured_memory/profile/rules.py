@@ -37,7 +37,7 @@ from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.summariser import amounts, cues
 from unstructured_memory.summariser.acts import instructs, negated
 from unstructured_memory.summariser.amended import substitute
-from unstructured_memory.summariser.entities import extract_entities
+from unstructured_memory.summariser.entities import brand_of, extract_entities
 from unstructured_memory.summariser.topics import (
     CHANNEL,
     CHANNEL_CODES,
@@ -155,8 +155,6 @@ def _amount_in(clause: str, lang: Lang) -> LinearMatch | None:
     return None
 
 
-_BRAND_GAP: Final = 12
-"""Most characters between a brand and the model it names."""
 _BUDGET_WORD = LinearPattern(r"预算|(?i:budget)")
 _ON_BEHALF = LinearPattern(
     r"朋友|同事|同学|别人|邻居|(?i:friend|colleague|coworker|someone else|neighbou?r)"
@@ -426,14 +424,7 @@ class _Observer:
             return []
         out = []
         for model in models:
-            brand = next(  # the nearest brand before it ("苹果不用了，换了华为 Mate 60": 华为)
-                (
-                    e.text
-                    for e in reversed(entities)
-                    if e.type == "BRAND" and e.end <= model.start <= e.end + _BRAND_GAP
-                ),
-                "",
-            )
+            brand = brand_of(entities, model)
             products = [e for e in entities if e.type == "PRODUCT"]
             after = [e for e in products if e.start >= model.end]
             product = (after[0] if after else products[-1]).text if products else None

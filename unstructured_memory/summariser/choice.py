@@ -23,7 +23,7 @@ from policies.linear_re import LinearPattern
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.tokenize import EN_STOP_WORDS, segment
 
-__all__ = ["Choice", "Option", "final_choice", "options", "pieces", "stated_choice"]
+__all__ = ["Choice", "Option", "final_choice", "flat", "options", "pieces", "stated_choice"]
 
 _SEPARATOR: Final = {
     "zh": LinearPattern(r"[，,。！？!?；;\n、…⋯～~]+"),
@@ -134,7 +134,8 @@ class Choice:
     rejected: tuple[tuple[int, int], ...]
 
 
-def _flat(text: str) -> str:
+def flat(text: str) -> str:
+    """``text`` without white space, case-folded: how options and choices are compared."""
     return "".join(text.split()).casefold()
 
 
@@ -176,9 +177,9 @@ def _labelled(label: str, price: str, start: int, end: int, lang: Lang) -> Optio
         and (len(w) >= 4 or (not w.isascii() and len(w) >= 2))
         and w.lower() not in EN_STOP_WORDS
     ]
-    names = [_flat(n) for n in [*found, *cores, *words] if n and _flat(n) not in _GENERIC]
+    names = [flat(n) for n in [*found, *cores, *words] if n and flat(n) not in _GENERIC]
     if not names and len(label) <= 12:
-        names = [_flat(label)]
+        names = [flat(label)]
     if not names:
         return None
     first = label[groups[0][0]] if groups else ""
@@ -225,9 +226,9 @@ _QUESTION: Final = LinearPattern(r"[?？]|吗|呢|哪个|区别|(?i:which|differ
 def _names(option: Option, clause: str, offered: Sequence[Option]) -> bool:
     """Whether ``clause`` names ``option`` by a name no other offered option has, or by
     its letter."""
-    flat = _flat(clause)
+    said = flat(clause)
     others = {n for o in offered if o.key != option.key for n in o.names}
-    if any(n in flat for n in option.names if n not in others):
+    if any(n in said for n in option.names if n not in others):
         return True
     return bool(option.letter) and any(
         m.group("letter") == option.letter for m in _LETTER.finditer(clause)
@@ -264,15 +265,15 @@ def stated_choice(view: str, user_spans: Sequence[tuple[int, int]], lang: Lang) 
             if what and _VALUE.search(what) is not None:
                 a, b = m.span(_PICK[lang].groupindex["what"])
                 picks.append((what, s + a, s + b))
-    if len({_flat(w) for w, _, _ in picks}) < 2:
+    if len({flat(w) for w, _, _ in picks}) < 2:
         return None
     last, start, end = picks[-1]
-    option = Option(last, (_flat(last),), "", "", start, end)
+    option = Option(last, (flat(last),), "", "", start, end)
     rejected = []
     for s, e in user_spans:
         for a, b in pieces(view[s:e], lang):
-            clause = _flat(view[s + a : s + b])
-            if any(_flat(w) in clause for w, _, _ in picks[:-1] if _flat(w) != option.key):
+            clause = flat(view[s + a : s + b])
+            if any(flat(w) in clause for w, _, _ in picks[:-1] if flat(w) != option.key):
                 rejected.append((s + a, s + b))
     return Choice(option, tuple(rejected))
 

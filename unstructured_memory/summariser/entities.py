@@ -59,7 +59,7 @@ import itertools
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -73,7 +73,7 @@ from policies.linear_re import LinearPattern, PatternSet, Subject
 from policies.pii import PiiKind, mask_value, recent_pii
 from policies.validation import check_text
 from unstructured_memory.summariser import amounts, shapes
-from unstructured_memory.tokenize import dictionaries_loaded, segment
+from unstructured_memory.tokenize import segment
 from values.entities import Entity
 from values.sessions import Lang
 
@@ -83,6 +83,7 @@ __all__ = [
     "PII_LABELS",
     "Entity",
     "Lang",
+    "brand_of",
     "cue_before",
     "detect_language",
     "extract_entities",
@@ -898,6 +899,23 @@ def _names_a_number(text: str, span: Span, following: list[Span]) -> bool:
     return _NUMBER_CUE.fullmatch(text[span.end_char : following[0].start_char]) is not None
 
 
+_BRAND_GAP: Final = 12
+"""Most characters between a brand and the model it names."""
+
+
+def brand_of(entities: Sequence[Entity], model: Entity) -> str:
+    """The brand right before ``model`` among ``entities`` (in order), if one ends at most
+    :data:`_BRAND_GAP` characters before it ("苹果不用了，换了华为 Mate 60": 华为)."""
+    return next(
+        (
+            e.text
+            for e in reversed(entities)
+            if e.type == "BRAND" and e.end <= model.start <= e.end + _BRAND_GAP
+        ),
+        "",
+    )
+
+
 _CACHED_TEXTS: Final = 128
 """Texts whose entities are kept (a session's turns and its transcript, a few times over)."""
 
@@ -908,15 +926,14 @@ def extract_entities(text: str) -> list[Entity]:
     Raises :class:`policies.errors.InvalidText` for text that is not a valid,
     non-empty string within :data:`policies.validation.MAX_TEXT_BYTES`.
     """
-    return list(_entities(check_text(text), dictionaries_loaded()))
+    return list(_entities(check_text(text)))
 
 
 @lru_cache(maxsize=_CACHED_TEXTS)
-def _entities(text: str, dictionaries: int) -> tuple[Entity, ...]:
+def _entities(text: str) -> tuple[Entity, ...]:
     """:func:`extract_entities` of a checked text, kept for the few texts a session reads
-    more than once (its turns by the summariser and by the profile rules); a user
-    dictionary loaded since (``dictionaries``) makes a new key."""
-    del dictionaries
+    more than once (its turns by the summariser and by the profile rules), as
+    :func:`_entity_spans` keeps their spans."""
     lang: Lang = "zh" if _CJK_RE.search(text) else "en"
     doc = _pipeline(lang)(text)
     out: list[Entity] = []

@@ -56,8 +56,13 @@ from policies.validation import (
 from unstructured_memory.summariser import symptoms
 from unstructured_memory.summariser.acts import read_dialogue
 from unstructured_memory.summariser.amended import Amended, amend, words_in
-from unstructured_memory.summariser.choice import Choice, final_choice, options, stated_choice
-from unstructured_memory.summariser.entities import cue_before, detect_language, extract_entities
+from unstructured_memory.summariser.choice import Choice, final_choice, flat, options, stated_choice
+from unstructured_memory.summariser.entities import (
+    brand_of,
+    cue_before,
+    detect_language,
+    extract_entities,
+)
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import find_outcomes, phrase
 from values.dialogue import Act, ActKind, Dialogue, Utterance
@@ -579,25 +584,12 @@ def _product(entities: list[Entity], spans: list[_Span]) -> str:
     return out
 
 
-_BRAND_GAP: Final = 12
-"""Most characters between a brand and the model it names."""
-
-
 def _brand_of_model(entities: list[Entity], spans: list[_Span]) -> str:
-    """The brand right before the user's first model ("苹果不用了，换了华为 Mate 60": 华为)."""
+    """The brand right before the user's first model (:func:`brand_of`)."""
     model = next(
         (e for e in entities if e.type == "MODEL" and _role_at(spans, e.start) == "user"), None
     )
-    if model is None:
-        return ""
-    return next(
-        (
-            e.text
-            for e in reversed(entities)
-            if e.type == "BRAND" and e.end <= model.start <= e.end + _BRAND_GAP
-        ),
-        "",
-    )
+    return "" if model is None else brand_of(entities, model)
 
 
 _CJK_END = LinearPattern(r"[\u4e00-\u9fff]$")
@@ -624,10 +616,6 @@ def _settled(view: Amended, lang: Lang) -> str:
     pieces = [_tidy(view.fix(view.view[a:b]), lang) for a, b in view.settling]
     said = [p for p in pieces if p and words_in(p)][:_SETTLED_CLAUSES]
     return ("，" if lang == "zh" else ", ").join(said)
-
-
-def _flat(text: str) -> str:
-    return "".join(text.split()).casefold()
 
 
 def _chosen(
@@ -879,7 +867,7 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         eta = f"，{lead}{s.eta}{verb}"
     ids = "".join(f"，{name} {'、'.join(values)}" for name, values in s.ids)
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
-    chose = f"，最终选择{s.chosen}" if s.chosen and _flat(s.chosen) not in _flat(head) else ""
+    chose = f"，最终选择{s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
     return _pangu("用户" + head + chose + ids + did + eta)
 
 
@@ -926,7 +914,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         head += f": {why}" if why else ""
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"updated their profile: {', '.join(s.kept)}"
-    tail = f"; chose {s.chosen}" if s.chosen and _flat(s.chosen) not in _flat(head) else ""
+    tail = f"; chose {s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
     tail += "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
