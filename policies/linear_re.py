@@ -154,6 +154,13 @@ def _safe(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=256)
+def _utf8(text: str) -> bytes:
+    """``text`` as RE2 reads it (:func:`_safe`, UTF-8); the texts scanned last are kept, as
+    one clause is tried with many patterns in a row."""
+    return _safe(text).encode("utf-8")
+
+
 class LinearMatch(Protocol):
     """A match of a :class:`LinearPattern` on a ``str`` (the subset of ``re.Match`` used)."""
 
@@ -308,8 +315,17 @@ class LinearPattern:
         return list(self.scan(Subject(text), group))
 
     def search(self, text: str) -> LinearMatch | None:
-        """The first match in ``text`` (no ``pre``/``post`` handling), as ``re.search``."""
-        return self._re2().rx.search(_safe(text))
+        """The first match in ``text`` (no ``pre``/``post`` handling), as ``re.search``.
+
+        Most searches find nothing (cue words tried on every clause): those pay one
+        automaton run on the text's bytes, encoded once for all the patterns tried
+        on it, and no match object.
+        """
+        compiled = self._re2()
+        data = _utf8(text)
+        if compiled.match(_engine().unanchored, data, 0, len(data))[0][0] < 0:
+            return None
+        return compiled.rx.search(_safe(text))
 
     def match(self, text: str) -> LinearMatch | None:
         """A match at the start of ``text``, as ``re.match``."""
@@ -321,8 +337,12 @@ class LinearPattern:
 
     def finditer(self, text: str) -> Iterator[LinearMatch]:
         """Every match in ``text`` with its groups (no ``pre``/``post`` handling), as
-        ``re.finditer``."""
-        return self._re2().rx.finditer(_safe(text))
+        ``re.finditer``; a text with no match costs what :meth:`search` costs."""
+        compiled = self._re2()
+        data = _utf8(text)
+        if compiled.match(_engine().unanchored, data, 0, len(data))[0][0] < 0:
+            return iter(())
+        return compiled.rx.finditer(_safe(text))
 
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
         """``text`` with every match replaced, as ``re.sub``."""

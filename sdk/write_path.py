@@ -66,7 +66,7 @@ from policies.validation import (
 from sandbox.repository import SandboxRepository
 from sdk.feed import IndexFeed
 from sdk.tracing import stage_spans
-from structured_memory.audit import record_batch
+from structured_memory.audit import record_batch, trail
 from structured_memory.database import Database
 from structured_memory.pii.fields import mask_json
 from structured_memory.pii.vault import PiiVault
@@ -808,35 +808,42 @@ class WritePath:
         def unit() -> list[uuid.UUID]:
             with self._db.transaction() as conn:
                 keys = hold_profiles(conn, {i.fragment.user_id for i in items})
-                t = clock()
-                metadata = self.vault(conn, items)
-                t = timed("vault", t)
-                lifetimes = self.ttl(conn, [i.fragment for i in items], now)
-                timed("TTL", t)
-                fragments = [
-                    replace(
-                        item.fragment,
-                        embedding=vector,
-                        index_text=" ".join(words),
-                        token_count=len(words),
-                        expires_at=expires,
-                        renew_days=renew_days,
-                        context_ids=item.context_ids,
-                        metadata=meta,
-                    )
-                    for item, (vector, words), meta, (expires, renew_days) in zip(
-                        items, embedded, metadata, lifetimes, strict=True
-                    )
-                ]
-                if within is not None:
-                    fragments = within(conn, fragments)
-                t = clock()
-                ids = self.ledger(conn, fragments)
-                t = timed("ledger", t)
-                self.index_feed(conn, fragments)
-                t = timed("index feed", t)
-                self.audit(conn, fragments, keys)
+                with trail(conn, keys):  # ``within``'s entries and the writes': one statement
+                    ids = stages(conn, keys)
+                    t = clock()
                 timed("audit", t)
+                return ids
+
+        def stages(conn: Connection, keys: Mapping[str, bytes]) -> list[uuid.UUID]:
+            t = clock()
+            metadata = self.vault(conn, items)
+            t = timed("vault", t)
+            lifetimes = self.ttl(conn, [i.fragment for i in items], now)
+            timed("TTL", t)
+            fragments = [
+                replace(
+                    item.fragment,
+                    embedding=vector,
+                    index_text=" ".join(words),
+                    token_count=len(words),
+                    expires_at=expires,
+                    renew_days=renew_days,
+                    context_ids=item.context_ids,
+                    metadata=meta,
+                )
+                for item, (vector, words), meta, (expires, renew_days) in zip(
+                    items, embedded, metadata, lifetimes, strict=True
+                )
+            ]
+            if within is not None:
+                fragments = within(conn, fragments)
+            t = clock()
+            ids = self.ledger(conn, fragments)
+            t = timed("ledger", t)
+            self.index_feed(conn, fragments)
+            t = timed("index feed", t)
+            self.audit(conn, fragments, keys)
+            timed("audit", t)
             return ids
 
         ids = self._db.retrying(unit)

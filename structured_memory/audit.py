@@ -1,5 +1,9 @@
 """The append-only audit log: record an entry in the caller's transaction, read entries back.
 
+Inside :func:`trail` the entries of a unit of work are collected and appended in one
+statement when it ends (a session's end records its links, facts, profile and record
+together), the users' keys read once.
+
 Entries name the user by a keyed pseudonym (``policies.audit.pseudonym``)
 under a random key per user kept in ``audit_key``, which erasure deletes with
 the user: the entries survive an erasure without identifying anyone. The log
@@ -9,11 +13,12 @@ itself refuses ``UPDATE``, ``DELETE`` and ``TRUNCATE`` (triggers of revision
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -51,6 +56,7 @@ __all__ = [
     "record_erasure",
     "record_many",
     "subject_of",
+    "trail",
 ]
 
 _LOG = table_of(AuditLog)
@@ -84,18 +90,19 @@ _CREATE_KEYS = select(_CREATED).union_all(_HELD_KEYS)
 ``created`` see one snapshot, so each key is in one of the two."""
 _ENTRIES = (
     func.unnest(
+        bindparam("actions", type_=ARRAY(String)),
         bindparam("agents", type_=ARRAY(String)),
         bindparam("subjects", type_=ARRAY(String)),
         bindparam("memories", type_=ARRAY(Uuid)),
         bindparam("details", type_=ARRAY(String)),
     )
-    .table_valued("agent_id", "subject", "memory_id", "details", with_ordinality="n")
+    .table_valued("action", "agent_id", "subject", "memory_id", "details", with_ordinality="n")
     .render_derived("entry")
 )
 _APPEND = insert(_LOG).from_select(
     ["action", "agent_id", "subject", "memory_id", "details"],
     select(
-        bindparam("action", type_=String),
+        _ENTRIES.c.action,
         _ENTRIES.c.agent_id,
         _ENTRIES.c.subject,
         _ENTRIES.c.memory_id,
@@ -192,7 +199,7 @@ def record_batch(
     """Append one entry per ``(scope, memory_id, details)``, in that order, for any number of
     users in two statements (their keys, then the entries), in the caller's transaction;
     one when ``keys`` (read in this transaction, as ``hold_profiles`` returns them) holds
-    every user's key.
+    every user's key; none inside a :func:`trail`, which appends them when it ends.
 
     Details as in :func:`record`; :class:`UserNotFound` if a user has no profile, and
     then nothing is appended.
@@ -200,17 +207,60 @@ def record_batch(
     if not entries:
         return
     seen: dict[Any, str] = {}
-    details = [_checked(d, seen) for _, _, d in entries]
-    found = audit_keys(conn, (scope.user_id for scope, _, _ in entries), known=keys)
+    code = AuditAction(action).value
+    rows = [(code, scope, memory_id, _checked(d, seen)) for scope, memory_id, d in entries]
+    pending: _Trail | None = conn.info.get(_TRAIL)
+    if pending is not None:
+        pending.keys.update(keys or {})
+        pending.rows += rows
+        return
+    _append(conn, rows, keys)
+
+
+_Row = tuple[str, UserScope, uuid.UUID | None, str]
+"""An entry to append: its action's code, scope, memory and details as JSON."""
+
+_TRAIL = "dualtrack.audit_trail"
+"""Where an open :func:`trail` sits in ``Connection.info``."""
+
+
+@dataclass
+class _Trail:
+    keys: dict[str, bytes]
+    rows: list[_Row] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def trail(conn: Connection, keys: Mapping[str, bytes] | None = None) -> Iterator[None]:
+    """Collect the entries recorded on ``conn`` in this block and append them, in order, in
+    one statement when it ends without an error (``keys``: audit keys read in this
+    transaction). A trail inside a trail joins it; an error leaves nothing appended (the
+    transaction rolls back)."""
+    if _TRAIL in conn.info:
+        yield
+        return
+    pending = conn.info[_TRAIL] = _Trail(dict(keys or {}))
+    try:
+        yield
+    finally:
+        del conn.info[_TRAIL]
+    _append(conn, pending.rows, pending.keys)
+
+
+def _append(conn: Connection, rows: Sequence[_Row], keys: Mapping[str, bytes] | None) -> None:
+    """Append ``rows`` in one statement, after the keys ``keys`` lacks (one more)."""
+    if not rows:
+        return
+    found = audit_keys(conn, (scope.user_id for _, scope, _, _ in rows), known=keys)
     subjects = {user_id: pseudonym(key, user_id) for user_id, key in found.items()}
     conn.execute(
         _APPEND,
         {
-            "action": AuditAction(action).value,
-            "agents": [s.agent_id for s, _, _ in entries],
-            "subjects": [subjects[s.user_id] for s, _, _ in entries],
-            "memories": [m for _, m, _ in entries],
-            "details": details,
+            "actions": [a for a, _, _, _ in rows],
+            "agents": [s.agent_id for _, s, _, _ in rows],
+            "subjects": [subjects[s.user_id] for _, s, _, _ in rows],
+            "memories": [m for _, _, m, _ in rows],
+            "details": [d for _, _, _, d in rows],
         },
     )
 

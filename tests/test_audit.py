@@ -274,3 +274,69 @@ def test_record_batch_keeps_details_that_compare_equal_apart(mem: MemoryClient) 
     got = _rows(mem, [m for _, m, _ in entries if m is not None])
     assert [r[4]["n"] for r in got] == values
     assert [type(r[4]["n"]) for r in got] == [type(v) for v in values]
+
+
+def _log_rows(mem: MemoryClient, subject: str) -> list[tuple[str, uuid.UUID | None]]:
+    with mem.admin.database.transaction() as conn:
+        rows = conn.execute(
+            text("SELECT action, memory_id FROM audit_log WHERE subject = :s ORDER BY id"),
+            {"s": subject},
+        )
+        return [(r.action, r.memory_id) for r in rows]
+
+
+def test_a_trail_appends_its_entries_in_order_in_one_statement(mem: MemoryClient) -> None:
+    """Entries of several actions recorded inside a trail (nested ones join it) reach the log
+    when it ends, in the order recorded, in one statement; no key is read once given."""
+    mem.profiles.ensure(USER)
+    scope = UserScope(USER, "refund-agent")
+    with mem.admin.database.transaction() as conn:
+        audit.record(conn, scope, AuditAction.WRITE)  # creates the key
+        keys = hold_profiles(conn, [USER])
+    subject = audit.subject_of(mem.admin.database, scope)
+    assert subject is not None
+    assert keys
+    memories = [uuid.uuid4() for _ in range(4)]
+    with mem.admin.database.transaction() as conn:
+        seen, stop = _statements(mem)
+        try:
+            with audit.trail(conn, keys):
+                audit.record(conn, scope, AuditAction.MERGE, memory_id=memories[0])
+                with audit.trail(conn):
+                    audit.record_many(
+                        conn, scope, AuditAction.PROFILE_UPDATE, [(memories[1], {"n": 2})]
+                    )
+                audit.record_batch(
+                    conn, AuditAction.WRITE, [(scope, m, None) for m in memories[2:]]
+                )
+                assert seen == [], "nothing is appended before the trail ends"
+        finally:
+            stop()
+    assert len(seen) == 1
+    assert "INSERT INTO audit_log" in seen[0]
+    assert _log_rows(mem, subject)[1:] == [
+        ("merge", memories[0]),
+        ("profile_update", memories[1]),
+        ("write", memories[2]),
+        ("write", memories[3]),
+    ]
+
+
+def test_a_trail_that_fails_appends_nothing(mem: MemoryClient) -> None:
+    mem.profiles.ensure(USER)
+    scope = UserScope(USER)
+    with mem.admin.database.transaction() as conn:
+        audit.record(conn, scope, AuditAction.WRITE)
+    subject = audit.subject_of(mem.admin.database, scope)
+    assert subject is not None
+
+    def fails() -> None:
+        with mem.admin.database.transaction() as conn, audit.trail(conn):
+            audit.record(conn, scope, AuditAction.MERGE, memory_id=uuid.uuid4())
+            audit.record(conn, scope, AuditAction.MERGE, details={"note": "电话 " + PHONE})
+
+    with pytest.raises(InvalidField):
+        fails()
+    with mem.admin.database.transaction() as conn:  # the connection keeps no open trail
+        audit.record(conn, scope, AuditAction.FEEDBACK)
+    assert [a for a, _ in _log_rows(mem, subject)] == ["write", "feedback"]

@@ -462,3 +462,47 @@ def test_creating_and_vaulting_racing_an_erasure_is_user_not_found_or_done(
     for t in threads:
         t.join(300)
     assert seen == {"ensure": [], "store": [], "forget": []}
+
+
+def test_a_session_end_audits_everything_it_stored_in_one_statement(mem: MemoryClient) -> None:
+    """A session with an instruction, a corrected order and a refund stores a record, a link,
+    an explicit fact and a profile change: their audit entries are appended together, in
+    one statement, and no audit key is read but the one the profile hold returns."""
+    user = "buyer-session-audit"
+    mem.profiles.ensure(user)
+    mem.end_session(user, "s-warm", [Turn("user", "你好，我想问下订单 55302170 发货了吗")])
+    turns = [
+        Turn("user", "我的订单 55302171 扫地机不回充了，想退款"),
+        Turn("assistant", "系统里没有查到 55302171 这个订单，请核对一下。"),
+        Turn("user", "订单号说错了，不是 55302171，是 55302172"),
+        Turn("assistant", "好的，订单 55302172 的退款已提交，退款单号 RF20260701009。"),
+        Turn("user", "以后有事微信通知我，别打电话"),
+        Turn("assistant", "好的，已记下，以后用微信通知您。"),
+    ]
+    seen: list[str] = []
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(mem.admin.database.engine, "before_cursor_execute", before)
+    try:
+        record = mem.end_session(user, "s-audit", turns)
+    finally:
+        event.remove(mem.admin.database.engine, "before_cursor_execute", before)
+    appended = [s for s in seen if s.lstrip().startswith("INSERT INTO audit_log")]
+    assert len(appended) == 1
+    assert not [s for s in seen if "FROM audit_key" in s and "user_profile" not in s]
+    with mem.admin.database.transaction() as conn:
+        actions = (
+            conn.execute(
+                text(
+                    "SELECT action FROM audit_log WHERE at = "
+                    "(SELECT at FROM audit_log WHERE memory_id = :m) ORDER BY id"
+                ),
+                {"m": record.memory_id},
+            )
+            .scalars()
+            .all()
+        )
+    assert actions[-1] == "write", actions
+    assert len(actions) >= 3, actions
