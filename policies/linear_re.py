@@ -246,6 +246,12 @@ class _Compiled:
         self.pre = self.groupindex.get("pre")
         self.posts = tuple(i for name, i in self.groupindex.items() if name.startswith("post"))
 
+    def occurs_in(self, text: str) -> bool:
+        """Whether the pattern matches somewhere in ``text``: one automaton run over its
+        bytes (encoded once for every pattern tried on it), no match object."""
+        data = _utf8(text)
+        return self.match(_engine().unanchored, data, 0, len(data))[0][0] >= 0
+
 
 class LinearPattern:
     """A pattern matched by RE2 in linear time (see the module docstring), compiled on
@@ -317,15 +323,11 @@ class LinearPattern:
     def search(self, text: str) -> LinearMatch | None:
         """The first match in ``text`` (no ``pre``/``post`` handling), as ``re.search``.
 
-        Most searches find nothing (cue words tried on every clause): those pay one
-        automaton run on the text's bytes, encoded once for all the patterns tried
-        on it, and no match object.
+        Most searches find nothing (cue words tried on every clause): those cost one
+        :meth:`_Compiled.occurs_in`.
         """
         compiled = self._re2()
-        data = _utf8(text)
-        if compiled.match(_engine().unanchored, data, 0, len(data))[0][0] < 0:
-            return None
-        return compiled.rx.search(_safe(text))
+        return compiled.rx.search(_safe(text)) if compiled.occurs_in(text) else None
 
     def match(self, text: str) -> LinearMatch | None:
         """A match at the start of ``text``, as ``re.match``."""
@@ -339,10 +341,7 @@ class LinearPattern:
         """Every match in ``text`` with its groups (no ``pre``/``post`` handling), as
         ``re.finditer``; a text with no match costs what :meth:`search` costs."""
         compiled = self._re2()
-        data = _utf8(text)
-        if compiled.match(_engine().unanchored, data, 0, len(data))[0][0] < 0:
-            return iter(())
-        return compiled.rx.finditer(_safe(text))
+        return compiled.rx.finditer(_safe(text)) if compiled.occurs_in(text) else iter(())
 
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
         """``text`` with every match replaced, as ``re.sub``."""

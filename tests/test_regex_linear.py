@@ -258,6 +258,24 @@ def test_lookaround_emulation_finds_what_python_finds(
     assert list(LinearPattern(linear).scan(Subject(text))) == expected
 
 
+_SEARCHED = [r"退款|退钱|(?i:refund)", r"\d{5,}", r"订单\s*(?P<id>\d+)", r"(?i:no\s+email)", r"市$"]
+
+
+@pytest.mark.parametrize("pattern", _SEARCHED)
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="退款钱订单 1234567市\nrefundRENOmail\ud800", max_size=40))
+def test_search_and_finditer_find_what_python_finds(pattern: str, text: str) -> None:
+    """The quick refusal of a text without a match never hides one (lone surrogates too,
+    which both read as U+FFFD), and a match is Python's, groups and all."""
+    linear, python = LinearPattern(pattern), re.compile(pattern)
+    safe = text.replace("\ud800", "\ufffd")
+    found, expected = linear.search(text), python.search(safe)
+    assert (found is None) == (expected is None)
+    if found is not None and expected is not None:
+        assert (found.span(), found.group(0)) == (expected.span(), expected.group(0))
+    assert [m.span() for m in linear.finditer(text)] == [m.span() for m in python.finditer(safe)]
+
+
 def test_lone_surrogates_do_not_break_scanning() -> None:
     text = "电话\ud83d13812345678\udc00"
     assert [(m.kind, m.value) for m in find_pii(text)] == [(PiiKind.PHONE, "13812345678")]

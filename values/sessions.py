@@ -115,6 +115,9 @@ class SessionSummary:
     """The session's acts after amendment (offsets only), turn ``i`` of it being
     ``turns[turn_index[i]]`` of the turns summarised."""
     turn_index: tuple[int, ...] = ()
+    turn_entities: tuple[tuple[Entity, ...], ...] = field(default=(), repr=False)
+    """The entities of each summarised turn (offsets into the turn), as the transcript
+    read them: the profile rules read the same ones."""
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,8 @@ def observe_session(
         at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
         acts = [a for a in dialogue.acts if a.turn == k] if dialogue.acts else []
         observer = _Observer(summary.session_id, at, lang, wrong, pairs)
-        observations += observer.turn(turn.text, acts)
+        read = summary.turn_entities[k] if summary.turn_entities else None
+        observations += observer.turn(turn.text, acts, read)
         for key, text in observer.instructions:
             said = instructions.setdefault(key, [])
             if text not in said:
@@ -342,7 +343,11 @@ class _Observer:
             **flags,
         )
 
-    def turn(self, said: str, acts: Sequence[Act]) -> list[Observation]:
+    def turn(
+        self, said: str, acts: Sequence[Act], read: Sequence[Entity] | None = None
+    ) -> list[Observation]:
+        """What the user's turn ``said`` tells (``read``: its entities, when the summary
+        read them already)."""
         text = _blanked(said, acts)
         out = [
             self._make(ObservationKind.FACT, "address", mask_value(m.kind, m.value), clear=m.value)
@@ -351,7 +356,7 @@ class _Observer:
         ]
         entities = [
             e
-            for e in extract_entities(said)
+            for e in (extract_entities(said) if read is None else read)
             if text[e.start : e.end].strip() and said[e.start : e.end].casefold() not in self.wrong
         ]
         folded = said.casefold()

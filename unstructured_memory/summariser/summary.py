@@ -947,7 +947,8 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     user_text = "\n".join(text[s.start : s.end] for s in user_spans)
     language = detect_language(user_text)
     entities = extract_entities(text)
-    dialogue = read_dialogue([_utterance(text, s, entities) for s in spans], language)
+    utterances = [_utterance(text, s, entities) for s in spans]
+    dialogue = read_dialogue(utterances, language)
     view = amend(text, [s.start for s in spans], entities, dialogue, language)
     offered = options(text, [(s.start, s.end) for s in spans], language)
     said = [(s.start, s.end) for s in user_spans]
@@ -989,6 +990,7 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         outcomes=slots.outcomes,
         dialogue=dialogue,
         turn_index=tuple(s.index for s in spans),
+        turn_entities=tuple(u.entities for u in utterances),
     )
 
 
