@@ -34,7 +34,7 @@ from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser import amounts, cues
+from unstructured_memory.summariser import amounts, cues, sizes
 from unstructured_memory.summariser.acts import instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
@@ -521,6 +521,9 @@ class _Observer:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
                     words = self._words(piece)
+                    if key == _SIZE:  # read as said: a correction's refused value stays refused
+                        said_size = mask_pii(" ".join(piece.split()))[0]
+                        words = _settled_size(said_size, self.lang) or words
                     facts.setdefault((key, _member(topic, piece)), []).append(words)
         out += [
             self._make(ObservationKind.FACT, key, join.join(words), scenario=scenario)
@@ -533,6 +536,43 @@ class _Observer:
             digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
             self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
         return out
+
+
+_SIZE: Final = "size"
+_BEFORE_SIZE: Final = {"zh": 6, "en": 16}
+"""How far before a size a past-time cue makes it a size no longer worn (characters)."""
+_NOT_THIS_SIZE: Final = LinearPattern(
+    r"(?:不|别|没|不再|不要|不是)\s*$"
+    r"|(?i:(?:not|no|never|n't|instead of|rather than)\s+(?:an?\s+)?$)"
+)
+"""A refusal right before a size: 不买M, not a 7."""
+_MISFIT: Final = LinearPattern(
+    r"^[^，,。！？；]{0,4}?(?:太小|太大|太紧|太松|偏小|偏大|小了|大了|紧了|勒|绷|不合适|穿不下)"
+    r"|(?i:^[^,.;!?]{0,12}?(?:too (?:tight|small|big|loose|large|short|long)|doesn'?t fit|"
+    r"didn'?t fit|no longer fits?))"
+)
+"""A size said not to fit, right after it: W32 is too tight, M码勒得慌."""
+
+
+def _settled_size(words: str, lang: Lang) -> str | None:
+    """The size a clause settles on, in its one spelling, with the clause when that is the
+    only size it names and it refuses nothing ("鞋码 43，宽楦"); else the last one neither
+    refused, past nor said not to fit ("一般都穿L 下次不买M了": ``L码``)."""
+    found = sizes.size_values(words, lang)
+    kept = [
+        spelt
+        for a, b, spelt in found
+        if not negated(words, a, lang)
+        and _MISFIT.search(words[b - (not words[b - 1].isalnum()) :][: 2 * _BEFORE_SIZE[lang]])
+        is None
+        and _NOT_THIS_SIZE.search(words[max(0, a - _BEFORE_SIZE[lang]) : a]) is None
+        and cues.PAST.search(words[max(0, a - _BEFORE_SIZE[lang]) : a]) is None
+    ]
+    if not kept:
+        return None
+    if len(kept) == len(found) and len(set(kept)) == 1 and cues.NEGATION.search(words) is None:
+        return f"{kept[-1]}（{words}）" if lang == "zh" else f"{kept[-1]} ({words})"
+    return kept[-1]
 
 
 def _member(topic: Topic, piece: str) -> str | None:

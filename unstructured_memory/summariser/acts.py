@@ -268,7 +268,9 @@ def _last_of(
             found = [
                 e
                 for e in u.entities
-                if e.type in wanted and e.end <= limit and u.text[e.start : e.end] != right
+                if e.type in wanted
+                and e.end <= limit
+                and u.text[e.start : e.end].casefold() not in right.casefold()  # W34 of W34 L32
             ]
             if found:
                 return i, found[-1].start, found[-1].end
@@ -668,7 +670,9 @@ def _topics_of_clause(
     act: Act, text: str, sentence: tuple[int, int], lang: Lang, inherited: Topic | None
 ) -> tuple[str, ...]:
     """The keys of the lasting topics the clause ``act`` states (see the module docstring)."""
-    if act.role != "user" or not act.live or act.one_off:
+    if act.role != "user" or not act.live:
+        return ()
+    if act.one_off and act.kind is not ActKind.CORRECTION:  # a value put right still stands
         return ()
     piece = text[act.start : act.end]
     if act.kind not in _LASTING:  # a question still tells who the user buys for

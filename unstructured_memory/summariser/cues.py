@@ -123,7 +123,8 @@ ONE_OFF: Final = _words(
     r"这次|这回|这一次|本次|这单|这一单|这(?:个|台|件|款)?[^，,。！？；]{0,6}订单|这笔|这件|单独这|这个快递|"
     r"就今天|只今天|今天先|只这一次|就这一次|"
     r"这个包裹|这批|这趟|今天的|明天的|"
-    r"帮(?:我)?(?:朋友|同事|邻居|亲戚|室友)|替(?:朋友|同事|邻居)|(?:我)?(?:朋友|同事|室友)(?:的|说|要|想)",
+    r"帮(?:我)?(?:朋友|同事|邻居|亲戚|室友|闺蜜|姐妹|哥们|兄弟|同学)|替(?:朋友|同事|邻居|闺蜜|同学)"
+    r"|(?:我)?(?:朋友|同事|室友|闺蜜|同学)(?:的|说|要|想)",
     r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)|"
     r"this (?:parcel|package|delivery|shipment)|today'?s delivery|for a friend|my friend'?s?|"
     r"a friend of mine|my colleague|my neighbou?r'?s|on behalf of|(?:for )?today only|"
@@ -191,7 +192,8 @@ CORRECTION_MARK: Final = _words(
     r"纠正|口误|笔误|打错字|反了",
     r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually|"
     r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that|"
-    r"misspel+(?:ed|t)?|spel+(?:ed|t) (?:it|that|the [a-z]+|[a-z]+ name) wrong",
+    r"misspel+(?:ed|t)?|spel+(?:ed|t) (?:it|that|the [a-z]+|[a-z]+ name) wrong|"
+    r"make (?:it|that) [a-z]*\d|(?:change|switch) (?:it|that) to",
 )
 """A word saying that something said before was wrong."""
 
@@ -229,7 +231,8 @@ CORRECTION: Final = tuple(
         r"(?:but|it'?s|it is|i meant)\s+(?:actually\s+)?(?:the\s+|a\s+|an\s+)?"
         r"(?P<right>[^\s,.;!?]{1,30}))",
         r"(?i:(?:i\s+meant|i\s+mean|sorry,?|typo[^,.;!?]{0,12}[,:]?|correction:?|my bad,?|"
-        r"my mistake,?|should\s+(?:be|have\s+been)|actually,?|make\s+that|scratch\s+that,?)\s+"
+        r"my mistake,?|should\s+(?:be|have\s+been)|actually,?|make\s+(?:that|it)|"
+        r"(?:change|switch)\s+(?:that|it)\s+to|scratch\s+that,?)\s+"
         r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
         r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
         rf"(?i:(?:i\s+meant|i\s+mean|make\s+(?:it|that)|i\s+want(?:ed)?)\s+(?:the\s+)?"

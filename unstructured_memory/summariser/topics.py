@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from policies.linear_re import LinearPattern
+from unstructured_memory.summariser.sizes import SIZE_WORN_EN, SIZE_WORN_ZH
 
 __all__ = [
     "CHANNEL",
@@ -420,6 +421,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:us|eu|uk)\s+(?:men'?s\s+|women'?s\s+)?(?:size\s+)?\d{1,2}(?:\.5)?"
             r"(?:\s*$|\s*[,.;!?)]|\s+(?:wide|narrow|regular|please|shoes?|boots?|sneakers?|"
             r"trainers?|in|for|and|or)(?:$|[^a-z])))"
+            r"|" + SIZE_WORN_ZH + r"|" + SIZE_WORN_EN
         ),
         fact=True,
         context=True,
