@@ -284,3 +284,19 @@ def test_a_phone_is_never_an_id_without_an_id_cue(phone: str, before: str, after
     found = extract_entities(text)
     assert not [e for e in found if e.type in ID_LABELS and e.start < start + 11 and start < e.end]
     assert [e.type for e in found if e.start == start] == ["PHONE"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("ticket ID000", "ID000"),
+        ("ticket ID: 88231", "88231"),
+        ("case ID72031-B 还没处理", "ID72031-B"),
+    ],
+)
+def test_letters_after_a_cue_are_the_ids_own_unless_a_separator_ends_them(
+    text: str, value: str
+) -> None:
+    """ "ticket ID000": ID is part of the id, not the cue's word "ID" (a case Hypothesis
+    found: the cue took "ID" and left "000", too short, so the id became a model)."""
+    assert [(e.type, e.text) for e in extract_entities(text)] == [("TICKET_ID", value)]

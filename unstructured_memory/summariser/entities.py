@@ -145,7 +145,9 @@ _SEP = (
 )
 """Between a cue and its id: 是, a colon, ``#``, ``is``; or the question an agent asked,
 the id being the next turn's answer (``订单号是？`` / ``6263357``)."""
-_NO = r"\s*(?i:id|number|num|no\.?|#|code)"
+_NO = r"\s*(?:#|(?i:id|number|num|no|code)(?:[\s:：#＃.]|$))"
+"""The word after a cue naming the id ("ticket ID: …", "order no. …"), ended by a separator:
+in "ticket ID000" the letters are the id's own."""
 
 _CODE_CUES_STRONG = (
     r"取件码|取货码|提货码|提取码|寄件码|开箱码|开柜码|柜码|核销码|绑定码|激活码|预约码|配对码"
@@ -491,9 +493,9 @@ def _id_spans(text: str, start: int, end: int, shortest: int) -> list[tuple[int,
     """The identifiers of one id match: itself, the ids of a list (``6411208、6411209``),
     the parts of a slash list of long numbers (``6405521/6405538``), or, for digit groups
     that end in a unit (``64231 100 块``), the first group."""
+    value = text[start:end]
     if not shortest:
         return [(start, end)]
-    value = text[start:end]
     if value.translate(_DELETE_ID_CHARS):  # more than letters, digits and separators
         cuts = _LIST_SEP.spans(value)
         bounds = [start, *(x for a, b in cuts for x in (start + a, start + b)), end]
