@@ -48,28 +48,18 @@ _SYNC_NAMES = {
     "aclose": "close",
 }
 _SYNC_TEXT = [
+    (", for asyncio (httpx.AsyncClient)", " (httpx, synchronous)"),
+    (
+        "Its operation methods are generated from :mod:`sdk.api`, and :mod:`sdk.remote` from\n"
+        "this module,",
+        "Generated from :mod:`sdk.remote_async`, whose operation methods come from\n"
+        ":mod:`sdk.api`,",
+    ),
     ("async with", "with"),
     ("AsyncRemote", "Remote"),
     ("httpx.AsyncClient", "httpx.Client"),
     (" (per task)", " (per thread)"),
 ]
-_SYNC_DOC = '''"""``RemoteMemoryClient``: the SDK over the REST service (httpx, synchronous).
-
-Generated from :mod:`sdk.remote_async` by ``scripts/remote_clients.py``: do not edit.
-
-It offers :class:`~sdk.api.MemoryAPI`, as :class:`~sdk.client.MemoryClient`
-does in process: same methods, arguments, results and typed errors. A token
-carries one user, so the client asks ``token_provider(user_id)`` for each
-call's token and refuses (:class:`TokenUserMismatch`) one whose ``sub`` is
-another user; the service verifies every token. An unreachable service
-raises :class:`ServiceUnavailable`. Each call is built by its operation
-(:mod:`sdk.operations`)::
-
-    with RemoteMemoryClient("https://memory.internal", token_provider=tokens) as mem:
-        mem.profiles.ensure("buyer-001")
-        hits = mem.search("buyer-001", "退款到账了吗", limit=3)
-"""
-'''
 
 
 def _operation(member: str) -> str:
@@ -235,10 +225,8 @@ def async_source() -> str:
 
 def sync_source(async_text: str) -> str:
     """``sdk/remote.py``: ``async_text`` rewritten without async."""
-    tree = ast.parse(async_text)
-    body = tree.body[1:]  # the async module's docstring gives way to the sync one's
-    synced = _Unasync().visit(ast.Module(body=body, type_ignores=[]))
-    return _format(_SYNC_DOC + "\n" + ast.unparse(ast.fix_missing_locations(synced)), SYNC)
+    synced = _Unasync().visit(ast.parse(async_text))
+    return _format(ast.unparse(ast.fix_missing_locations(synced)), SYNC)
 
 
 def main() -> None:

@@ -1,18 +1,19 @@
 """``RemoteMemoryClient``: the SDK over the REST service (httpx, synchronous).
 
-Generated from :mod:`sdk.remote_async` by ``scripts/remote_clients.py``: do not edit.
-
 It offers :class:`~sdk.api.MemoryAPI`, as :class:`~sdk.client.MemoryClient`
 does in process: same methods, arguments, results and typed errors. A token
 carries one user, so the client asks ``token_provider(user_id)`` for each
 call's token and refuses (:class:`TokenUserMismatch`) one whose ``sub`` is
 another user; the service verifies every token. An unreachable service
 raises :class:`ServiceUnavailable`. Each call is built by its operation
-(:mod:`sdk.operations`)::
+(:mod:`sdk.operations`); this module only sends it::
 
-    with RemoteMemoryClient("https://memory.internal", token_provider=tokens) as mem:
+    with RemoteMemoryClient(url, token_provider=tokens) as mem:
         mem.profiles.ensure("buyer-001")
         hits = mem.search("buyer-001", "退款到账了吗", limit=3)
+
+Generated from :mod:`sdk.remote_async`, whose operation methods come from
+:mod:`sdk.api`, by ``scripts/remote_clients.py`` (``make generate``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,19 @@
-"""``AsyncRemoteMemoryClient``: :class:`~sdk.remote.RemoteMemoryClient` for asyncio
-(``httpx.AsyncClient``): the same calls, awaited, with the same results and errors.
+"""``AsyncRemoteMemoryClient``: the SDK over the REST service, for asyncio (httpx.AsyncClient).
 
-Requests are built in :mod:`sdk._remote_base`; this module only sends them::
+It offers :class:`~sdk.api.MemoryAPI`, as :class:`~sdk.client.MemoryClient`
+does in process: same methods, arguments, results and typed errors. A token
+carries one user, so the client asks ``token_provider(user_id)`` for each
+call's token and refuses (:class:`TokenUserMismatch`) one whose ``sub`` is
+another user; the service verifies every token. An unreachable service
+raises :class:`ServiceUnavailable`. Each call is built by its operation
+(:mod:`sdk.operations`); this module only sends it::
 
     async with AsyncRemoteMemoryClient(url, token_provider=tokens) as mem:
         await mem.profiles.ensure("buyer-001")
-        async with mem.sandbox("buyer-001", "s-1") as sb:
-            await mem.write("buyer-001", "订单 88231 要退款", lifecycle_policy=IMPLICIT)
+        hits = await mem.search("buyer-001", "退款到账了吗", limit=3)
+
+Its operation methods are generated from :mod:`sdk.api`, and :mod:`sdk.remote` from
+this module, by ``scripts/remote_clients.py`` (``make generate``).
 """
 
 from __future__ import annotations
