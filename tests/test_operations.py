@@ -8,7 +8,7 @@ import inspect
 import pytest
 from fastapi.routing import APIRoute
 
-from policies.lifecycle import EXPLICIT
+from policies.lifecycle import LifecyclePolicy
 from scripts.remote_clients import ASYNC, SYNC, async_source, sync_source
 from sdk import api
 from sdk import operations as ops
@@ -83,7 +83,9 @@ def test_the_remote_clients_keep_the_protocols_signatures(client: type) -> None:
 def test_a_write_field_reaches_the_sdk_as_a_keyword() -> None:
     """What the route and the MCP tool hand the SDK is the request model's fields: a new
     field of ``WriteRequest`` needs no transport edit."""
-    body = WriteRequest(text="以后都用微信通知我", lifecycle_policy=EXPLICIT, private=True)
+    body = WriteRequest(
+        text="以后都用微信通知我", lifecycle_policy=LifecyclePolicy.EXPLICIT, private=True
+    )
     assert body.sdk_args() == {
         "text": "以后都用微信通知我",
         "lifecycle_policy": body.lifecycle_policy,
