@@ -21,7 +21,10 @@ import copy
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+
+from sdk import operations as ops
 
 ROOT = Path(__file__).resolve().parent.parent
 API = ROOT / "sdk" / "api.py"
@@ -85,7 +88,12 @@ def _forwarded(fn: ast.FunctionDef, member: str) -> ast.AsyncFunctionDef:
     send = ast.Await(
         ast.Call(func=ast.Attribute(value=ast.Name("self"), attr="_run"), args=[call], keywords=[])
     )
-    doc = ast.get_docstring(fn, clean=False)
+    doc = ast.get_docstring(fn, clean=False) or ""
+    note = getattr(ops, _operation(member)).remote_note
+    if note:
+        doc += "\n\n" + textwrap.fill(
+            note, 88, initial_indent=" " * 8, subsequent_indent=" " * 8
+        ) + "\n        "
     body: list[ast.stmt] = [ast.Expr(ast.Constant(doc))] if doc else []
     body.append(ast.Return(send))
     return ast.AsyncFunctionDef(

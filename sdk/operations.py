@@ -165,6 +165,8 @@ class Operation(Generic[T]):
     responses: Mapping[int | str, dict[str, Any]] = field(default_factory=dict)
     remote: Callable[..., Call[T]] | None = None
     """Remote: builds the call itself (an operation without a route of its own)."""
+    remote_note: str = ""
+    """Remote: what the remote clients' docstring adds to the protocol's."""
 
     @property
     def path_params(self) -> list[str]:
@@ -699,6 +701,7 @@ SEARCH: Operation[SearchResults] = Operation(
     response=SearchOut,
     answer=SearchOut.of,
     check=_check_search,
+    remote_note="``.degraded`` is set when a fallback index answered.",
     tool=Tool(
         "recall",
         "Hybrid (keyword + vector) search of the user's live memories, best first; texts are "
@@ -760,6 +763,7 @@ END_SESSION: Operation[SessionRecord] = Operation(
     response=SessionOut,
     answer=SessionOut.of,
     check=_check_transcript,
+    remote_note="Over HTTP the summary's ``pii`` is empty: clear PII stays in the service.",
     tool=Tool(
         "end_session",
         "End a session: its transcript becomes an interaction record (masked summary, intent, "
@@ -880,6 +884,8 @@ FORGET_USER: Operation[bool] = Operation(
     "Idempotent: 204 whether or not anything was stored. Needs ``memory:erase``.",
     _true,
     status=204,
+    remote_note="Over HTTP: ``True`` once the service erased (its 204 does not say whether "
+    "anything was stored); the token needs ``memory:erase``.",
     tool=Tool(
         "forget",
         "Erase everything stored about the user this connection acts for. Irreversible.",

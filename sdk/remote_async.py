@@ -257,7 +257,10 @@ class _Operations:
         occurred_before: datetime | None = None,
         session_id: str | None = None,
     ) -> SearchResults:
-        """Hybrid search of the user's live memories, best first."""
+        """Hybrid search of the user's live memories, best first.
+
+        ``.degraded`` is set when a fallback index answered.
+        """
         return await self._run(
             ops.SEARCH.call(
                 user_id,
@@ -283,7 +286,10 @@ class _Operations:
     async def end_session(
         self, user_id: str, session_id: str, transcript: Sequence[Turn]
     ) -> SessionRecord:
-        """End the session: its interaction record and profile update, durably."""
+        """End the session: its interaction record and profile update, durably.
+
+        Over HTTP the summary's ``pii`` is empty: clear PII stays in the service.
+        """
         return await self._run(
             ops.END_SESSION.call(user_id, session_id=session_id, transcript=transcript)
         )
@@ -305,7 +311,11 @@ class _Operations:
         return await self._run(ops.EXPORT_USER.call(user_id))
 
     async def forget_user(self, user_id: str) -> bool:
-        """Erase everything stored about the user; whether there was anything."""
+        """Erase everything stored about the user; whether there was anything.
+
+        Over HTTP: ``True`` once the service erased (its 204 does not say whether
+        anything was stored); the token needs ``memory:erase``.
+        """
         return await self._run(ops.FORGET_USER.call(user_id))
 
 
