@@ -91,9 +91,11 @@ def _forwarded(fn: ast.FunctionDef, member: str) -> ast.AsyncFunctionDef:
     doc = ast.get_docstring(fn, clean=False) or ""
     note = getattr(ops, _operation(member)).remote_note
     if note:
-        doc += "\n\n" + textwrap.fill(
-            note, 88, initial_indent=" " * 8, subsequent_indent=" " * 8
-        ) + "\n        "
+        doc += (
+            "\n\n"
+            + textwrap.fill(note, 88, initial_indent=" " * 8, subsequent_indent=" " * 8)
+            + "\n        "
+        )
     body: list[ast.stmt] = [ast.Expr(ast.Constant(doc))] if doc else []
     body.append(ast.Return(send))
     return ast.AsyncFunctionDef(
