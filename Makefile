@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 TS     := clients/typescript
 NODE_STAMP := $(TS)/node_modules/.package-lock.json
 
-.PHONY: install demo test lint typecheck unit docs bench bench-weaviate clean
+.PHONY: install demo test lint typecheck generate unit docs bench bench-weaviate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# the remote clients' operation methods (from sdk/api.py) and the sync client (from the
+# async one); tests/test_remote_clients.py fails when they are not current
+generate: $(STAMP)
+	$(BIN)/python scripts/remote_clients.py
 
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest

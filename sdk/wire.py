@@ -20,30 +20,35 @@ from policies.lifecycle import LifecyclePolicy
 from policies.ttl import MemoryKind
 from values.context import MemoryContext
 from values.feedback import FeedbackResult
-from values.hits import MemoryHit
+from values.hits import MemoryHit, SearchResults
 from values.sessions import Role, SessionRecord, Turn, TurnsAppended
 
 if TYPE_CHECKING:
     from sandbox.repository import Sandbox
 
 __all__ = [
+    "Body",
     "ContextBody",
     "ContextItemOut",
     "ContextOut",
     "DeviceRegister",
     "DeviceVerify",
     "DiscardOut",
+    "EndSessionArgs",
     "EntityOut",
     "ExportOut",
     "ExportedPii",
     "FactPut",
     "FeedbackBody",
     "FeedbackOut",
+    "ForgetArgs",
+    "ForgetOut",
     "HitOut",
     "LinkCreate",
     "LinkEnd",
     "MergeBody",
     "MergeOut",
+    "ProfilePatch",
     "RevocationBody",
     "SandboxOut",
     "SearchBody",
@@ -58,7 +63,17 @@ __all__ = [
 ]
 
 
-class WriteRequest(BaseModel):
+class Body(BaseModel):
+    """A request model: its fields are the SDK method's keyword arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def sdk_args(self) -> dict[str, Any]:
+        """The SDK method's keyword arguments (the fields as validated)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class WriteRequest(Body):
     """``POST /v1/memories``: one memory; ``lifecycle_policy`` is required (422 without)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -78,7 +93,7 @@ class WriteResponse(BaseModel):
     memory_id: uuid.UUID
 
 
-class SearchBody(BaseModel):
+class SearchBody(Body):
     """``POST /v1/search``: a hybrid search of the token's user."""
 
     model_config = ConfigDict(extra="forbid")
@@ -123,8 +138,13 @@ class SearchOut(BaseModel):
     hits: list[HitOut]
     degraded: bool
 
+    @classmethod
+    def of(cls, hits: SearchResults) -> SearchOut:
+        """From the SDK's hits."""
+        return cls(hits=[HitOut.of(h) for h in hits], degraded=hits.degraded)
 
-class DeviceRegister(BaseModel):
+
+class DeviceRegister(Body):
     """``POST /v1/devices``: a sign-in from a device (its fingerprint is derived)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -134,7 +154,7 @@ class DeviceRegister(BaseModel):
     browser: str = Field(max_length=64)
 
 
-class DeviceVerify(BaseModel):
+class DeviceVerify(Body):
     """``POST /v1/devices/{fingerprint}/verify``: the outcome of a verification."""
 
     model_config = ConfigDict(extra="forbid")
@@ -142,7 +162,7 @@ class DeviceVerify(BaseModel):
     succeeded: bool
 
 
-class LinkCreate(BaseModel):
+class LinkCreate(Body):
     """``POST /v1/links``: the user's role on a business entity over a validity range."""
 
     model_config = ConfigDict(extra="forbid")
@@ -154,7 +174,7 @@ class LinkCreate(BaseModel):
     effective_to: datetime | None = None
 
 
-class LinkEnd(BaseModel):
+class LinkEnd(Body):
     """``POST /v1/links/{link_id}/end``: close the link at ``at`` (default now)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -162,7 +182,7 @@ class LinkEnd(BaseModel):
     at: datetime | None = None
 
 
-class FactPut(BaseModel):
+class FactPut(Body):
     """``PUT /v1/facts/{key}``: a JSON value under a required lifecycle policy."""
 
     model_config = ConfigDict(extra="forbid")
@@ -173,7 +193,7 @@ class FactPut(BaseModel):
     source: str = Field(default="", max_length=64)
 
 
-class ContextBody(BaseModel):
+class ContextBody(Body):
     """``POST /v1/context``: the memory block for a prompt about ``query``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -230,20 +250,58 @@ class TurnIn(BaseModel):
         return Turn(role=self.role, text=self.text, time=self.time)
 
 
-class TurnsBody(BaseModel):
+class TurnsBody(Body):
     """``POST /v1/sessions/{session_id}/turns``: new turns of a long session."""
 
     model_config = ConfigDict(extra="forbid")
 
     turns: list[TurnIn] = Field(max_length=1000)
 
+    def sdk_args(self) -> dict[str, Any]:
+        """The turns as the SDK's :class:`Turn` values."""
+        return {"turns": [t.to_turn() for t in self.turns]}
 
-class TranscriptBody(BaseModel):
+
+class TranscriptBody(Body):
     """``POST /v1/sessions/{session_id}/end``: the session (or what followed turns given)."""
 
     model_config = ConfigDict(extra="forbid")
 
     transcript: list[TurnIn] = Field(max_length=1000)
+
+    def sdk_args(self) -> dict[str, Any]:
+        """The transcript as the SDK's :class:`Turn` values (and any other field)."""
+        return {**super().sdk_args(), "transcript": [t.to_turn() for t in self.transcript]}
+
+
+class EndSessionArgs(TranscriptBody):
+    """``end_session``: the session (the REST path's ``session_id``) and its transcript."""
+
+    session_id: str = Field(min_length=1, max_length=128)
+
+
+class ForgetArgs(Body):
+    """``forget`` takes no argument: it erases the token's user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ForgetOut(BaseModel):
+    """Whether the user existed before the erasure."""
+
+    erased: bool
+
+
+class ProfilePatch(Body):
+    """The fields a PATCH may change (all optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timezone: str | None = Field(default=None, max_length=64)
+    language: str | None = Field(default=None, max_length=16)
+    notification_preference: dict[str, bool] | None = None
+    attributes: dict[str, Any] | None = None
+    profile_summary: str | None = Field(default=None, max_length=4096)
 
 
 class EntityOut(BaseModel):
@@ -320,7 +378,7 @@ class SandboxOut(BaseModel):
         return cls.model_validate(box, from_attributes=True)
 
 
-class MergeBody(BaseModel):
+class MergeBody(Body):
     """``POST /v1/sessions/{session_id}/sandbox/merge``: the memories to promote."""
 
     model_config = ConfigDict(extra="forbid")
@@ -340,7 +398,7 @@ class DiscardOut(BaseModel):
     discarded: int
 
 
-class FeedbackBody(BaseModel):
+class FeedbackBody(Body):
     """``POST /v1/feedback``: a behaviour event on a memory (fragment or fact) by id."""
 
     model_config = ConfigDict(extra="forbid")

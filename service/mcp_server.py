@@ -1,13 +1,14 @@
 """The MCP server: remember, recall, context, end_session, feedback and forget as tools;
 the profile and the context as resources, and two prompts (:mod:`service.mcp_resources`).
 
-One core, two transports (STYLE item 12): each tool validates its arguments
-with the REST request model of ``sdk.schemas`` (``extra="forbid"``, so a
-``user_id`` argument is refused, and none is in any input schema), calls
-:class:`MemoryClient` and answers with the REST response model as structured
-content. The user and the agent never come from arguments: over stdio from
-the token given at start (``DUALTRACK_MCP_TOKEN``, checked again at every call,
-so expiry and revocation apply), over streamable HTTP from each request's
+One core, two transports (STYLE item 12): each tool is an operation of
+:data:`sdk.operations.OPERATIONS`; it validates its arguments with the REST
+request model (``extra="forbid"``, so a ``user_id`` argument is refused, and
+none is in any input schema), calls :class:`MemoryClient` and answers with the
+REST response model as structured content. The user and the agent never
+come from arguments: over stdio from the token given at start
+(``DUALTRACK_MCP_TOKEN``, checked again at every call, so expiry and
+revocation apply), over streamable HTTP from each request's
 ``Authorization: Bearer`` token, verified by the REST API's :class:`Gate` (its
 keys, scopes, per-agent rate limits reconciled across processes, and the limit
 on refused tokens per address); a token holds at most ``mcp_streams_per_token``
@@ -30,7 +31,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -38,7 +39,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.markup import escape
 from starlette.datastructures import Headers
@@ -47,20 +48,9 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from policies.errors import DualtrackError, InvalidInput
 from sdk.client import MemoryClient
+from sdk.operations import OPERATIONS, Operation, Tool
 from sdk.settings import Settings
-from sdk.wire import (
-    ContextBody,
-    ContextOut,
-    FeedbackBody,
-    FeedbackOut,
-    HitOut,
-    SearchBody,
-    SearchOut,
-    SessionOut,
-    TranscriptBody,
-    WriteRequest,
-    WriteResponse,
-)
+from sdk.wire import Body, EndSessionArgs, ForgetArgs, ForgetOut
 from service.auth import Principal, TokenVerifier
 from service.auth import Scope as TokenScope
 from service.errors import RateLimited, Unauthorized, error_body, error_response
@@ -97,48 +87,49 @@ _log = logging.getLogger(__name__)
 _PRINCIPAL = "dualtrack.principal"
 """ASGI scope key under which the HTTP gate leaves the request's verified principal."""
 
-A = TypeVar("A", bound=BaseModel)
 R = TypeVar("R")
 
 
-class EndSessionArgs(TranscriptBody):
-    """``end_session``: the session (the REST path's ``session_id``) and its transcript."""
-
-    session_id: str = Field(min_length=1, max_length=128)
-
-
-class ForgetArgs(BaseModel):
-    """``forget`` takes no argument: it erases the token's user."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class ForgetOut(BaseModel):
-    """Whether the user existed before the erasure."""
-
-    erased: bool
-
-
 @dataclass(frozen=True)
-class McpTool(Generic[A]):
-    """A tool: its arguments (a request model), result model, scope and SDK call."""
+class McpTool:
+    """A tool: an operation of :data:`sdk.operations.OPERATIONS` with an MCP tool, its
+    arguments (the request model), result model and scope read from there."""
 
-    name: str
-    description: str
-    scope: TokenScope
-    arguments: type[A]
-    result: type[BaseModel]
-    call: Callable[[MemoryClient, str, A], BaseModel]
-    annotations: types.ToolAnnotations
+    operation: Operation[Any]
+    tool: Tool
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.tool.name
+
+    @property
+    def scope(self) -> TokenScope:
+        """The scope a token needs to call it."""
+        return TokenScope(self.operation.scope)
+
+    @property
+    def arguments(self) -> type[Body]:
+        """The request model that validates the arguments."""
+        arguments = self.tool.arguments or self.operation.body
+        assert arguments is not None
+        assert issubclass(arguments, Body)
+        return arguments
 
     def listing(self) -> types.Tool:
         """The tool as ``tools/list`` shows it."""
+        result = self.tool.result or self.operation.response
         return types.Tool(
-            name=self.name,
-            description=self.description,
+            name=self.tool.name,
+            description=self.tool.description,
             input_schema=self.arguments.model_json_schema(),
-            output_schema=self.result.model_json_schema(),
-            annotations=self.annotations,
+            output_schema=result.model_json_schema(),
+            annotations=types.ToolAnnotations(
+                read_only_hint=self.tool.read_only,
+                destructive_hint=self.tool.destructive,
+                idempotent_hint=self.tool.idempotent,
+                open_world_hint=False,
+            ),
         )
 
     def run(self, mem: MemoryClient, user_id: str, arguments: Mapping[str, Any]) -> BaseModel:
@@ -150,134 +141,15 @@ class McpTool(Generic[A]):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"][:2]) or "arguments"
             raise InvalidInput(f"{where}: {first['type']}") from None
-        return self.call(mem, user_id, args)
+        result = self.operation.run(mem, user_id, args.sdk_args())
+        answer = self.tool.answer or self.operation.answer
+        assert answer is not None
+        out: BaseModel = answer(result)
+        return out
 
 
-def _remember(mem: MemoryClient, user_id: str, a: WriteRequest) -> WriteResponse:
-    memory_id = mem.write(
-        user_id,
-        a.text,
-        lifecycle_policy=a.lifecycle_policy,
-        session_id=a.session_id,
-        occurred_at=a.occurred_at,
-        metadata=a.metadata,
-        kind=a.kind,
-        private=a.private,
-    )
-    return WriteResponse(memory_id=memory_id)
-
-
-def _recall(mem: MemoryClient, user_id: str, a: SearchBody) -> SearchOut:
-    hits = mem.search(
-        user_id,
-        a.query,
-        limit=a.limit,
-        alpha=a.alpha,
-        preset=a.preset,
-        intents=a.intents,
-        occurred_after=a.occurred_after,
-        occurred_before=a.occurred_before,
-        session_id=a.session_id,
-    )
-    return SearchOut(hits=[HitOut.of(h) for h in hits], degraded=hits.degraded)
-
-
-def _context(mem: MemoryClient, user_id: str, a: ContextBody) -> ContextOut:
-    return ContextOut.of(
-        mem.build_context(user_id, a.query, max_tokens=a.max_tokens, records=a.records)
-    )
-
-
-def _end_session(mem: MemoryClient, user_id: str, a: EndSessionArgs) -> SessionOut:
-    turns = [t.to_turn() for t in a.transcript]
-    return SessionOut.of(mem.end_session(user_id, a.session_id, turns))
-
-
-def _feedback(mem: MemoryClient, user_id: str, a: FeedbackBody) -> FeedbackOut:
-    return FeedbackOut.of(mem.feedback(user_id, a.memory_id, action=a.action.value))
-
-
-def _forget(mem: MemoryClient, user_id: str, a: ForgetArgs) -> ForgetOut:
-    return ForgetOut(erased=mem.forget_user(user_id))
-
-
-def _hints(
-    *, read_only: bool, idempotent: bool, destructive: bool = False
-) -> types.ToolAnnotations:
-    return types.ToolAnnotations(
-        read_only_hint=read_only,
-        destructive_hint=destructive,
-        idempotent_hint=idempotent,
-        open_world_hint=False,
-    )
-
-
-TOOLS: tuple[McpTool[Any], ...] = (
-    McpTool(
-        "remember",
-        "Store one memory of the user this connection acts for. lifecycle_policy is required: "
-        "explicit (the user asked to remember it; permanent), implicit (inferred; expires "
-        "unless used), sensitive (holds personal data; encrypted), business (mirrors an order, "
-        "refund or ticket; checked against its system before use). Personal data in the text "
-        "is masked in what is stored. Returns the memory id.",
-        TokenScope.WRITE,
-        WriteRequest,
-        WriteResponse,
-        _remember,
-        _hints(read_only=False, idempotent=False),
-    ),
-    McpTool(
-        "recall",
-        "Hybrid (keyword + vector) search of the user's live memories, best first; texts are "
-        "masked. `degraded` is true when a fallback index answered.",
-        TokenScope.READ,
-        SearchBody,
-        SearchOut,
-        _recall,
-        _hints(read_only=True, idempotent=True),
-    ),
-    McpTool(
-        "context",
-        "The user's long-term memory block for a prompt about `query`: profile, facts, "
-        "business items with their verified state, relevant records and questions to confirm, "
-        "cut to max_tokens. Place `text` right after the system prompt.",
-        TokenScope.READ,
-        ContextBody,
-        ContextOut,
-        _context,
-        _hints(read_only=True, idempotent=True),
-    ),
-    McpTool(
-        "end_session",
-        "End a session: its transcript becomes an interaction record (masked summary, intent, "
-        "entities) and updates the user's profile. Calling it again with nothing new writes "
-        "nothing and returns the last record.",
-        TokenScope.WRITE,
-        EndSessionArgs,
-        SessionOut,
-        _end_session,
-        _hints(read_only=False, idempotent=True),
-    ),
-    McpTool(
-        "feedback",
-        "Report a behaviour event on one of the user's memories (click, skip, confirm, reject, "
-        "ignore); it moves the memory's confidence. A reject retires the memory.",
-        TokenScope.WRITE,
-        FeedbackBody,
-        FeedbackOut,
-        _feedback,
-        _hints(read_only=False, idempotent=False),
-    ),
-    McpTool(
-        "forget",
-        "Erase everything stored about the user this connection acts for. Irreversible.",
-        TokenScope.ERASE,
-        ForgetArgs,
-        ForgetOut,
-        _forget,
-        _hints(read_only=False, idempotent=True, destructive=True),
-    ),
-)
+TOOLS: tuple[McpTool, ...] = tuple(McpTool(op, op.tool) for op in OPERATIONS if op.tool is not None)
+"""The operations' tools: remember, recall, context, end_session, feedback, forget."""
 
 _INSTRUCTIONS = (
     "Long-term memory of one user: the user (and the calling agent) are those of the token "
@@ -400,7 +272,7 @@ class DualtrackMcp:
         return principal
 
     def _execute(
-        self, tool: McpTool[Any], principal: Principal | None, arguments: dict[str, Any]
+        self, tool: McpTool, principal: Principal | None, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         try:
             principal = self._admit(principal, tool.scope)

@@ -28,7 +28,7 @@ from sqlalchemy import text
 from policies.errors import InvalidField
 from policies.lifecycle import LifecyclePolicy
 from sdk import MemoryClient
-from sdk import _remote_base as calls
+from sdk import operations as ops
 from sdk.settings import Settings
 from service import create_app
 from tests.test_mcp import call, error_code, mcp_url  # noqa: F401  (fixture)
@@ -197,14 +197,14 @@ def test_mcp_refuses_them_as_tool_errors(mem: MemoryClient, mcp_url: str) -> Non
 
 def test_the_remote_client_refuses_them_before_sending() -> None:
     builders: list[Callable[[], Any]] = [
-        lambda: calls.end_session(USER, "a@b.com", TURNS),
-        lambda: calls.append_turns(USER, "wx-13987654321", TURNS),
-        lambda: calls.sandbox_open(USER, "a@b.com"),
-        lambda: calls.device_register(USER, "d", "13812345678", "x"),
-        lambda: calls.fact_put(
-            USER, "k", 1, lifecycle_policy=IMPLICIT, confidence=1.0, source="a@b.com"
+        lambda: ops.END_SESSION.call(USER, session_id="a@b.com", transcript=TURNS),
+        lambda: ops.APPEND_TURNS.call(USER, session_id="wx-13987654321", turns=TURNS),
+        lambda: ops.SANDBOX_OPEN.call(USER, session_id="a@b.com"),
+        lambda: ops.DEVICES_REGISTER.call(USER, device_id="d", os="13812345678", browser="x"),
+        lambda: ops.FACTS_PUT.call(
+            USER, key="k", value=1, lifecycle_policy=IMPLICIT, confidence=1.0, source="a@b.com"
         ),
-        lambda: calls.link_add(
+        lambda: ops.LINKS_ADD.call(
             USER,
             entity_type="order",
             entity_id="a@b.com",

@@ -46,28 +46,29 @@ def test_the_values_the_wire_models_and_the_reports_load_no_engine() -> None:
 
 _CALLS = """
 import uuid
-from sdk import _remote_base as calls
+from sdk import operations as ops
 from sdk import LifecyclePolicy, MemoryKind, Turn
 
 u = "u-1"
 turns = [Turn("user", "退款到账了吗")]
-calls.profile_update(u, 1, {"timezone": "Asia/Shanghai", "attributes": {"a": 1}})
-calls.device_register(u, "dev-1", "iOS", "Safari")
-calls.link_add(u, entity_type="order", entity_id="88231", role="owner",
-               effective_from=None, effective_to=None)
-calls.link_list(u, valid_now=True, entity_type="refund")
-calls.fact_put(u, "k", {"v": 1}, lifecycle_policy=LifecyclePolicy.EXPLICIT, confidence=1.0,
-               source="agent")
-calls.write(u, "我喜欢微信通知", lifecycle_policy=LifecyclePolicy.IMPLICIT, session_id="s-1",
-            occurred_at=None, metadata=None, kind=MemoryKind.NOTE, private=False)
-calls.search(u, "退款", limit=3, alpha=None, preset=None, intents=None, occurred_after=None,
-             occurred_before=None, session_id="s-1")
-calls.build_context(u, "退款", 600, 5)
-calls.end_session(u, "s-1", turns)
-calls.append_turns(u, "s-1", turns)
-calls.sandbox_merge(u, "s-1", uuid.uuid4(), [uuid.uuid4()])
-calls.feedback(u, uuid.uuid4(), "click")
-calls.memory_list(u, 10, 0)
+ops.PROFILES_UPDATE.call(u, expected_version=1, timezone="Asia/Shanghai", attributes={"a": 1})
+ops.DEVICES_REGISTER.call(u, device_id="dev-1", os="iOS", browser="Safari")
+ops.LINKS_ADD.call(u, entity_type="order", entity_id="88231", role="owner",
+                   effective_from=None, effective_to=None)
+ops.LINKS_VALID_NOW.call(u, entity_type="refund")
+ops.FACTS_PUT.call(u, key="k", value={"v": 1}, lifecycle_policy=LifecyclePolicy.EXPLICIT,
+                   confidence=1.0, source="agent")
+ops.WRITE.call(u, text="我喜欢微信通知", lifecycle_policy=LifecyclePolicy.IMPLICIT,
+               session_id="s-1", occurred_at=None, metadata=None, kind=MemoryKind.NOTE,
+               private=False)
+ops.SEARCH.call(u, query="退款", limit=3, alpha=None, preset=None, intents=None,
+                occurred_after=None, occurred_before=None, session_id="s-1")
+ops.BUILD_CONTEXT.call(u, query="退款", max_tokens=600, records=5)
+ops.END_SESSION.call(u, session_id="s-1", transcript=turns)
+ops.APPEND_TURNS.call(u, session_id="s-1", turns=turns)
+ops.SANDBOX_MERGE.call(u, session_id="s-1", sandbox_id=uuid.uuid4(), memory_ids=[uuid.uuid4()])
+ops.FEEDBACK.call(u, memory_id=uuid.uuid4(), action="click")
+ops.MEMORIES_LIST.call(u, limit=10, offset=0)
 """
 
 

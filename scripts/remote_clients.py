@@ -1,0 +1,250 @@
+"""Generate the remote clients' operation methods, and the sync client from the async one.
+
+1. In ``sdk/remote_async.py``, the region between ``# <generated ...>`` and
+   ``# </generated>`` gets a class per sub-API of ``sdk/api.py`` (``ProfilesAPI`` ->
+   ``_Profiles``) and ``_Operations`` (``MemoryAPI``'s calls): each method keeps the
+   protocol's signature and docstring, made ``async``, and sends
+   ``ops.<NAME>.call(user_id, **arguments)``, ``<NAME>`` the operation of
+   :mod:`sdk.operations` named after the member (``facts.put`` -> ``FACTS_PUT``).
+2. ``sdk/remote.py`` is ``sdk/remote_async.py`` rewritten by AST (psycopg's
+   ``tools/async_to_sync.py`` does the same): ``async def`` -> ``def``, no ``await``,
+   ``async with`` -> ``with``, ``Async*`` -> the sync names, ``Awaitable[T]`` -> ``T``.
+
+``python scripts/remote_clients.py`` writes both (``make generate``);
+``tests/test_remote_clients.py`` fails when either is not what this script makes.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from sdk import operations as ops
+
+ROOT = Path(__file__).resolve().parent.parent
+API = ROOT / "sdk" / "api.py"
+ASYNC = ROOT / "sdk" / "remote_async.py"
+SYNC = ROOT / "sdk" / "remote.py"
+
+_REGION = re.compile(r"(# <generated[^\n]*>\n)(.*?)(# </generated>\n)", re.S)
+_SUB_APIS = {
+    "ProfilesAPI": "profiles",
+    "DevicesAPI": "devices",
+    "LinksAPI": "links",
+    "FactsAPI": "facts",
+    "MemoriesAPI": "memories",
+}
+_NOT_OPERATIONS = {"sandbox"}
+"""``MemoryAPI`` members written by hand in the client (the sandbox block holds state)."""
+
+_SYNC_NAMES = {
+    "AsyncRemoteMemoryClient": "RemoteMemoryClient",
+    "AsyncRemoteSandboxSession": "RemoteSandboxSession",
+    "AsyncClient": "Client",
+    "__aenter__": "__enter__",
+    "__aexit__": "__exit__",
+    "aclose": "close",
+}
+_SYNC_TEXT = [
+    (", for asyncio (httpx.AsyncClient)", " (httpx, synchronous)"),
+    (
+        "Its operation methods are generated from :mod:`sdk.api`, and :mod:`sdk.remote` from\n"
+        "this module,",
+        "Generated from :mod:`sdk.remote_async`, whose operation methods come from\n"
+        ":mod:`sdk.api`,",
+    ),
+    ("async with", "with"),
+    ("AsyncRemote", "Remote"),
+    ("httpx.AsyncClient", "httpx.Client"),
+    (" (per task)", " (per thread)"),
+]
+
+
+def _operation(member: str) -> str:
+    return member.replace(".", "_").upper()
+
+
+def _forwarded(fn: ast.FunctionDef, member: str) -> ast.AsyncFunctionDef:
+    """``fn`` of the protocol as an async method sending its operation's call."""
+    args = fn.args
+    positional = [a.arg for a in args.posonlyargs + args.args][1:]  # without self
+    user, rest = positional[0], positional[1:]
+    keywords = [ast.keyword(arg=name, value=ast.Name(name)) for name in rest]
+    keywords += [ast.keyword(arg=a.arg, value=ast.Name(a.arg)) for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        keywords.append(ast.keyword(arg=None, value=ast.Name(args.kwarg.arg)))
+    call = ast.Call(
+        func=ast.Attribute(
+            value=ast.Attribute(value=ast.Name("ops"), attr=_operation(member)), attr="call"
+        ),
+        args=[ast.Name(user)],
+        keywords=keywords,
+    )
+    send = ast.Await(
+        ast.Call(func=ast.Attribute(value=ast.Name("self"), attr="_run"), args=[call], keywords=[])
+    )
+    doc = ast.get_docstring(fn, clean=False) or ""
+    note = getattr(ops, _operation(member)).remote_note
+    if note:
+        doc += (
+            "\n\n"
+            + textwrap.fill(note, 88, initial_indent=" " * 8, subsequent_indent=" " * 8)
+            + "\n        "
+        )
+    body: list[ast.stmt] = [ast.Expr(ast.Constant(doc))] if doc else []
+    body.append(ast.Return(send))
+    return ast.AsyncFunctionDef(
+        name=fn.name,
+        args=copy.deepcopy(args),
+        body=body,
+        decorator_list=[],
+        returns=copy.deepcopy(fn.returns),
+    )
+
+
+def _methods(cls: ast.ClassDef, prefix: str) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for node in cls.body:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        if node.decorator_list or node.name in _NOT_OPERATIONS:
+            continue  # properties: the sub-clients, set by the client
+        out.append(_forwarded(node, f"{prefix}{node.name}"))
+    return out
+
+
+def _region() -> str:
+    """The generated classes, as source."""
+    api = ast.parse(API.read_text(encoding="utf-8"))
+    classes: list[ast.stmt] = []
+    protocols = {n.name: n for n in api.body if isinstance(n, ast.ClassDef)}
+    for protocol, attr in _SUB_APIS.items():
+        init = ast.parse("def __init__(self, run: _Run) -> None:\n    self._run = run").body
+        classes.append(
+            ast.ClassDef(
+                name=f"_{attr.capitalize()}",
+                bases=[],
+                keywords=[],
+                body=[
+                    ast.Expr(ast.Constant(f"``client.{attr}`` over HTTP.")),
+                    *init,
+                    *_methods(protocols[protocol], f"{attr}."),
+                ],
+                decorator_list=[],
+            )
+        )
+    head = ast.parse('"""The client\'s own calls; ``_run`` sends one."""\n_run: _Run').body
+    classes.append(
+        ast.ClassDef(
+            name="_Operations",
+            bases=[],
+            keywords=[],
+            body=[*head, *_methods(protocols["MemoryAPI"], "")],
+            decorator_list=[],
+        )
+    )
+    return "\n\n".join(ast.unparse(ast.fix_missing_locations(c)) for c in classes) + "\n"
+
+
+class _Unasync(ast.NodeTransformer):
+    """The sync twin of an async module's tree."""
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.FunctionDef:
+        self.generic_visit(node)
+        return ast.FunctionDef(
+            name=_SYNC_NAMES.get(node.name, node.name),
+            args=node.args,
+            body=node.body,
+            decorator_list=node.decorator_list,
+            returns=node.returns,
+        )
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        self.generic_visit(node)
+        node.name = _SYNC_NAMES.get(node.name, node.name)
+        return node
+
+    def visit_Await(self, node: ast.Await) -> ast.expr:
+        return self.visit(node.value)  # type: ignore[no-any-return]
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.With:
+        self.generic_visit(node)
+        return ast.With(items=node.items, body=node.body)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        self.generic_visit(node)
+        node.name = _SYNC_NAMES.get(node.name, node.name)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = _SYNC_NAMES.get(node.id, node.id)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.Attribute:
+        self.generic_visit(node)
+        node.attr = _SYNC_NAMES.get(node.attr, node.attr)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "Awaitable":
+            return node.slice
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+        if isinstance(node.value, str):
+            for old, new in _SYNC_TEXT:
+                node.value = node.value.replace(old, new)
+            node.value = re.sub(r"\bawait ", "", node.value)
+        return node
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom:
+        node.names = [a for a in node.names if a.name != "Awaitable"]
+        return node
+
+
+def _format(source: str, name: Path) -> str:
+    """``source`` with its imports sorted and formatted as ``ruff`` leaves it (the
+    repository's settings)."""
+    ruff = str(Path(sys.executable).parent / "ruff")
+    for command in (["check", "--fix", "--select", "I", "--quiet"], ["format"]):
+        source = subprocess.run(
+            [ruff, *command, "--stdin-filename", str(name), "-"],
+            input=source,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout
+    return source
+
+
+def async_source() -> str:
+    """``sdk/remote_async.py`` with its generated region made anew."""
+    text = ASYNC.read_text(encoding="utf-8")
+    if not _REGION.search(text):
+        raise SystemExit(f"{ASYNC}: no '# <generated ...>' ... '# </generated>' region")
+    region = _region()
+    return _format(_REGION.sub(lambda m: m.group(1) + region + m.group(3), text), ASYNC)
+
+
+def sync_source(async_text: str) -> str:
+    """``sdk/remote.py``: ``async_text`` rewritten without async."""
+    synced = _Unasync().visit(ast.parse(async_text))
+    return _format(ast.unparse(ast.fix_missing_locations(synced)), SYNC)
+
+
+def main() -> None:
+    """Write both clients."""
+    async_text = async_source()
+    ASYNC.write_text(async_text, encoding="utf-8")
+    SYNC.write_text(sync_source(async_text), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
