@@ -8,10 +8,10 @@ NODE_STAMP := $(TS)/node_modules/.package-lock.json
 
 .PHONY: install demo test lint typecheck generate unit docs bench bench-weaviate clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e ./clients/python -e '.[dev]'
 	touch $(STAMP)
 
 # the TypeScript client's locked dependencies (tests/test_typescript_client.py runs tsc and node --test)

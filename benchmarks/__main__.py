@@ -5,7 +5,8 @@ unstructured, LoCoMo through the SDK, MADial-Bench and the project's dialogue-as
 set (each beside a character-bigram BM25 computed in the same run), the analysis of
 adversarial texts, the mixed concurrent load, the audit log's cost, the cross-session
 scenario suite, search beside the bare-SQL floor, write throughput and the service's HTTP
-overhead, with a progress bar over the runs.
+overhead, the client-only distribution's size and import time beside the full install,
+with a progress bar over the runs.
 Each benchmark writes its own ``benchmarks/results/<name>[-quick].json`` (the last
 repeat's) and its tables go to
 ``benchmarks/results/bench[-quick].log``; a few headline figures of each run are kept,
@@ -51,6 +52,7 @@ from benchmarks import (
     search_floor,
     service,
     structured,
+    thin_client,
     unstructured,
     writes,
 )
@@ -167,6 +169,17 @@ def _service(r: dict[str, Any]) -> Figures:
     }
 
 
+def _thin_client(r: dict[str, Any]) -> Figures:
+    thin, full = r["thin"], r["full"]
+    return {
+        "client-only installed (MB, with dependencies)": thin["installed_mb"],
+        "client-only import sdk.remote (s)": thin["import"]["median_s"],
+        "full install import sdk.remote (s)": full["import"]["median_s"],
+        "client-only modules loaded": thin["import"]["modules"],
+        "full install modules loaded": full["import"]["modules"],
+    }
+
+
 def _writes(r: dict[str, Any]) -> Figures:
     default, large = r["write_many"][0], r["write_many"][-1]
     return {
@@ -200,6 +213,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "search_floor": Benchmark(search_floor.main, _search_floor, 1),
     "writes": Benchmark(writes.main, _writes, 1),
     "service": Benchmark(service.main, _service, 3),
+    "thin_client": Benchmark(thin_client.main, _thin_client, 1),
 }
 
 
@@ -216,7 +230,7 @@ def machine() -> dict[str, Any]:
         memory_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     postgres = None
     if "DUALTRACK_POSTGRES_DSN" not in os.environ:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, StopIteration):  # StopIteration: no bench data yet
             marker = next(Path(".dualtrack").glob("bench-*/pg/PG_VERSION"))
             postgres = f"{marker.read_text().strip()} (embedded, pgvector)"
     return {
