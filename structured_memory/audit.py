@@ -18,6 +18,7 @@ import json
 import secrets
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -209,8 +210,8 @@ def record_batch(
     seen: dict[Any, str] = {}
     code = AuditAction(action).value
     rows = [(code, scope, memory_id, _checked(d, seen)) for scope, memory_id, d in entries]
-    pending: _Trail | None = conn.info.get(_TRAIL)
-    if pending is not None:
+    pending = _TRAIL.get()
+    if pending is not None and pending.conn is conn:
         pending.keys.update(keys or {})
         pending.rows += rows
         return
@@ -220,14 +221,17 @@ def record_batch(
 _Row = tuple[str, UserScope, uuid.UUID | None, str]
 """An entry to append: its action's code, scope, memory and details as JSON."""
 
-_TRAIL = "dualtrack.audit_trail"
-"""Where an open :func:`trail` sits in ``Connection.info``."""
-
-
 @dataclass
 class _Trail:
+    conn: Connection
     keys: dict[str, bytes]
     rows: list[_Row] = field(default_factory=list)
+
+
+_TRAIL: ContextVar[_Trail | None] = ContextVar("audit_trail", default=None)
+"""The open :func:`trail` of this thread (or task), with its connection. Kept beside the
+connection, not in ``Connection.info``: a connection the server dropped refuses even that
+read, which would hide the error the caller translates."""
 
 
 @contextlib.contextmanager
@@ -236,14 +240,16 @@ def trail(conn: Connection, keys: Mapping[str, bytes] | None = None) -> Iterator
     one statement when it ends without an error (``keys``: audit keys read in this
     transaction). A trail inside a trail joins it; an error leaves nothing appended (the
     transaction rolls back)."""
-    if _TRAIL in conn.info:
+    outer = _TRAIL.get()
+    if outer is not None and outer.conn is conn:
         yield
         return
-    pending = conn.info[_TRAIL] = _Trail(dict(keys or {}))
+    pending = _Trail(conn, dict(keys or {}))
+    token = _TRAIL.set(pending)
     try:
         yield
     finally:
-        del conn.info[_TRAIL]
+        _TRAIL.reset(token)
     _append(conn, pending.rows, pending.keys)
 
 

@@ -365,6 +365,47 @@ def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str,
 
 
 @pytest.mark.parametrize(
+    ("said", "size"),
+    [
+        ("行 我肩宽 一般都穿L 下次不买M了", "L码"),  # the refused one is not theirs
+        ("尿不湿勒大腿了 换L吧 以后都买L", "L码（尿不湿勒大腿了 换L吧 以后都买L）"),
+        ("He's 10 and wears a youth medium", "youth medium (He's 10 and wears a youth medium)"),
+        ("I'm a W34 now, W32 is too tight", "W34 (I'm a W34 now)"),  # not one that won't fit
+        ("she's a 6.5 not a 7", "size 6.5"),  # a correction quotes no refused value
+    ],
+)
+def test_a_size_is_kept_as_settled_in_one_spelling(said: str, size: str) -> None:
+    assert [v for kind, slot, v in _extract(said) if slot == "size"] == [size]
+
+
+@pytest.mark.parametrize(
+    ("turns", "channel"),
+    [
+        (["陌生号码我一般不接 有事你们微信上说就行"], "!wechat"),
+        (["texts are better than email for me"], "!sms"),  # the user's own comparison
+        (["短信比邮件方便"], "!sms"),
+        (["Push notifications in the app are fine."], "app_push"),  # said in passing
+    ],
+)
+def test_a_channel_the_user_states_for_themselves_is_explicit(
+    turns: list[str], channel: str
+) -> None:
+    assert ("preference", "notification_channel", channel) in _extract(*turns)
+
+
+def test_the_answer_to_the_agents_channel_question_is_an_instruction() -> None:
+    turns = [
+        Turn("user", "Please refund RF-77120-44", T0),
+        Turn("assistant", "Sorry about that. How would you prefer to be notified?", T0),
+        Turn("user", "Push notifications in the app are fine. Nothing else.", T0),
+    ]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [(o.value, o.explicit) for o in found if o.key == "notification_channel"] == [
+        ("app_push", True)
+    ]
+
+
+@pytest.mark.parametrize(
     ("said", "budget"),
     [
         ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元")),

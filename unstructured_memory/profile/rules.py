@@ -199,6 +199,28 @@ def _blanked(text: str, acts: Sequence[Act]) -> str:
     return "".join(chars)
 
 
+_PREFERRED: Final = LinearPattern(
+    r"比[^，,。！？；]{1,8}(?:好|方便|强|靠谱)|更(?:喜欢|习惯|方便)|(?:习惯|喜欢|偏好)用"
+    r"|(?i:(?:is|are|would be|works?)\s+(?:much\s+|way\s+|a lot\s+)?better\s+(?:than|for me)|"
+    r"(?:i|we)\s+(?:much\s+|really\s+)?prefer|i'?d (?:much )?rather)"
+)
+"""A preference stated as the user's own comparison ("短信比邮件方便", "texts are better than
+email for me"): said of how to treat them, so explicit."""
+_OUTDONE: Final = LinearPattern(r"比\s*$|(?i:(?:than|over|instead of)\s+(?:the\s+)?$)")
+"""Right before a value another one is preferred to (比邮件方便, better than email)."""
+_ASKS_CHANNEL: Final = LinearPattern(
+    r"(?:怎么|如何|用什么|哪种|什么)(?:方式|渠道)?(?:联系|通知|告知|提醒)|(?:联系|通知)(?:方式|渠道)"
+    r"|(?i:how (?:would|should|do|can|shall) (?:you|we)[^?]{0,30}(?:notif|contact|reach|updat|"
+    r"tell|let you know)|(?:preferred|best) (?:way|channel|method) to (?:reach|contact|notify)|"
+    r"which (?:channel|way) (?:do you|would you))"
+)
+
+
+def _asks_channel(text: str) -> bool:
+    """Whether an agent's turn asks how the user wants to be reached."""
+    return _ASKS_CHANNEL.search(text) is not None and cues.QUESTION.search(text) is not None
+
+
 def observe_session(
     turns: Sequence[Turn], summary: SessionSummary
 ) -> tuple[list[Observation], list[Instruction]]:
@@ -218,7 +240,9 @@ def observe_session(
         at = turn.time or summary.occurred_at
         at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
         acts = [a for a in dialogue.acts if a.turn == k] if dialogue.acts else []
-        observer = _Observer(summary.session_id, at, lang, wrong, pairs)
+        before = turns[index[k - 1]] if k > 0 else None
+        asked = before is not None and before.role != "user" and _asks_channel(before.text)
+        observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked)
         read = summary.turn_entities[k] if summary.turn_entities else None
         observations += observer.turn(turn.text, acts, read)
         for key, text in observer.instructions:
@@ -314,12 +338,16 @@ class _Observer:
         lang: Lang,
         wrong: frozenset[str],
         pairs: Sequence[tuple[str, str]] = (),
+        *,
+        asked: bool = False,
     ) -> None:
         self.session = session
         self.at = at
         self.lang = lang
         self.wrong = wrong
         self.pairs = pairs
+        self.asked = asked
+        """The agent's turn before asked how to reach the user: the answer instructs."""
         self.instructions: list[tuple[str, str]] = []
 
     def _make(
@@ -451,7 +479,11 @@ class _Observer:
         """Channel, format and budget: explicit when the sentence instructs, negated when a
         negation governs the value; nothing lasting from what is said for this request
         only."""
-        instructed = instructs(sentence) or any(a.kind is ActKind.INSTRUCTION for a in acts)
+        instructed = (
+            instructs(sentence)
+            or any(a.kind is ActKind.INSTRUCTION for a in acts)
+            or _PREFERRED.search(sentence) is not None
+        )
         out = []
         for key, pattern, codes in (
             ("notification_channel", CHANNEL, CHANNEL_CODES),
@@ -464,12 +496,15 @@ class _Observer:
                 refusing = act.kind is ActKind.RETRACTION  # "短信提醒就不用了"
                 piece = text[act.start : act.end]
                 for m in mentions(piece, pattern, codes):
-                    said.append((m.code, refusing or negated(piece, m.start, self.lang)))
+                    if _OUTDONE.search(piece[max(0, m.start - 6) : m.start]) is None:
+                        said.append((m.code, refusing or negated(piece, m.start, self.lang)))
             # refusing one value and naming another is an instruction to use the other; a
             # value refused in the sentence is not wanted by a later mention of it there
             refusals = {code for code, refused in said if refused}
             said = [(c, r) for c, r in said if r or c not in refusals]
-            explicit = instructed or bool(refusals)
+            explicit = (
+                instructed or bool(refusals) or (key == "notification_channel" and self.asked)
+            )
             out += [
                 self._make(
                     ObservationKind.PREFERENCE,

@@ -138,6 +138,7 @@ CHANNEL: Final = _numbered(
     + r"(?:里|上)?(?:通知|联系|告诉|提醒|发给|给我|找我|回复|沟通|推送|说一声|告知|催|说|讲|留言|"
     r"发消息)",
     _CH_ZH + r"(?:就行|就好|就可以|吧|最好|比较好|方便)",
+    _CH_ZH + r"比",
     r"(?:通知|联系|告诉|提醒|找)我[^，,。！？]{0,6}" + _CH_ZH,
     r"(?i:(?:notify|contact|reach|update|message|ping|tell|inform|alert|let)\s+(?:me\s+)?"
     r"(?:know\s+)?(?:only\s+)?(?:by|via|on|through|over|with)\s+(?:an?\s+)?" + _CH_EN + ")",
