@@ -90,6 +90,40 @@ def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
     assert wrong not in _ids(turns), "no link is made to the wrong number"
 
 
+@pytest.mark.parametrize(
+    ("turns", "pair"),
+    [
+        (
+            _turns(
+                ("u", "Can you check order 48213077? It's the standing desk."),
+                ("a", "I can't find 48213077. Could you double-check the number?"),
+                ("u", "Oops, fat fingers. It's 48213707."),
+            ),
+            ("48213077", "48213707"),
+        ),
+        (
+            _turns(("u", "Tuesday won't work anymore. Can we do Thursday after 5 instead?")),
+            ("Tuesday", "Thursday"),
+        ),
+        (_turns(("u", "周二不行了，我要上班，改周四吧")), ("周二", "周四")),
+        (
+            _turns(
+                ("u", "Levi's 511 in W32 L32 please."),
+                ("a", "Sure, W32 L32 in dark indigo?"),
+                ("u", "Hold on, I'm a W34 now. Make it W34 L32."),
+            ),
+            ("W32 L32", "W34 L32"),
+        ),
+    ],
+)
+def test_a_slip_or_a_plan_that_no_longer_works_is_a_correction(
+    turns: list[Turn], pair: tuple[str, str]
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.pairs([t.text for t in turns]) == [pair]
+    assert pair[0] not in summary.summary_text
+
+
 def test_a_correction_in_words_replaces_the_value_wherever_it_is_quoted() -> None:
     turns = _turns(
         ("u", "洗碗机到了，约个师傅上门安装，周二下午吧"),

@@ -193,7 +193,8 @@ CORRECTION_MARK: Final = _words(
     r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually|"
     r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that|"
     r"misspel+(?:ed|t)?|spel+(?:ed|t) (?:it|that|the [a-z]+|[a-z]+ name) wrong|"
-    r"make (?:it|that) [a-z]*\d|(?:change|switch) (?:it|that) to",
+    r"make (?:it|that) [a-z]*\d|(?:change|switch) (?:it|that) to|"
+    r"oops|whoops|fat[- ]?finger(?:s|ed)?",
 )
 """A word saying that something said before was wrong."""
 
@@ -245,6 +246,13 @@ CORRECTION: Final = tuple(
         r"(?:the\s+|a\s+|an\s+)?(?P<wrong>(?:[a-z]+\s)?[a-z0-9-]*\d(?:\.\d|[a-z0-9-])*))",
         r"(?i:(?P<right>[^\s,.;!?]{2,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
+        # a time or place that no longer works, another one instead
+        r"(?i:(?P<wrong>[a-z0-9][a-z0-9:-]{1,19})\s+(?:won'?t|doesn'?t|does not|will not|no longer)"
+        r"\s+works?[^?!]{0,80}?\s(?:do|make it|try|how about|switch to|move it to|go with)\s+"
+        r"(?:on\s+)?(?P<right>[a-z0-9][a-z0-9:-]{1,19})[^.!?]{0,30}?\sinstead)",
+        r"(?P<wrong>周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|今天|上午|下午|晚上|\d{1,2}[号日点])"
+        r"(?:不行了?|不方便|没空|没时间|不在家)[^。！？]{0,12}?(?:改|换)(?:成|到)?\s*"
+        r"(?P<right>周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|上午|下午|晚上|\d{1,2}[号日点])",
     )
 )
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
