@@ -221,6 +221,7 @@ def record_batch(
 _Row = tuple[str, UserScope, uuid.UUID | None, str]
 """An entry to append: its action's code, scope, memory and details as JSON."""
 
+
 @dataclass
 class _Trail:
     conn: Connection

@@ -365,6 +365,22 @@ def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str,
 
 
 @pytest.mark.parametrize(
+    ("said", "devices"),
+    [
+        ("这个 66W 的头能给 Mate 60 满速充吗 我手机就是 Mate 60", ["Mate 60"]),
+        (
+            "Is this case the right cutout for a Pixel 8 Pro? The camera bar is huge on mine.",
+            ["Pixel 8 Pro"],
+        ),
+        ("这个A4纸跟我那台兄弟DCP-T725DW适配吧，别卡纸", ["兄弟 DCP-T725DW"]),
+        ("Is this case right for a Pixel 8 Pro?", []),  # asked about, not owned
+    ],
+)
+def test_a_device_the_user_says_is_theirs(said: str, devices: list[str]) -> None:
+    assert [v for _, slot, v in _extract(said) if slot.startswith("device_model")] == devices
+
+
+@pytest.mark.parametrize(
     ("said", "size"),
     [
         ("行 我肩宽 一般都穿L 下次不买M了", "L码"),  # the refused one is not theirs

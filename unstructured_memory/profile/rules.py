@@ -117,10 +117,17 @@ _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
 )
 
 _OWN = LinearPattern(
-    r"我的|我用|我家|我这台|我这个|我手上|用的是|手机是|买的|入手|订单|换了|换成|现在用"
+    r"我的|我用|我家|我[这那](?:台|个|部|款|只|辆)|我手上|用的是|手机是|买的|入手|订单|换了|换成|现在用"
+    r"|我(?:手机|电脑|笔记本|平板|相机|耳机|打印机|电视|车|手表)(?:就|也)?是"
     r"|(?i:my\s|i have|i use|i'm using|i am using|i bought|switched to|upgraded to|got a new|"
-    r"now (?:use|have))"
+    r"now (?:use|have)|on mine|of mine|mine (?:is|has)|i'?ve got|i own)"
 )
+_PAPER: Final = LinearPattern(r"[ABab][0-9]\s*(?:纸|(?i:paper|sheets?))")
+"""A paper size read as a model (A4 纸, A3 paper)."""
+_MINE: Final = LinearPattern(
+    r"(?i:on mine|of mine|mine (?:is|has|does)|with mine)|我的(?:就|也)是这"
+)
+"""A sentence saying the model just named is the user's own ("the camera bar is huge on mine")."""
 _MEMBER = LinearPattern(
     r"(钻石|黑金|铂金|白金|金卡|银卡|黄金|白银|青铜|超级|(?i:88vip|svip|plus|vip\d?|v\d))\s*(?:会员|卡会员)"
     r"|(?:会员等级|会员级别)(?:是|为)?\s*(钻石|黑金|铂金|白金|金卡|银卡|黄金|白银|(?i:88vip|svip|plus|vip\d?|v\d))"
@@ -392,13 +399,19 @@ class _Observer:
         if fixed:  # a device said before its correction is the corrected one
             out += self._devices_corrected(text)
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
+        named: tuple[str, list[Entity]] | None = None  # the last sentence naming a model
         for a, b in _SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
                 continue
             mine = [x for x in acts if a <= x.start < b and x.live]
+            here = [e for e in entities if a <= e.start and e.end <= b]
             if not fixed:
-                out += self._device(sentence, [e for e in entities if a <= e.start and e.end <= b])
+                out += self._device(sentence, here)
+                if named is not None and _MINE.search(sentence) is not None:
+                    out += self._device(*named, owned=True)  # "… a Pixel 8 Pro? … on mine."
+                if any(e.type == "MODEL" for e in here):
+                    named = (sentence, here)
             out += self._member(sentence)
             if _TEMPORARY.search(sentence) is not None:
                 if _QUESTION.search(sentence) is None:
@@ -451,13 +464,18 @@ class _Observer:
             out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b])
         return out
 
-    def _device(self, sentence: str, entities: list[Entity]) -> list[Observation]:
+    def _device(
+        self, sentence: str, entities: list[Entity], *, owned: bool = False
+    ) -> list[Observation]:
+        """The devices a sentence says are the user's (``owned``: the next one said so)."""
         models = [e for e in entities if e.type == "MODEL"]
-        if not models or _OWN.search(sentence) is None:
+        if not models or not (owned or _OWN.search(sentence) is not None):
             return []
         out = []
         for model in models:
             brand = brand_of(entities, model)
+            if _PAPER.match(sentence[model.start :]) is not None:
+                continue  # "A4 纸": a paper size, no device
             products = [e for e in entities if e.type == "PRODUCT"]
             after = [e for e in products if e.start >= model.end]
             product = (after[0] if after else products[-1]).text if products else None
