@@ -381,6 +381,29 @@ def test_a_device_the_user_says_is_theirs(said: str, devices: list[str]) -> None
 
 
 @pytest.mark.parametrize(
+    ("said", "family"),
+    [
+        ("School uniforms for my twins, Mia and Leo", "School uniforms for my twins"),
+        ("replacement, no question. we have a newborn", "we have a newborn"),
+        ("宝宝五个月 得能登机的那种", "宝宝五个月 得能登机的那种"),
+        ("We're expecting our first baby in March", "We're expecting our first baby in March"),
+    ],
+)
+def test_children_and_a_baby_on_the_way_are_family(said: str, family: str) -> None:
+    assert [v for _, slot, v in _extract(said) if slot.startswith("family")] == [family]
+
+
+@pytest.mark.parametrize(
+    "said", ["the delivery guy should text, not ring the doorbell", "快递到了别按门铃 孩子在睡觉"]
+)
+def test_a_doorbell_is_a_drop_off_instruction_not_a_phone_refusal(said: str) -> None:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns))
+    assert [i.key for i in found.instructions] == ["dropoff"]
+    assert ("notification_channel", "phone") not in [(o.key, o.value) for o in found.observations]
+
+
+@pytest.mark.parametrize(
     ("said", "size"),
     [
         ("行 我肩宽 一般都穿L 下次不买M了", "L码"),  # the refused one is not theirs

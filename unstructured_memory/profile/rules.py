@@ -215,6 +215,10 @@ _PREFERRED: Final = LinearPattern(
 email for me"): said of how to treat them, so explicit."""
 _OUTDONE: Final = LinearPattern(r"比\s*$|(?i:(?:than|over|instead of)\s+(?:the\s+)?$)")
 """Right before a value another one is preferred to (比邮件方便, better than email)."""
+_NO_CHANNEL_AFTER: Final = LinearPattern(
+    r"\s*(?:on\s+)?(?:the\s+)?(?:door ?bell|bell|buzzer|door)|\s*门铃"
+)
+"""Right after a channel word that names no channel: ring the doorbell."""
 _ASKS_CHANNEL: Final = LinearPattern(
     r"(?:怎么|如何|用什么|哪种|什么)(?:方式|渠道)?(?:联系|通知|告知|提醒)|(?:联系|通知)(?:方式|渠道)"
     r"|(?i:how (?:would|should|do|can|shall) (?:you|we)[^?]{0,30}(?:notif|contact|reach|updat|"
@@ -514,7 +518,10 @@ class _Observer:
                 refusing = act.kind is ActKind.RETRACTION  # "短信提醒就不用了"
                 piece = text[act.start : act.end]
                 for m in mentions(piece, pattern, codes):
-                    if _OUTDONE.search(piece[max(0, m.start - 6) : m.start]) is None:
+                    if (
+                        _OUTDONE.search(piece[max(0, m.start - 6) : m.start]) is None
+                        and _NO_CHANNEL_AFTER.match(piece[m.end :]) is None
+                    ):
                         said.append((m.code, refusing or negated(piece, m.start, self.lang)))
             # refusing one value and naming another is an instruction to use the other; a
             # value refused in the sentence is not wanted by a later mention of it there

@@ -274,7 +274,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:(?:the|my|our)\s+[a-z ]{0,20}(?:guard|security|concierge|doorman|porter|reception|"
             r"neighbou?r|office|mother|mum|mom|father|dad|wife|husband|son|daughter)|her|him)|"
             r"(?:bring|deliver|take|carry)\s+(?:it|them|everything|parcels?|packages?|"
-            r"the [a-z]+)\s+(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor))"
+            r"the [a-z]+)\s+(?:up\s+)?to\s+(?:my|the)\s+(?:door|flat|apartment|office|room|floor)|"
+            r"(?:don'?t|do not|not|never|no)\s+(?:ring|knock|press|buzz)(?:ing)?\s+(?:on\s+)?"
+            r"(?:the\s+)?(?:door ?bell|bell|door|buzzer)|"
+            r"(?:text|call|message) (?:me )?(?:on|upon|before) arrival)"
+            r"|(?:别|不要|不用|千万别)(?:按|敲)(?:门铃|门)|到了(?:先)?(?:给我)?(?:发短信|发微信)"
         ),
         names=LinearPattern(
             r"放哪|放在哪|收货方式|收货地点|代收|放门口|丰巢|驿站|快递柜|(?i:drop-?off|locker|"
@@ -455,7 +459,17 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?i:(?:for|to) my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|"
             r"dad|mother|father|parents|partner|baby|grandma|grandpa|grandmother|grandfather)|"
             r"my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|"
-            r"father|parents|partner|baby)(?:'s)?(?:$|[^a-z]))"
+            r"father|parents|partner|baby)(?:'s)?(?:$|[^a-z])|"
+            r"my (?:[a-z]+ )?(?:twins|toddler|newborn|grandson|granddaughter|grandkids|niece|"
+            r"nephew)|we (?:have|'ve got|just had) (?:a |an |two |three )?(?:newborn|baby|babies|"
+            r"toddler|twins|kids?|(?:\d{1,2}|one|two|three|four|five|six)[- ]"
+            r"(?:year|month|week)[- ]old)|(?:i'?m|we'?re|wife is|she'?s) (?:expecting|pregnant)|"
+            r"(?:first|second) baby|"
+            r"due (?:in|on) (?:january|february|march|april|may|june|july|august|september|"
+            r"october|november|december))"
+            r"|(?:宝宝|孩子|儿子|女儿|闺女|娃)(?:今年|才|刚|刚满|快)?\s*"
+            r"(?:\d{1,2}|[一二三四五六七八九十两半]{1,3})\s*(?:个)?(?:月|岁|周)"
+            r"|双胞胎|二胎|怀孕|怀了|预产期|刚出生|新生儿|坐月子"
         ),
         fact=True,
         context=True,
