@@ -300,3 +300,19 @@ def test_letters_after_a_cue_are_the_ids_own_unless_a_separator_ends_them(
     """ "ticket ID000": ID is part of the id, not the cue's word "ID" (a case Hypothesis
     found: the cue took "ID" and left "000", too short, so the id became a model)."""
     assert [(e.type, e.text) for e in extract_entities(text)] == [("TICKET_ID", value)]
+
+
+@pytest.mark.parametrize(
+    ("text", "products"),
+    [
+        ("划船机还没装 箱子太重了搬不动", ["划船机"]),
+        ("杯盖裂了", ["杯盖"]),
+        ("快递到了没", []),  # the courier's parcel, no product
+        ("退款还没到账", []),
+        ("那个 20 寸登机箱，拉链卡住了", ["20 寸登机箱"]),  # the zipper is a part of it
+    ],
+)
+def test_a_clause_about_a_thing_names_it_as_a_product(text: str, products: list[str]) -> None:
+    """A clause that opens on a noun phrase a state or a symptom follows is about that
+    thing, cue or none (划船机还没装)."""
+    assert [e.text for e in extract_entities(text) if e.type == "PRODUCT"] == products

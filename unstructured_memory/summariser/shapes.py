@@ -759,6 +759,7 @@ def chinese_products(
     docstring)."""
     out: list[Span] = []
     ends = [end for _, end in _CUE.scan(subject or Subject(text))]
+    ends += [a for a in _subjects(text) if a not in ends]
     homes = {end for end in ends if text.endswith("我家", 0, end)}
     for end in sorted(ends):
         at = end
@@ -802,6 +803,30 @@ def chinese_products(
         if spec and start == head:
             start = at + (len(text[at : at + 12]) - len(text[at : at + 12].lstrip()))
         out.append(("PRODUCT", start, head + n))
+    return out
+
+
+_CLAUSE_START: Final = LinearPattern(r"(?:[，,。！？!?；;\n ]|那个|这个)[\x{4e00}-\x{9fff}]")
+_STATE: Final = LinearPattern(
+    r"^[^，,。！？!?；;\n]{0,4}?(?:还没(?:装|到|发|修|好|来)|没(?:装|到|发|来)|装不上|用不了|到了|坏|裂|漏|"
+    r"不亮|不转|没反应|有味|有问题|出问题|太重|太吵|卡住|松了|掉了|断了)"
+)
+"""A state of a thing right after it names the thing (划船机还没装, 杯盖裂了)."""
+
+
+def _subjects(text: str) -> list[int]:
+    """Where a clause opens on a noun phrase a state or a symptom follows: the thing the
+    clause is about (划船机还没装 箱子太重了; 电陶炉 E3 的面板有裂纹)."""
+    out = []
+    starts = [0] if text[:1] and "\u4e00" <= text[0] <= "\u9fff" else []
+    for start in starts + [b - 1 for _, b in _CLAUSE_START.spans(text)]:
+        tags = rjieba.tag(text[start : start + 10])
+        n = _np(tags)
+        if n < 2 or symptoms.PART.match(text[start : start + n]) is not None:
+            continue  # 拉链卡住了: a part of the thing named before, said with its symptom
+        after = text[start + n : start + n + 8]
+        if _STATE.search(after) is not None or symptoms.PROBLEM_ZH.match(after) is not None:
+            out.append(start)
     return out
 
 
