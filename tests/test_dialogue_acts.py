@@ -106,6 +106,12 @@ def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
             ("Tuesday", "Thursday"),
         ),
         (_turns(("u", "周二不行了，我要上班，改周四吧")), ("周二", "周四")),
+        (_turns(("u", "周六我家闺女有比赛去不了了 能改下周一晚上不")), ("周六", "下周一晚上")),
+        (_turns(("u", "下周二家里没人 能推到下周四寄吗")), ("下周二", "下周四")),
+        (
+            _turns(("u", "Thursday doesn't work anymore. Can we do Saturday afternoon?")),
+            ("Thursday", "Saturday"),
+        ),
         (
             _turns(
                 ("u", "Levi's 511 in W32 L32 please."),
@@ -133,6 +139,21 @@ def test_a_correction_in_words_replaces_the_value_wherever_it_is_quoted() -> Non
     summary = summarise("u", "s", turns)
     assert "周三" in summary.summary_text
     assert "周二" not in summary.summary_text
+
+
+def test_a_time_range_is_no_price_and_the_rescheduled_day_is_not_a_note() -> None:
+    """ "周三上午9-12点" offers no option at 12; the day moved away is named nowhere, and the
+    sentence moving it is no temporary intent."""
+    turns = _turns(
+        ("u", "美的那个嵌入式洗碗机 安装约的周三上午对吧"),
+        ("a", "是的，安装单 AZ26110457，周三上午9-12点。"),
+        ("u", "周三不行了 临时要出差 换周五下午行不"),
+        ("a", "可以，已改到周五下午2-6点，师傅上门前会联系您。"),
+    )
+    summary = summarise("u", "s", turns)
+    assert "周三" not in summary.summary_text
+    assert "（12" not in summary.summary_text
+    assert [kind for kind, _, _ in _observed(*(t.text for t in turns if t.role == "user"))] == []
 
 
 def test_a_colour_meant_replaces_the_one_said_and_asides_about_it_go() -> None:

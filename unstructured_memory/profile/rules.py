@@ -417,7 +417,8 @@ class _Observer:
                 if any(e.type == "MODEL" for e in here):
                     named = (sentence, here)
             out += self._member(sentence)
-            if _TEMPORARY.search(sentence) is not None:
+            rescheduled = any(w in sentence.casefold() for w in self.wrong)
+            if _TEMPORARY.search(sentence) is not None and not rescheduled:
                 if _QUESTION.search(sentence) is None:
                     out += self._temporary(text, sentence, mine)
                 out += self._topics(text, _facts_beside(text, mine))

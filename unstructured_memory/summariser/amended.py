@@ -186,11 +186,13 @@ def _stated(act: Act) -> bool:
 
 def _holds_wrong(value: str, wrong: frozenset[str]) -> bool:
     """Whether an entity's text is a corrected-away value, a name holding one as a word
-    ("nova 11" holding "11"), or a code holding one ("HL-L2370DW" holding "l2370")."""
+    ("nova 11" holding "11"), a code holding one ("HL-L2370DW" holding "l2370"), or a
+    Chinese phrase opening with one ("周二下午" after 周三不是周二)."""
     return (
         value in wrong
         or any(value[a:b] in wrong for a, b in _TOKEN.spans(value))
         or any(len(w) >= 4 and w in value and any(ch.isdigit() for ch in w) for w in wrong)
+        or any(len(w) >= 2 and not w.isascii() and value.startswith(w) for w in wrong)
     )
 
 

@@ -35,9 +35,11 @@ _PRICE: Final = LinearPattern(
 )
 """A price with its currency."""
 _BARE: Final = LinearPattern(
-    r"(?:^|[^0-9A-Za-z.])(?P<bare>\d{2,5}(?:\.\d{1,2})?)(?:$|[^0-9A-Za-z%])"
+    r"(?:^|[^0-9A-Za-z.:：~～-])(?P<bare>\d{2,5}(?:\.\d{1,2})?)"
+    r"(?:$|[^0-9A-Za-z%点时:：.]|\.(?:$|[^0-9]))"
 )
-"""A bare number of two to five digits: a price when no currency is said."""
+"""A bare number of two to five digits: a price when no currency is said; not the end of a
+range, a time or a measure's whole part (9-12点, 18:00, 10.5mm)."""
 _LEAD: Final = LinearPattern(r"^[是为的有要和或及]+")
 
 _UNIT = (

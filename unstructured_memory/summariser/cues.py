@@ -206,6 +206,11 @@ COLOUR_EN: Final = (
 """English colour words: a value a correction may name alone ("I meant olive")."""
 COLOUR: Final = LinearPattern(rf"(?i:(?:{COLOUR_EN})(?:\s+(?:{COLOUR_EN}))?)")
 
+_WHEN_ZH: Final = (
+    r"(?:下|这|本)?(?:周|星期|礼拜)[一二三四五六日天]|大后天|明天|后天|今天|\d{1,2}[号日]"
+)
+"""A day said in Chinese, as an appointment names it (下周二, 周六, 明天, 28号)."""
+
 CORRECTION: Final = tuple(
     LinearPattern(rx)
     for rx in (
@@ -246,13 +251,14 @@ CORRECTION: Final = tuple(
         r"(?:the\s+|a\s+|an\s+)?(?P<wrong>(?:[a-z]+\s)?[a-z0-9-]*\d(?:\.\d|[a-z0-9-])*))",
         r"(?i:(?P<right>[^\s,.;!?]{2,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
-        # a time or place that no longer works, another one instead
+        # a time that no longer works, another one asked for
         r"(?i:(?P<wrong>[a-z0-9][a-z0-9:-]{1,19})\s+(?:won'?t|doesn'?t|does not|will not|no longer)"
-        r"\s+works?[^?!]{0,80}?\s(?:do|make it|try|how about|switch to|move it to|go with)\s+"
-        r"(?:on\s+)?(?P<right>[a-z0-9][a-z0-9:-]{1,19})[^.!?]{0,30}?\sinstead)",
-        r"(?P<wrong>周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|今天|上午|下午|晚上|\d{1,2}[号日点])"
-        r"(?:不行了?|不方便|没空|没时间|不在家)[^。！？]{0,12}?(?:改|换)(?:成|到)?\s*"
-        r"(?P<right>周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|上午|下午|晚上|\d{1,2}[号日点])",
+        r"\s+works?[^?!]{0,80}?\s(?:do|make it|try|how about|switch to|move it to|go with|"
+        r"change it to|push it to)\s+(?:on\s+|to\s+)?(?P<right>[a-z0-9][a-z0-9:-]{1,19}))",
+        rf"(?P<wrong>{_WHEN_ZH})(?:我|我们|家里|家)?[^。！？]{{0,12}}?"
+        r"(?:不行了?|不方便|没空|没时间|不在家|没人|去不了|来不了|赶不上|有事|不太行)"
+        r"[^。！？]{0,20}?(?:改|换|推|挪|延|调)(?:成|到|在)?\s*"
+        rf"(?P<right>{_WHEN_ZH})",
     )
 )
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
