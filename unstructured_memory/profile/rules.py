@@ -357,8 +357,7 @@ class _Observer:
         self.lang = lang
         self.wrong = wrong
         self.pairs = pairs
-        self.asked = asked
-        """The agent's turn before asked how to reach the user: the answer instructs."""
+        self.asked = asked  # the agent's turn before asked how to reach the user
         self.instructions: list[tuple[str, str]] = []
 
     def _make(
