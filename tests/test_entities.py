@@ -316,3 +316,14 @@ def test_a_clause_about_a_thing_names_it_as_a_product(text: str, products: list[
     """A clause that opens on a noun phrase a state or a symptom follows is about that
     thing, cue or none (划船机还没装)."""
     assert [e.text for e in extract_entities(text) if e.type == "PRODUCT"] == products
+
+
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        ("Checking on RMA-5512-0093, the headphones", ("RETURN_ID", "RMA-5512-0093")),
+        ("Refund RF-3309-1172 is being processed", ("REFUND_ID", "RF-3309-1172")),
+    ],
+)
+def test_an_id_whose_prefix_names_it_needs_no_cue(text: str, entity: tuple[str, str]) -> None:
+    assert entity in [(e.type, e.text) for e in extract_entities(text)]

@@ -408,7 +408,11 @@ def test_a_doorbell_is_a_drop_off_instruction_not_a_phone_refusal(said: str) -> 
     [
         ("行 我肩宽 一般都穿L 下次不买M了", "L码"),  # the refused one is not theirs
         ("尿不湿勒大腿了 换L吧 以后都买L", "L码（尿不湿勒大腿了 换L吧 以后都买L）"),
-        ("He's 10 and wears a youth medium", "youth medium (He's 10 and wears a youth medium)"),
+        ("He's 10 and wears a youth medium", "youth medium"),  # another number: no quote
+        ("我圈口是14号", "14号（我圈口是14号）"),
+        ("换130吧 120的都穿不了了", "130码"),
+        ("现在得穿80C 75B那个以后别给我推了哈", "80C"),
+        ("I'm a 32 inseam, not 30", "32 inseam (I'm a 32 inseam)"),
         ("I'm a W34 now, W32 is too tight", "W34 (I'm a W34 now)"),  # not one that won't fit
         ("she's a 6.5 not a 7", "size 6.5"),  # a correction quotes no refused value
     ],

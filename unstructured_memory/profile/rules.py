@@ -601,6 +601,7 @@ class _Observer:
 _SIZE: Final = "size"
 _BEFORE_SIZE: Final = {"zh": 6, "en": 16}
 """How far before a size a past-time cue makes it a size no longer worn (characters)."""
+_NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 _NOT_THIS_SIZE: Final = LinearPattern(
     r"(?:不|别|没|不再|不要|不是)\s*$"
     r"|(?i:(?:not|no|never|n't|instead of|rather than)\s+(?:an?\s+)?$)"
@@ -616,8 +617,8 @@ _MISFIT: Final = LinearPattern(
 
 def _settled_size(words: str, lang: Lang) -> str | None:
     """The size a clause settles on, in its one spelling, with the clause when that is the
-    only size it names and it refuses nothing ("鞋码 43，宽楦"); else the last one neither
-    refused, past nor said not to fit ("一般都穿L 下次不买M了": ``L码``)."""
+    only size and the only number it names and it refuses nothing ("鞋码 43，宽楦"); else
+    the last one neither refused, past nor said not to fit ("一般都穿L 下次不买M了": ``L码``)."""
     found = sizes.size_values(words, lang)
     kept = [
         spelt
@@ -630,7 +631,9 @@ def _settled_size(words: str, lang: Lang) -> str | None:
     ]
     if not kept:
         return None
-    if len(kept) == len(found) and len(set(kept)) == 1 and cues.NEGATION.search(words) is None:
+    others = len(_NUMBER.spans(words)) > sum(len(_NUMBER.spans(words[a:b])) for a, b, _ in found)
+    quiet = cues.NEGATION.search(words) is None and not others  # no other value to misquote
+    if len(kept) == len(found) and len(set(kept)) == 1 and quiet:
         return f"{kept[-1]}（{words}）" if lang == "zh" else f"{kept[-1]} ({words})"
     return kept[-1]
 

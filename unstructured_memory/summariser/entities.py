@@ -205,6 +205,9 @@ _UNCUED_PRIORITY: Final = 6
 # group, and its match is checked by _id_ok when it has a shortest length.
 _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     ("REFUND_ID", 1, _B + r"(?P<id>RF\d{6,24})" + _E, 0),
+    # an id whose own prefix names it: RF-3309-1172, RMA-5512-0039
+    ("REFUND_ID", 1, _B + r"(?P<id>RF[-_]\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
+    ("RETURN_ID", 1, _B + r"(?P<id>(?i:rma)[-_]?\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
     (
         "REFUND_ID",
         1,

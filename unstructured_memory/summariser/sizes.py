@@ -23,9 +23,15 @@ __all__ = ["SIZE_WORN_EN", "SIZE_WORN_ZH", "size_values"]
 _LETTER_ZH: Final = r"(?:[2-6]XL|XXXL|XXL|XL|XS|S|M|L)"
 _WEARS_ZH: Final = r"(?:穿|买|换成?|改成?|要|拿|选|来|都是|一般是|尺码|码数|号码)"
 
+_NOT_A_SIZE_AFTER: Final = r"(?:$|[^0-9A-Za-z元块个件份包斤克天年月日点分秒%.岁])"
 SIZE_WORN_ZH: Final = (
-    rf"(?:{_WEARS_ZH}\s*(?:个|件|条)?\s*(?:{_LETTER_ZH})(?:\s*(?:码|号))?(?:$|[^A-Za-z0-9])"
-    r"|(?:腰围|裤腰|鞋码|尺码|码数)\s*\d{2}(?:\.5)?)"
+    rf"(?:{_WEARS_ZH}\s*(?:个|件|条)?\s*(?:{_LETTER_ZH}|\d{{2}}[A-G])(?:\s*(?:码|号))?"
+    r"(?:$|[^A-Za-z0-9])"
+    r"|(?:腰围|裤腰|鞋码|尺码|码数)\s*\d{2}(?:\.5)?"
+    r"|(?:穿|换成?|改成?)\s*\d{2,3}(?:\.5)?\s*(?:码|号)?"
+    + _NOT_A_SIZE_AFTER
+    + r"|(?:买|要|拿|选|来)\s*\d{2,3}(?:\.5)?\s*(?:码|号)"
+    r"|圈口(?:是|为)?\s*\d{1,2}(?:\.5)?\s*(?:号|码)?)"
 )
 """A size the user says they wear or buy, in Chinese (the size topic's Chinese branch)."""
 
@@ -34,7 +40,8 @@ _RANGE_EN: Final = r"(?:youth|kids'?|boys'?|girls'?|toddler|women'?s|men'?s|ladi
 SIZE_WORN_EN: Final = (
     rf"(?i:(?:(?:wears?|wearing|take|takes|fits?)\s+(?:(?:an?|size|the)\s+)*"
     rf"|(?:is|she'?s|he'?s|i'?m|i am)\s+(?:(?:an?|size)\s+)+)(?:{_RANGE_EN}\s+)?"
-    rf"(?:w\d{{2}}(?:\s*l\d{{2}})?|\d{{1,2}}(?:\.5)?(?:-\d{{1,2}})?|{_WORD_EN})(?:$|[^a-z0-9])"
+    rf"(?:w\d{{2}}(?:\s*l\d{{2}})?|\d{{1,2}}(?:\.5)?(?:-\d{{1,2}})?|{_WORD_EN})"
+    r"(?:\s+(?:inseam|collar|neck|waist))?(?:$|[^a-z0-9])"
     rf"|{_RANGE_EN}\s+(?:size\s+)?{_WORD_EN}(?:$|[^a-z0-9]))"
 )
 """A size the user says they (or the person they buy for) wear, in English (the size
@@ -57,9 +64,9 @@ _FIND: Final = {
 _VALUE: Final = LinearPattern(
     r"(?i:(?:^|[^a-z0-9'])(?P<youth>youth|kids'?|boys'?|girls'?|toddler|women'?s|men'?s|ladies'?|petite|junior)?"
     r"\s*(?:size\s+)?(?P<sys>us|uk|eu)?\s*(?:men'?s\s+|women'?s\s+)?"
-    r"(?P<v>w\d{2}(?:\s*l\d{2})?|\d{1,2}(?:\.5)?(?:-\d{1,2})?|[2-6]xl|xxxl|xxl|xl|xs|"
-    r"xx?-?small|small|medium|xx?-?large|large|s|m|l)"
-    r"\s*(?P<unit>码|号|inch|\"|waist)?"
+    r"(?P<v>w\d{2}(?:\s*l\d{2})?|\d{2}[a-g]|\d{1,3}(?:\.5)?(?:-\d{1,2})?|[2-6]xl|xxxl|xxl|xl|"
+    r"xs|xx?-?small|small|medium|xx?-?large|large|s|m|l)"
+    r"\s*(?P<unit>码|号|inch|\"|waist|inseam|collar|neck)?"
     r"(?P<post>$|[^A-Za-z0-9]))"
 )
 _SPOKEN: Final = {
@@ -87,6 +94,8 @@ def _spelt(lang: Lang, found: str) -> str | None:
         return None
     value = (best.group("v") or "").lower()
     unit = best.group("unit") or ""
+    if value[:2].isdigit() and value[-1:].isalpha():  # 80C: a cup size, said as it is
+        return value.upper()
     if lang == "zh":
         if not value[0].isdigit():
             return f"{value.upper()}码"
@@ -99,6 +108,8 @@ def _spelt_en(value: str, youth: str | None, system: str | None, unit: str) -> s
         return value.upper().replace(" ", "")
     if unit in ("waist", "inch", '"'):
         return f"{value} waist"
+    if unit in ("inseam", "collar", "neck"):
+        return f"{value} {unit}"
     letter = _SPOKEN.get(value, value.upper())
     if youth is not None:
         return f"{youth.lower()} {value if value in _SPOKEN else letter}"
