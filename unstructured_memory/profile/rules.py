@@ -35,7 +35,7 @@ from policies.profile_merge import Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.summariser import amounts, cues, sizes
-from unstructured_memory.summariser.acts import instructs, negated
+from unstructured_memory.summariser.acts import asked_topic, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
 from unstructured_memory.summariser.topics import (
@@ -219,17 +219,6 @@ _NO_CHANNEL_AFTER: Final = LinearPattern(
     r"\s*(?:on\s+)?(?:the\s+)?(?:door ?bell|bell|buzzer|door)|\s*门铃"
 )
 """Right after a channel word that names no channel: ring the doorbell."""
-_ASKS_CHANNEL: Final = LinearPattern(
-    r"(?:怎么|如何|用什么|哪种|什么)(?:方式|渠道)?(?:联系|通知|告知|提醒)|(?:联系|通知)(?:方式|渠道)"
-    r"|(?i:how (?:would|should|do|can|shall) (?:you|we)[^?]{0,30}(?:notif|contact|reach|updat|"
-    r"tell|let you know)|(?:preferred|best) (?:way|channel|method) to (?:reach|contact|notify)|"
-    r"which (?:channel|way) (?:do you|would you))"
-)
-
-
-def _asks_channel(text: str) -> bool:
-    """Whether an agent's turn asks how the user wants to be reached."""
-    return _ASKS_CHANNEL.search(text) is not None and cues.QUESTION.search(text) is not None
 
 
 def observe_session(
@@ -252,7 +241,8 @@ def observe_session(
         at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
         acts = [a for a in dialogue.acts if a.turn == k] if dialogue.acts else []
         before = turns[index[k - 1]] if k > 0 else None
-        asked = before is not None and before.role != "user" and _asks_channel(before.text)
+        asked_about = asked_topic(before.text) if before and before.role != "user" else None
+        asked = asked_about is not None and asked_about.key == "notification_channel"
         observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked)
         read = summary.turn_entities[k] if summary.turn_entities else None
         observations += observer.turn(turn.text, acts, read)
@@ -601,7 +591,6 @@ class _Observer:
 _SIZE: Final = "size"
 _BEFORE_SIZE: Final = {"zh": 6, "en": 16}
 """How far before a size a past-time cue makes it a size no longer worn (characters)."""
-_NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 _NOT_THIS_SIZE: Final = LinearPattern(
     r"(?:不|别|没|不再|不要|不是)\s*$"
     r"|(?i:(?:not|no|never|n't|instead of|rather than)\s+(?:an?\s+)?$)"
@@ -631,7 +620,9 @@ def _settled_size(words: str, lang: Lang) -> str | None:
     ]
     if not kept:
         return None
-    others = len(_NUMBER.spans(words)) > sum(len(_NUMBER.spans(words[a:b])) for a, b, _ in found)
+    others = len(cues.NUMBER.spans(words)) > sum(
+        len(cues.NUMBER.spans(words[a:b])) for a, b, _ in found
+    )
     quiet = cues.NEGATION.search(words) is None and not others  # no other value to misquote
     if len(kept) == len(found) and len(set(kept)) == 1 and quiet:
         return f"{kept[-1]}（{words}）" if lang == "zh" else f"{kept[-1]} ({words})"

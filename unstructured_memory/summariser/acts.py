@@ -213,7 +213,6 @@ _VALUE_WORD: Final = LinearPattern(
 """What a correction may replace without an entity: a value with a digit, a colour, a size,
 a day."""
 
-_NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 _GENERATION: Final = LinearPattern(
     r"(\s?\d{1,3}(?:\s?(?i:pro|max|ultra|plus|mini|lite))?)(?:$|[^0-9A-Za-z])"
 )
@@ -263,7 +262,7 @@ def _last_of(
                 ]
                 if said:
                     return i, *said[-1]
-        elif label is not None or _NUMBER.fullmatch(right) is None:
+        elif label is not None or cues.NUMBER.fullmatch(right) is None:
             wanted = {label} if label is not None and label not in ID_LABELS else ID_LABELS
             found = [
                 e
@@ -277,7 +276,7 @@ def _last_of(
         elif u.role == "user":
             numbers = [
                 (a, b)
-                for a, b in _NUMBER.spans(u.text[:limit])
+                for a, b in cues.NUMBER.spans(u.text[:limit])
                 if _alike(u.text[a:b], right) and u.text[a:b] != right
             ]
             if numbers:
@@ -359,9 +358,9 @@ def _own_part(text: str, right: tuple[int, int], wrong: str) -> tuple[int, int]:
     is kept as said, only the generation changes)."""
     a, b = right
     said = text[a:b]
-    if _NUMBER.fullmatch(wrong.strip()) is None or _NUMBER.fullmatch(said) is not None:
+    if cues.NUMBER.fullmatch(wrong.strip()) is None or cues.NUMBER.fullmatch(said) is not None:
         return right
-    tail = [(x, y) for x, y in _NUMBER.spans(said)]
+    tail = [(x, y) for x, y in cues.NUMBER.spans(said)]
     if not tail or tail[-1][1] != len(said) or not said[: tail[-1][0]].strip():
         return right
     return a + tail[-1][0], b
@@ -417,7 +416,7 @@ def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Corr
             wrong = _last_of(utterances, turn, e.start, e.type, u.text[e.start : e.end])
             if wrong is not None and not _same_value(utterances, wrong, turn, (e.start, e.end)):
                 return [Correction(turn, (e.start, e.end), wrong, e.type)]
-    for x, y in _NUMBER.spans(u.text[after:]):
+    for x, y in cues.NUMBER.spans(u.text[after:]):
         a, b = x + after, y + after
         if any(e.start <= a < e.end for e in u.entities):
             continue
@@ -717,7 +716,12 @@ def _question_topic(utterances: Sequence[Utterance], turn: int) -> Topic | None:
     是？"), when it asks one."""
     if turn == 0 or utterances[turn - 1].role == "user":
         return None
-    asked = utterances[turn - 1].text
+    return asked_topic(utterances[turn - 1].text)
+
+
+def asked_topic(asked: str) -> Topic | None:
+    """The one topic a question names by its words ("那您方便的时间是？", "How would you
+    prefer to be notified?"), if it names exactly one."""
     if cues.QUESTION.search(asked) is None:
         return None
     named = [t for t in TOPICS if not t.context and t.names and t.names.search(asked)]

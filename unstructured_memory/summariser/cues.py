@@ -37,6 +37,7 @@ __all__ = [
     "INSTRUCTION",
     "MEMO",
     "NEGATION",
+    "NUMBER",
     "ONE_OFF",
     "PAST",
     "PREFERENCE",
@@ -186,6 +187,9 @@ CHOICE: Final = LinearPattern(
     r"make it|i (?:choose|pick)|go with)\s+(?P<what_en>[^.,!?;\n]{1,40})"
 )
 """A final choice ("那还是要 B 吧", "I'll take the blue one"); ``what``/``what_en``: the option."""
+
+NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
+"""A number as said, with its decimals."""
 
 CORRECTION_MARK: Final = _words(
     r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"

@@ -807,11 +807,16 @@ def chinese_products(
 
 
 _CLAUSE_START: Final = LinearPattern(r"(?:[，,。！？!?；;\n ]|那个|这个)[\x{4e00}-\x{9fff}]")
-_STATE: Final = LinearPattern(
-    r"^[^，,。！？!?；;\n]{0,4}?(?:还没(?:装|到|发|修|好|来)|没(?:装|到|发|来)|装不上|用不了|到了|坏|裂|漏|"
+_STATE_WORDS: Final = (
+    r"(?:还没(?:装|到|发|修|好|来)|没(?:装|到|发|来)|装不上|用不了|到了|坏|裂|漏|"
     r"不亮|不转|没反应|有味|有问题|出问题|太重|太吵|卡住|松了|掉了|断了)"
 )
+_STATE: Final = LinearPattern(r"^[^，,。！？!?；;\n]{0,4}?" + _STATE_WORDS)
 """A state of a thing right after it names the thing (划船机还没装, 杯盖裂了)."""
+_STATED_NEAR: Final = LinearPattern(_STATE_WORDS)
+_NEAR: Final = 18
+"""Characters after a clause's start that hold its noun phrase (at most 10) and the state
+or symptom after it (8): a clause without one there is not tagged at all."""
 
 
 def _subjects(text: str) -> list[int]:
@@ -820,6 +825,9 @@ def _subjects(text: str) -> list[int]:
     out = []
     starts = [0] if text[:1] and "\u4e00" <= text[0] <= "\u9fff" else []
     for start in starts + [b - 1 for _, b in _CLAUSE_START.spans(text)]:
+        near = text[start : start + _NEAR]
+        if _STATED_NEAR.search(near) is None and symptoms.PROBLEM_ZH.search(near) is None:
+            continue  # no state or symptom within reach: no tagging
         tags = rjieba.tag(text[start : start + 10])
         n = _np(tags)
         if n < 2 or symptoms.PART.match(text[start : start + n]) is not None:

@@ -226,7 +226,12 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "notification channel",
         CHANNEL,
         names=LinearPattern(
-            r"通知方式|联系方式|通知渠道|(?i:notifications?|contact method|how to reach)"
+            r"通知方式|联系方式|通知渠道|(?:怎么|如何|用什么|哪种|什么)(?:方式|渠道)?(?:联系|通知|告知|提醒)"
+            r"|(?i:notifications?|contact method|how to reach|"
+            r"how (?:would|should|do|can|shall) (?:you|we)[^?]{0,30}"
+            r"(?:notif|contact|reach|updat|tell|let you know)|"
+            r"(?:preferred|best) (?:way|channel|method) to (?:reach|contact|notify)|"
+            r"which (?:channel|way) (?:do you|would you))"
         ),
     ),
     Topic(
