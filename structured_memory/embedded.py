@@ -18,9 +18,11 @@ one server. What happens in each case:
   in ``.embedded_users.json``, so a recycled pid is not mistaken for its dead
   owner. Users that no longer run (SIGKILL, OOM kill) are dropped at every
   start and when a user exits (its own records with it); the last live user to
-  exit stops the server
-  (``pg_ctl stop``, fast mode). If every user is killed, the server keeps
-  running until the next process of the data dir starts and exits.
+  exit stops the server with a fast shutdown (what ``pg_ctl stop`` asks),
+  waited for up to a minute; it does so itself, since as root the wheel's
+  ``pg_ctl`` runs as another account, which cannot enter a private data dir. If
+  every user is killed, the server keeps running until the next process of the
+  data dir starts and exits.
 - **The server died.** A start that finds no live postmaster for the data dir
   starts it again (PostgreSQL replays its WAL first), retrying for up to 30 s
   while leftover server processes exit. Engines built earlier raise
@@ -43,6 +45,7 @@ import fcntl
 import json
 import logging
 import os
+import signal
 import subprocess
 import time
 import warnings
@@ -66,6 +69,8 @@ _log = logging.getLogger(__name__)
 DATABASE_NAME = "dualtrack"
 _LOCK_WAIT_S = 120.0
 _RESTART_WAIT_S = 30.0
+_STOP_WAIT_S = 60.0
+"""How long the last user waits for a fast shutdown (``pg_ctl stop``'s default)."""
 _left_at_exit: set[Path] = set()
 """The pgdata dirs this process already registered an exit handler for."""
 _BUFFERS_MB = (128, 1024)
@@ -345,16 +350,39 @@ def _cannot_start(pgdata: Path) -> DatabaseUnavailable:
 
 
 def _leave(server: PostgresServer, pgdata: Path, users_file: Path) -> None:
-    """At exit, before the wheel's handler: drop dead users and point it at the live server.
+    """At exit, before the wheel's handler: drop dead users and, as the last live one,
+    stop the server.
 
-    The wheel stops the server when this process is its last user; with the
-    dead users dropped, that is the last live one. It stops the server it saw
-    at start, which another process may have restarted since, so it is told
-    the current one, or none when ``postmaster.pid`` names no live server
-    (then ``pg_ctl stop`` would signal whatever process has that pid).
+    The stop is PostgreSQL's fast shutdown (SIGINT to the postmaster, what
+    ``pg_ctl stop`` sends), waited for here rather than left to the wheel: run as
+    root, the wheel's ``pg_ctl`` runs as its own server account, which cannot enter
+    a data dir made private (0700) after the start, and it then falls back to
+    SIGTERM and, two seconds later, SIGKILL. The wheel is told the server still
+    running, if any (another process may have restarted it since this one
+    started), or none, so its own handler signals no stale pid.
     """
     try:
         _prune_users(server, users_file, join=False)
+        with server._lock:
+            info = _postmaster_info(pgdata)
+            if info is not None and set(server.global_process_id_list.get()) <= {os.getpid()}:
+                info = None if _fast_shutdown(info.pid, pgdata) else info
     except (OSError, ValueError, psutil.Error):
-        _log.warning("could not prune the users of %s", pgdata, exc_info=True)
-    server._postmaster_info = _postmaster_info(pgdata)
+        _log.warning("could not leave the embedded server of %s", pgdata, exc_info=True)
+        info = _postmaster_info(pgdata)
+    server._postmaster_info = info
+
+
+def _fast_shutdown(pid: int, pgdata: Path) -> bool:
+    """Ask the postmaster ``pid`` for a fast shutdown; whether it ended within
+    ``_STOP_WAIT_S``."""
+    proc = psutil.Process(pid)
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(_STOP_WAIT_S)
+    except psutil.TimeoutExpired:
+        _log.warning(
+            "the embedded PostgreSQL under %s did not stop within %.0f s", pgdata, _STOP_WAIT_S
+        )
+        return False
+    return True

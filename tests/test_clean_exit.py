@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -148,3 +149,38 @@ def test_serve_stopped_with_sigterm_stops_the_embedded_server(tmp_path: Path) ->
     assert _gone(postmaster), "the embedded PostgreSQL stopped with the service"
     assert not (pgdata / "postmaster.pid").exists()
     assert serve.pid not in _registered(pgdata), "its registration is gone"
+
+
+TWO_CLIENTS = r"""
+from sdk import MemoryClient
+
+for agent in ("refund-agent", "shopping-agent"):  # as `dualtrack demo` does
+    with MemoryClient.from_env(agent_id=agent) as mem:
+        mem.profiles.ensure("buyer-exit")
+"""
+
+
+def test_the_last_user_stops_the_server_in_a_private_data_dir(tmp_path: Path) -> None:
+    """With no PII keys configured the data dir holds a generated key file and is made
+    private (0700) by the second client of a process; the server still stops with a
+    fast shutdown at exit, never a kill, also as root (where the wheel's ``pg_ctl``
+    runs as its own server account, which cannot enter that directory)."""
+    env = _env(tmp_path / "data")
+    del env["DUALTRACK_PII_KEYS"]
+    done = subprocess.run(
+        [sys.executable, "-c", TWO_CLIENTS],
+        check=False,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "data").stat().st_mode & 0o077 == 0, "the data dir is private"
+    assert "Failed postgres command" not in done.stderr, done.stderr
+    assert "killing it instead" not in done.stderr, done.stderr
+    pgdata = tmp_path / "data" / "pg"
+    assert not (pgdata / "postmaster.pid").exists(), "the server stopped"
+    log = (pgdata / "log").read_text(errors="replace")
+    assert re.findall(r"received (\w+) shutdown request", log)[-1:] == ["fast"], log[-1500:]
