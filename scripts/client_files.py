@@ -4,8 +4,9 @@ The file list is traced, not written down: starting from :data:`ROOTS` (the two 
 clients), every first-party module imported at module level is followed (class bodies,
 ``try`` and ``if`` blocks included; function bodies and ``if TYPE_CHECKING:`` blocks are
 not, since they do not run on import), with the ``__init__`` of every package on the way
-and each such package's ``py.typed``. The thin wheel's build hook
-(``clients/python/hatch_build.py``) ships exactly :func:`thin_files`, and the full
+and each such package's ``py.typed``, plus the sync client's stub (:data:`GENERATED`).
+The thin wheel's build hook (``clients/python/hatch_build.py``) ships exactly
+:func:`thin_files`, and the full
 distribution's ``setup.py`` leaves the same files out and depends on ``dualtrack-client``
 instead, so no file has two owners.
 
@@ -19,13 +20,16 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["REPO", "ROOTS", "thin_files", "thin_modules"]
+__all__ = ["GENERATED", "REPO", "ROOTS", "thin_files", "thin_modules"]
 
 REPO = Path(__file__).resolve().parent.parent
 """The repository root: the top-level packages live directly under it."""
 
 ROOTS = ("sdk.remote", "sdk.remote_async")
 """What the client-only distribution is for; everything else is traced from these."""
+
+GENERATED = ("sdk/remote.pyi",)
+"""Files the client ships that its build writes (``sdk/_unasync.py``), not the repository."""
 
 
 def _source(root: Path, module: str) -> Path | None:
@@ -92,8 +96,9 @@ def thin_modules(root: Path = REPO, roots: tuple[str, ...] = ROOTS) -> set[str]:
 
 
 def thin_files(root: Path = REPO, roots: tuple[str, ...] = ROOTS) -> list[str]:
-    """The files the client-only distribution ships, relative to ``root`` (POSIX)."""
-    files: set[Path] = set()
+    """The files the client-only distribution ships, relative to ``root`` (POSIX): the
+    traced ones and the :data:`GENERATED` ones (which need not exist yet)."""
+    files: set[Path] = {root / name for name in GENERATED}
     for module in thin_modules(root, roots):
         path = _source(root, module)
         assert path is not None

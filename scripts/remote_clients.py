@@ -1,4 +1,4 @@
-"""Generate the remote clients' operation methods, and the sync client from the async one.
+"""Generate the remote clients' operation methods, and the sync client's stub.
 
 1. In ``sdk/remote_async.py``, the region between ``# <generated ...>`` and
    ``# </generated>`` gets a class per sub-API of ``sdk/api.py`` (``ProfilesAPI`` ->
@@ -6,12 +6,12 @@
    protocol's signature and docstring, made ``async``, and sends
    ``ops.<NAME>.call(user_id, **arguments)``, ``<NAME>`` the operation of
    :mod:`sdk.operations` named after the member (``facts.put`` -> ``FACTS_PUT``).
-2. ``sdk/remote.py`` is ``sdk/remote_async.py`` rewritten by AST (psycopg's
-   ``tools/async_to_sync.py`` does the same): ``async def`` -> ``def``, no ``await``,
-   ``async with`` -> ``with``, ``Async*`` -> the sync names, ``Awaitable[T]`` -> ``T``.
+2. ``sdk/remote.pyi``, the sync client's types: ``sdk/remote_async.py`` rewritten without
+   async by :mod:`sdk._unasync`, the rewrite :mod:`sdk.remote` runs on import. The stub is
+   a build artifact (gitignored); ``make`` writes it when the async client changes.
 
 ``python scripts/remote_clients.py`` writes both (``make generate``);
-``tests/test_remote_clients.py`` fails when either is not what this script makes.
+``tests/test_operations.py`` fails when either is not what this script makes.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ import textwrap
 from pathlib import Path
 
 from sdk import operations as ops
+from sdk._unasync import sync_stub
 
 ROOT = Path(__file__).resolve().parent.parent
 API = ROOT / "sdk" / "api.py"
 ASYNC = ROOT / "sdk" / "remote_async.py"
-SYNC = ROOT / "sdk" / "remote.py"
+STUB = ROOT / "sdk" / "remote.pyi"
 
 _REGION = re.compile(r"(# <generated[^\n]*>\n)(.*?)(# </generated>\n)", re.S)
 _SUB_APIS = {
@@ -41,28 +42,6 @@ _SUB_APIS = {
 }
 _NOT_OPERATIONS = {"sandbox"}
 """``MemoryAPI`` members written by hand in the client (the sandbox block holds state)."""
-
-_SYNC_NAMES = {
-    "AsyncRemoteMemoryClient": "RemoteMemoryClient",
-    "AsyncRemoteSandboxSession": "RemoteSandboxSession",
-    "AsyncClient": "Client",
-    "__aenter__": "__enter__",
-    "__aexit__": "__exit__",
-    "aclose": "close",
-}
-_SYNC_TEXT = [
-    (", for asyncio (httpx.AsyncClient)", " (httpx, synchronous)"),
-    (
-        "Its operation methods are generated from :mod:`sdk.api`, and :mod:`sdk.remote` from\n"
-        "this module,",
-        "Generated from :mod:`sdk.remote_async`, whose operation methods come from\n"
-        ":mod:`sdk.api`,",
-    ),
-    ("async with", "with"),
-    ("AsyncRemote", "Remote"),
-    ("httpx.AsyncClient", "httpx.Client"),
-    (" (per task)", " (per thread)"),
-]
 
 
 def _operation(member: str) -> str:
@@ -151,63 +130,6 @@ def _region() -> str:
     return "\n\n".join(ast.unparse(ast.fix_missing_locations(c)) for c in classes) + "\n"
 
 
-class _Unasync(ast.NodeTransformer):
-    """The sync twin of an async module's tree."""
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.FunctionDef:
-        self.generic_visit(node)
-        return ast.FunctionDef(
-            name=_SYNC_NAMES.get(node.name, node.name),
-            args=node.args,
-            body=node.body,
-            decorator_list=node.decorator_list,
-            returns=node.returns,
-        )
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        self.generic_visit(node)
-        node.name = _SYNC_NAMES.get(node.name, node.name)
-        return node
-
-    def visit_Await(self, node: ast.Await) -> ast.expr:
-        return self.visit(node.value)  # type: ignore[no-any-return]
-
-    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.With:
-        self.generic_visit(node)
-        return ast.With(items=node.items, body=node.body)
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
-        self.generic_visit(node)
-        node.name = _SYNC_NAMES.get(node.name, node.name)
-        return node
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        node.id = _SYNC_NAMES.get(node.id, node.id)
-        return node
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.Attribute:
-        self.generic_visit(node)
-        node.attr = _SYNC_NAMES.get(node.attr, node.attr)
-        return node
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        self.generic_visit(node)
-        if isinstance(node.value, ast.Name) and node.value.id == "Awaitable":
-            return node.slice
-        return node
-
-    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
-        if isinstance(node.value, str):
-            for old, new in _SYNC_TEXT:
-                node.value = node.value.replace(old, new)
-            node.value = re.sub(r"\bawait ", "", node.value)
-        return node
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom:
-        node.names = [a for a in node.names if a.name != "Awaitable"]
-        return node
-
-
 def _format(source: str, name: Path) -> str:
     """``source`` with its imports sorted and formatted as ``ruff`` leaves it (the
     repository's settings)."""
@@ -233,17 +155,11 @@ def async_source() -> str:
     return _format(_REGION.sub(lambda m: m.group(1) + region + m.group(3), text), ASYNC)
 
 
-def sync_source(async_text: str) -> str:
-    """``sdk/remote.py``: ``async_text`` rewritten without async."""
-    synced = _Unasync().visit(ast.parse(async_text))
-    return _format(ast.unparse(ast.fix_missing_locations(synced)), SYNC)
-
-
 def main() -> None:
-    """Write both clients."""
+    """Write the async client's generated region, then the sync client's stub."""
     async_text = async_source()
     ASYNC.write_text(async_text, encoding="utf-8")
-    SYNC.write_text(sync_source(async_text), encoding="utf-8")
+    STUB.write_text(sync_stub(async_text), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ raises :class:`ServiceUnavailable`. Each call is built by its operation
         await mem.profiles.ensure("buyer-001")
         hits = await mem.search("buyer-001", "退款到账了吗", limit=3)
 
-Its operation methods are generated from :mod:`sdk.api`, and :mod:`sdk.remote` from
-this module, by ``scripts/remote_clients.py`` (``make generate``).
+Its operation methods are generated from :mod:`sdk.api` by ``scripts/remote_clients.py``
+(``make generate``); :mod:`sdk.remote` is this module, rewritten without async when it
+is imported (:mod:`sdk._unasync`).
 """
 
 from __future__ import annotations

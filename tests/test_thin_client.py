@@ -62,7 +62,8 @@ def client_venv(client_wheel: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 def test_the_client_wheel_ships_the_traced_files_and_no_more(client_wheel: Path) -> None:
     assert _names(client_wheel) == set(thin_files())
-    assert {"sdk/remote.py", "sdk/remote_async.py", "values/records.py"} <= _names(client_wheel)
+    shipped = {"sdk/remote.py", "sdk/remote.pyi", "sdk/remote_async.py", "values/records.py"}
+    assert shipped <= _names(client_wheel)
     assert not {"sdk/client.py", "structured_memory/__init__.py"} & _names(client_wheel)
 
 
@@ -172,3 +173,30 @@ def test_the_contract_cases_pass_on_the_client_alone(
         )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert re.search(r"^12 passed in ", done.stdout.splitlines()[-1]), done.stdout[-2000:]
+
+
+def test_mypy_sees_the_sync_clients_signatures_in_the_client_alone(
+    client_venv: Path, tmp_path: Path
+) -> None:
+    """``mypy --strict`` on code calling the sync client, with only the client venv's
+    packages to resolve imports (``--python-executable``): the wheel's stub gives the real
+    signatures. A call that breaks them is reported; without the stub every name would be
+    ``Any`` and ``tests/remote_typing_usage.py`` fails on its ``assert_type`` lines."""
+    shutil.copy(REPO / "tests" / "remote_typing_usage.py", tmp_path / "usage.py")
+    (tmp_path / "broken.py").write_text(
+        "from sdk.remote import RemoteMemoryClient\n"
+        "def write(mem: RemoteMemoryClient) -> None:\n"
+        "    mem.write('buyer-001', '请记住我的邮箱')\n"
+    )
+
+    def mypy(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+             "--python-executable", str(client_venv), name],
+            capture_output=True, text=True, check=False, cwd=tmp_path, timeout=300,
+        )  # fmt: skip
+
+    clean = mypy("usage.py")
+    assert clean.returncode == 0, clean.stdout
+    broken = mypy("broken.py")
+    assert 'Missing named argument "lifecycle_policy" for "write"' in broken.stdout, broken.stdout
