@@ -16,9 +16,11 @@ first hit is one of them) and MRR, overall and per scene (the scene of the entry
 reply uses), beside a plain BM25 computed in the same run on the same query text
 (character bigrams of each CJK run, Latin words lower-cased; Lucene's k1 = 1.2, b = 0.75).
 
-This module runs the project's own tuning set, ``benchmarks/data/dialogue_recall.jsonl``
-(see ``benchmarks/data/README.md``); :mod:`benchmarks.madial` runs MADial-Bench, which is
-for reporting only.
+This module runs the project's own tuning sets (see ``benchmarks/data/README.md``):
+``benchmarks/data/dialogue_recall.jsonl`` (two users of about 30 memories) and the harder
+``benchmarks/data/dialogue_archive.jsonl`` (*own-archive*: four users of 104-110 memories
+over two to three years, dialogues of 4-14 turns); :mod:`benchmarks.madial` runs
+MADial-Bench, which is for reporting only.
 
     python -m benchmarks.dialogue_recall [--lang zh,en]
 """
@@ -48,6 +50,7 @@ __all__ = [
     "Question",
     "baseline_terms",
     "evaluate",
+    "load_archive",
     "load_own",
     "main",
     "query_text",
@@ -55,6 +58,7 @@ __all__ = [
 ]
 
 DATA = Path(__file__).parent / "data" / "dialogue_recall.jsonl"
+ARCHIVE = Path(__file__).parent / "data" / "dialogue_archive.jsonl"
 LIMIT = 25
 """Hits asked per search (as the issue's measurement did)."""
 MAX_QUERY_BYTES = 4096
@@ -132,6 +136,13 @@ def load_own(
         questions.append(Question(r["id"], r["user"], turns, len(turns) - 1, tuple(r["relevant"])))
     name = "own-drift" if drift else "own-long" if long else "own"
     return DialogueSet(name, lang, entries, questions, {e.id: e.scene for e in entries})
+
+
+def load_archive(lang: str, path: Path = ARCHIVE) -> DialogueSet:
+    """The project's harder tuning set in ``lang``: four users' archives of 104-110
+    memories over two to three years and their 80 dialogues of 4-14 turns."""
+    own = load_own(lang, path)
+    return DialogueSet("own-archive", lang, own.entries, own.questions, own.scenes)
 
 
 def query_text(q: Question, kind: str) -> str:
@@ -304,7 +315,7 @@ def headline(payload: dict[str, Any]) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Run the project's tuning set."""
+    """Run the project's tuning sets."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--lang", default="zh,en", help="languages, comma-separated")
     parser.add_argument("--quick", action="store_true", help="the same run (it is short)")
@@ -316,7 +327,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for drift, long in ((False, False), (False, True), (True, False))
         for lang in langs
     ]
-    return run("dialogue recall (own tuning set)", sets, data_name="dialogue", out=args.out)
+    sets += [load_archive(lang) for lang in langs]
+    return run("dialogue recall (own tuning sets)", sets, data_name="dialogue", out=args.out)
 
 
 if __name__ == "__main__":
