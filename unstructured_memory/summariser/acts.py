@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final
 
-from policies.linear_re import LinearMatch, LinearPattern
+from policies.linear_re import LinearMatch, LinearPattern, PatternSet
 from unstructured_memory.summariser import cues, symptoms
 from unstructured_memory.summariser.entities import ID_LABELS
 from unstructured_memory.summariser.topics import (
@@ -57,6 +57,7 @@ from unstructured_memory.summariser.topics import (
     TOPICS,
     Topic,
     mentions,
+    stated_in,
 )
 from values.dialogue import Act, ActKind, Correction, Dialogue, Utterance
 from values.entities import Entity
@@ -92,9 +93,13 @@ def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
     return out
 
 
+_FAMILIES: Final = PatternSet([rx for _, rx in cues.REQUEST_FAMILIES])
+
+
 def families(text: str) -> tuple[str, ...]:
     """The request families ``text`` names, in :data:`cues.REQUEST_FAMILIES` order."""
-    return tuple(name for name, rx in cues.REQUEST_FAMILIES if rx.search(text) is not None)
+    named = _FAMILIES.present(text)
+    return tuple(name for i, (name, _) in enumerate(cues.REQUEST_FAMILIES) if i in named)
 
 
 def _cue_span(m: LinearMatch) -> tuple[int, int]:
@@ -366,12 +371,16 @@ def _own_part(text: str, right: tuple[int, int], wrong: str) -> tuple[int, int]:
     return a + tail[-1][0], b
 
 
+_CORRECTIONS: Final = PatternSet(cues.CORRECTION)
+
+
 def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]:
     u = utterances[turn]
     mark = cues.CORRECTION_MARK.search(u.text)
     out: list[Correction] = []
     taken: list[tuple[int, int]] = []
-    for rx in cues.CORRECTION:
+    present = _CORRECTIONS.present(u.text)
+    for rx in [rx for i, rx in enumerate(cues.CORRECTION) if i in present]:
         for m in rx.finditer(u.text):
             span = m.span()
             if any(a < span[1] and span[0] < b for a, b in taken):
@@ -656,13 +665,21 @@ def _procedure(piece: str, spans: Sequence[tuple[int, int]]) -> bool:
     return cjk >= 3 or len([w for w in rest.split() if w.isalpha()]) >= 2
 
 
+_TOPIC_NAMES: Final = PatternSet([t.names for t in TOPICS if t.names is not None])
+_NAMED_AT: Final = {k: i for i, k in enumerate(k for k, t in enumerate(TOPICS) if t.names)}
+"""The index in :data:`_TOPIC_NAMES` of each topic that has names, by its index in TOPICS."""
+
+
+def _named(text: str) -> frozenset[int]:
+    """Indices (into :data:`TOPICS`) of the topics whose ``names`` occur in ``text``."""
+    hits = _TOPIC_NAMES.present(text)
+    return frozenset(k for k, i in _NAMED_AT.items() if i in hits)
+
+
 def topic_named(text: str) -> tuple[Topic, ...]:
     """The topics ``text`` names by a word of the topic itself or states a value of."""
-    return tuple(
-        t
-        for t in TOPICS
-        if t.pattern.search(text) is not None or (t.names and t.names.search(text) is not None)
-    )
+    named = stated_in(text) | _named(text)
+    return tuple(t for k, t in enumerate(TOPICS) if k in named)
 
 
 def _topics_of_clause(
@@ -675,7 +692,8 @@ def _topics_of_clause(
         return ()
     piece = text[act.start : act.end]
     if act.kind not in _LASTING:  # a question still tells who the user buys for
-        return tuple(t.key for t in TOPICS if t.context and t.pattern.search(piece))
+        in_piece = stated_in(piece)
+        return tuple(t.key for k, t in enumerate(TOPICS) if t.context and k in in_piece)
     if act.kind is not ActKind.INSTRUCTION and cues.PAST.search(piece) is not None:
         return ()  # what happened, not how to treat the user
     a, b = sentence
@@ -688,7 +706,8 @@ def _topics_of_clause(
     }
     found: list[str] = []
     values: list[tuple[int, int]] = []
-    for topic in TOPICS:
+    stated_in_span = stated_in(span)
+    for k, topic in enumerate(TOPICS):
         if topic.key in _CODED:
             said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
             wanted = instructed or topic.key in refusing
@@ -696,6 +715,8 @@ def _topics_of_clause(
                 continue
             values += [(m.start, m.end) for m in said]
             found.append(topic.key)
+            continue
+        if k not in stated_in_span:
             continue
         for m in topic.pattern.finditer(span):
             if m.start() + a < act.end and act.start < m.end() + a:  # the match overlaps it
@@ -724,7 +745,8 @@ def asked_topic(asked: str) -> Topic | None:
     prefer to be notified?"), if it names exactly one."""
     if cues.QUESTION.search(asked) is None:
         return None
-    named = [t for t in TOPICS if not t.context and t.names and t.names.search(asked)]
+    hits = _named(asked)
+    named = [t for k, t in enumerate(TOPICS) if not t.context and k in hits]
     return named[0] if len(named) == 1 else None
 
 
@@ -776,18 +798,14 @@ _ELLIPSIS: Final = LinearPattern(
 
 def _named_only(piece: str) -> list[Topic]:
     """The topics a clause names by a word of the topic itself (not by a value of it)."""
-    return [
-        t
-        for t in TOPICS
-        if not t.context and t.key not in _CODED and t.names and t.names.search(piece)
-    ]
+    hits = _named(piece)
+    return [t for k, t in enumerate(TOPICS) if not t.context and t.key not in _CODED and k in hits]
 
 
 def _states_value(piece: str) -> bool:
     """Whether a negated clause still states a value of a topic ("别放门口，放丰巢")."""
-    return any(
-        t.pattern.search(piece) is not None for t in TOPICS if t.key not in _CODED and not t.context
-    )
+    said = stated_in(piece)
+    return any(k in said for k, t in enumerate(TOPICS) if t.key not in _CODED and not t.context)
 
 
 # --------------------------------------------------------------------------- reading

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from policies.linear_re import LinearPattern
+from policies.linear_re import LinearPattern, PatternSet
 from unstructured_memory.summariser.sizes import SIZE_WORN_EN, SIZE_WORN_ZH
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Mention",
     "Topic",
     "mentions",
+    "stated_in",
     "topics_of",
 ]
 
@@ -533,6 +534,16 @@ NOTE: Final = Topic("note", "嘱咐", "instructions", LinearPattern(r"^$"))
 """An instruction no topic names, kept in the user's words (its pattern matches nothing)."""
 
 
+_STATED: Final = PatternSet([t.pattern for t in TOPICS])
+
+
+def stated_in(text: str) -> frozenset[int]:
+    """Indices (into :data:`TOPICS`) of the topics whose pattern matches in ``text``: one
+    pass for what ``t.pattern.search(text)`` tells of each."""
+    return _STATED.present(text)
+
+
 def topics_of(text: str) -> tuple[Topic, ...]:
     """The topics ``text`` speaks of, in :data:`TOPICS` order."""
-    return tuple(t for t in TOPICS if t.pattern.search(text) is not None)
+    said = stated_in(text)
+    return tuple(t for k, t in enumerate(TOPICS) if k in said)
