@@ -33,7 +33,15 @@ import policies.pii
 from policies.linear_re import LinearPattern, Subject
 from policies.pii import PiiKind, find_pii, mask_pii
 from unstructured_memory import tokenize
-from unstructured_memory.summariser import analyse_text, cues, entities, intent, summary, topics
+from unstructured_memory.summariser import (
+    acts,
+    analyse_text,
+    cues,
+    entities,
+    intent,
+    summary,
+    topics,
+)
 
 # --------------------------------------------------------------------------- the checker
 
@@ -293,6 +301,7 @@ def test_pattern_set_presence_is_each_patterns_search(text: str) -> None:
         [rx for _, rx in cues.REQUEST_FAMILIES],
         list(cues.CORRECTION),
         [t.pattern for t in topics.TOPICS],
+        list(acts._CLAUSE_CUES),
     ):
         found = policies.linear_re.PatternSet(rxs).present(text)
         assert found == {k for k, rx in enumerate(rxs) if rx.search(text) is not None}

@@ -160,6 +160,14 @@ def _refused(piece: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_Has = Callable[[LinearPattern], bool]
+"""Whether a pattern matches in the text at hand."""
+
+
+def _searching(text: str) -> _Has:
+    return lambda rx: rx.search(text) is not None
+
+
 def instructs(text: str) -> bool:
     """Whether ``text`` says how to treat the user from now on: a word of the future
     (:data:`~unstructured_memory.summariser.cues.FUTURE`), else a word of instruction
@@ -167,14 +175,14 @@ def instructs(text: str) -> bool:
     directive, when no problem is described ("每次发货前先打电话给我", "never call before 9";
     not "每次都给我发错", "the hinge squeaks every time I open it", "the parcel never
     arrived")."""
-    if cues.FUTURE.search(text) is not None:
+    return _instructs(_searching(text))
+
+
+def _instructs(has: _Has) -> bool:
+    if has(cues.FUTURE):
         return True
-    cued = cues.INSTRUCTION.search(text) is not None or (
-        cues.HABIT.search(text) is not None and cues.DIRECTIVE.search(text) is not None
-    )
-    return cued and (
-        symptoms.PROBLEM_ZH.search(text) is None and symptoms.PROBLEM_EN.search(text) is None
-    )
+    cued = has(cues.INSTRUCTION) or (has(cues.HABIT) and has(cues.DIRECTIVE))
+    return cued and not has(symptoms.PROBLEM_ZH) and not has(symptoms.PROBLEM_EN)
 
 
 _BY_CUE: Final = (
@@ -189,20 +197,20 @@ _ASKING: Final = LinearPattern(r"帮我|帮忙|给我|麻烦|(?i:please|can you|
 """Words asking the agent to act."""
 
 
-def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
+def _kind(text: str, role: str, fams: tuple[str, ...], has: _Has) -> ActKind:
     if role != "user":
         return ActKind.COMMITMENT if fams else ActKind.STATEMENT
     if cues.SMALL_TALK.fullmatch(text) is not None:
         return ActKind.SMALL_TALK
-    question = cues.QUESTION.search(text) is not None
-    if cues.TEMPORARY.search(text) is not None and not question:
+    question = has(cues.QUESTION)
+    if has(cues.TEMPORARY) and not question:
         return ActKind.TEMPORARY
     if question:
         return ActKind.QUESTION
-    if instructs(text):
+    if _instructs(has):
         return ActKind.INSTRUCTION
-    found = next((kind for rx, kind in _BY_CUE if rx.search(text) is not None), None)
-    if found is ActKind.PREFERENCE and fams and _ASKING.search(text) is not None:
+    found = next((kind for rx, kind in _BY_CUE if has(rx)), None)
+    if found is ActKind.PREFERENCE and fams and has(_ASKING):
         found = ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
     return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
 
@@ -811,27 +819,56 @@ def _states_value(piece: str) -> bool:
 # --------------------------------------------------------------------------- reading
 
 
+_CLAUSE_CUES: Final = (
+    cues.QUESTION,
+    cues.TEMPORARY,
+    cues.FUTURE,
+    cues.INSTRUCTION,
+    cues.HABIT,
+    cues.DIRECTIVE,
+    symptoms.PROBLEM_ZH,
+    symptoms.PROBLEM_EN,
+    cues.FACT,
+    cues.PREFERENCE,
+    _ASKING,
+    cues.RETRACTION,
+    _UNDONE,
+    cues.ONE_OFF,
+)
+"""The cues :func:`_acts_of` tries on every clause, found together in one pass."""
+
+_IN_CLAUSE: Final = PatternSet(_CLAUSE_CUES)
+_CLAUSE_CUE_AT: Final = {rx: i for i, rx in enumerate(_CLAUSE_CUES)}
+
+
+def _cues_in(piece: str) -> _Has:
+    """:func:`_searching` of ``piece`` for the clause cues, answered from one pass."""
+    hits = _IN_CLAUSE.present(piece)
+    return lambda rx: _CLAUSE_CUE_AT[rx] in hits
+
+
 def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
     out = []
     scoped = False  # "For today only, …": what follows in the turn is for now too
     for a, b in clauses(u.text, lang):
         piece = u.text[a:b]
+        has = _cues_in(piece)
         fams = families(piece)
-        kind = _kind(piece, u.role, fams)
+        kind = _kind(piece, u.role, fams, has)
         refusal = False
-        if u.role == "user" and cues.RETRACTION.search(piece) is not None:
+        if u.role == "user" and has(cues.RETRACTION):
             kind = ActKind.RETRACTION
         elif u.role == "user" and fams and kind is not ActKind.QUESTION:
             refused = _refused(piece)
             if refused:
                 kind, fams, refusal = ActKind.RETRACTION, refused, True
-        elif u.role != "user" and _UNDONE.search(piece) is not None:
+        elif u.role != "user" and has(_UNDONE):
             kind = ActKind.RETRACTION
         if kind is ActKind.INSTRUCTION:
             scoped = False
         # a fact about the user outlasts the request it is said with ("for now, my wife has
         # a bad knee"): only its own cue limits it
-        one_off = (scoped and kind is not ActKind.FACT) or cues.ONE_OFF.search(piece) is not None
+        one_off = (scoped and kind is not ActKind.FACT) or has(cues.ONE_OFF)
         scoped = scoped or one_off
         out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
     return out
