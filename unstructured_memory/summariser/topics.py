@@ -188,11 +188,12 @@ FORMAT: Final = _numbered(
 
 def mentions(text: str, pattern: LinearPattern, codes: dict[str, str]) -> list[Mention]:
     """The coded values ``pattern`` (:data:`CHANNEL`, :data:`FORMAT`) finds in ``text``."""
-    groups = [(name, i) for name, i in pattern.groupindex.items() if name[:2] in ("zh", "en")]
+    # groups by number: RE2's match objects rebuild their name table for each lookup by name
+    groups = [i for name, i in pattern.groupindex.items() if name[:2] in ("zh", "en")]
     out = []
     for m in pattern.finditer(text):
-        for name, i in groups:
-            word = m.group(name)
+        for i in groups:
+            word = m.group(i)
             if word:
                 code = codes.get(word.lower())
                 if code is not None:
