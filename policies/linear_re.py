@@ -349,17 +349,20 @@ class LinearPattern:
 
 
 class PatternSet:
-    """Several patterns checked in one linear pass (RE2's ``Set``): which may match a subject.
+    """Several patterns checked in one linear pass (RE2's ``Set``): which match a text.
 
-    A prefilter for :meth:`LinearPattern.scan`: a pattern left out of
-    :meth:`candidates` finds no match in the subject, so scanning only the
+    :meth:`present` answers exactly what ``pattern.search(text) is not None`` answers
+    for each pattern, in one automaton run instead of one per pattern (cue tables tried
+    on every clause). :meth:`candidates` is a prefilter for :meth:`LinearPattern.scan`:
+    a pattern left out of it finds no match in the subject, so scanning only the
     candidates finds exactly what scanning every pattern finds. Compiled on first use.
     """
 
-    __slots__ = ("_all", "_patterns", "_set")
+    __slots__ = ("_all", "_linear", "_patterns", "_set")
 
     def __init__(self, patterns: Sequence[LinearPattern]) -> None:
         self._all = frozenset(range(len(patterns)))
+        self._linear = tuple(patterns)
         self._patterns = tuple(p.pattern for p in patterns)
         self._set: Any = None
 
@@ -382,6 +385,14 @@ class PatternSet:
         hits: list[int] = self._compiled().Match(subject.data)
         if 0 not in hits:
             return self._all
+        return frozenset(i - 1 for i in hits if i)
+
+    def present(self, text: str) -> frozenset[int]:
+        """Indices (into the patterns given) of the patterns that match somewhere in
+        ``text``: those whose :meth:`LinearPattern.search` finds a match."""
+        hits: list[int] = self._compiled().Match(_utf8(text))
+        if 0 not in hits:  # RE2 gave up: each pattern on its own
+            return frozenset(i for i, p in enumerate(self._linear) if p.search(text) is not None)
         return frozenset(i - 1 for i in hits if i)
 
 

@@ -157,9 +157,8 @@ class SessionPath:
         turns = _kept(transcript, "transcript")
         for attempt in range(1, _ATTEMPTS + 1):
             seen = self._sessions.get(scope, session_id)
-            masked = _masked(turns)
             known = seen.turns if len(turns) >= seen.turns > 0 else 0
-            if known and chain_digest("", masked[:known]) != seen.digest:
+            if known and chain_digest("", _masked(turns[:known])) != seen.digest:
                 known = 0  # not the session's first turns: what follows them
             try:
                 record = self._process(
@@ -341,9 +340,11 @@ class SessionPath:
             if restated:
                 news = [i.text for i in extraction.instructions]
                 self._writes.restate(conn, scope, list(restated.values()), olds, news)
-            self._links.add_missing(conn, scope, sorted(keys))
-            if corrected:  # values said wrong in earlier sessions too
-                self._links.end_named(conn, scope, {wrong for wrong, _ in corrected})
+            # values said wrong, in earlier sessions too: their links end
+            self._links.add_missing(
+                conn, scope, sorted(keys), then_end={wrong for wrong, _ in corrected}
+            )
+            if corrected:
                 self._writes.amend(conn, scope, corrected)
             if withdrawn:  # a request of an earlier session taken back: its latest record
                 self._writes.amend(conn, scope, withdrawn, latest=1, naming=named_ids)

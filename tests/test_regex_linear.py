@@ -33,7 +33,15 @@ import policies.pii
 from policies.linear_re import LinearPattern, Subject
 from policies.pii import PiiKind, find_pii, mask_pii
 from unstructured_memory import tokenize
-from unstructured_memory.summariser import analyse_text, entities, intent, summary
+from unstructured_memory.summariser import (
+    acts,
+    analyse_text,
+    cues,
+    entities,
+    intent,
+    summary,
+    topics,
+)
 
 # --------------------------------------------------------------------------- the checker
 
@@ -274,6 +282,29 @@ def test_search_and_finditer_find_what_python_finds(pattern: str, text: str) -> 
     if found is not None and expected is not None:
         assert (found.span(), found.group(0)) == (expected.span(), expected.group(0))
     assert [m.span() for m in linear.finditer(text)] == [m.span() for m in python.finditer(safe)]
+
+
+_SET_TEXTS = st.text(
+    alphabet="退款钱订单 1234567市\nrefundRENOmail\ud800不是说错了以后微信", max_size=40
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_SET_TEXTS)
+def test_pattern_set_presence_is_each_patterns_search(text: str) -> None:
+    """One pass over a set tells exactly which patterns ``search`` finds (anchors and
+    lone surrogates included), for the sets the act reader uses in place of a loop."""
+    patterns = [LinearPattern(p) for p in [*_SEARCHED, r"^退", r"^$", r"(?P<pre>[^0-9])\d{3}"]]
+    present = policies.linear_re.PatternSet(patterns).present(text)
+    assert present == {k for k, rx in enumerate(patterns) if rx.search(text) is not None}
+    for rxs in (
+        [rx for _, rx in cues.REQUEST_FAMILIES],
+        list(cues.CORRECTION),
+        [t.pattern for t in topics.TOPICS],
+        list(acts._CLAUSE_CUES),
+    ):
+        found = policies.linear_re.PatternSet(rxs).present(text)
+        assert found == {k for k, rx in enumerate(rxs) if rx.search(text) is not None}
 
 
 def test_lone_surrogates_do_not_break_scanning() -> None:

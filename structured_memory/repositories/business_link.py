@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, select, tuple_, update
+from sqlalchemy import Connection, bindparam, delete, func, or_, select, tuple_, update
 
 from policies.audit import AuditAction, check_details
 from policies.business import BusinessEntityType, LinkRole, check_entity_id
@@ -179,14 +179,18 @@ class BusinessLinkRepository:
         keys: Collection[tuple[str, str]],
         *,
         role: str = LinkRole.OWNER.value,
+        then_end: Collection[str] = (),
     ) -> list[BusinessLink]:
         """In the caller's transaction, link the user to each entity of ``keys`` (type, id)
         it has no link valid now to; returns the links added (each audited as a write).
+        Then, as :meth:`end_named` of ``then_end`` would, end the links valid now to those
+        ids: the one read that finds the links present also tells whether any is to end,
+        so the update runs only then.
 
-        Used by session end for the ids a session named. The caller holds the user's
-        profile row (``FOR NO KEY UPDATE``), so concurrent calls for one user add
-        each link once. :class:`InvalidField` for an unknown type or an overlong id; an
-        id holding PII for its type (:func:`check_entity_id`) is not linked.
+        Used by session end for the ids a session named (and those it corrected). The
+        caller holds the user's profile row (``FOR NO KEY UPDATE``), so concurrent calls
+        for one user add each link once. :class:`InvalidField` for an unknown type or an
+        overlong id; an id holding PII for its type (:func:`check_entity_id`) is not linked.
         """
         wanted = set()
         for t, i in keys:
@@ -196,23 +200,35 @@ class BusinessLinkRepository:
                 wanted.add((kind, check_entity_id(kind, entity)))
             except InvalidField:
                 continue
-        if not wanted:
+        ending = set(then_end)
+        if not wanted and not ending:
             return []
         now = func.now()
-        present = {
+        named = []
+        if wanted:
+            named.append(tuple_(_T.c.entity_type, _T.c.entity_id).in_(sorted(wanted)))
+        if ending:
+            named.append(_T.c.entity_id.in_(sorted(ending)))
+        valid = {
             (r.entity_type, r.entity_id)
             for r in conn.execute(
                 select(_T.c.entity_type, _T.c.entity_id).where(
                     owned(_T, scope),
-                    tuple_(_T.c.entity_type, _T.c.entity_id).in_(sorted(wanted)),
+                    or_(*named),
                     _T.c.effective_from <= now,
                     _T.c.effective_to > now,
                 )
             )
         }
-        missing = sorted(wanted - present)
-        if not missing:
-            return []
+        missing = sorted(wanted - valid)
+        added = self._insert(conn, scope, missing, role) if missing else []
+        if any(i in ending for _, i in [*valid, *missing]):
+            self.end_named(conn, scope, ending)
+        return added
+
+    def _insert(
+        self, conn: Connection, scope: UserScope, missing: list[tuple[str, str]], role: str
+    ) -> list[BusinessLink]:
         role = check_choice(LinkRole, role, "role")
         rows = conn.execute(
             _T.insert()

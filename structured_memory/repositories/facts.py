@@ -234,16 +234,19 @@ class FactRepository:
         conn: Connection, scope: UserScope, key: str, values: dict[str, Any]
     ) -> tuple[Any, Any]:
         """Insert or replace the fact; the new row and the replaced value (``None``
-        if there was none). The replaced row is read under its lock, so the value
-        a concurrent put wrote is never replaced unseen."""
+        if there was none). The replaced row is read under its lock, in the statement
+        that replaces it, so the value a concurrent put wrote is never replaced unseen."""
         mine = and_(owned(_T, scope), _T.c.key == key)
         for _ in range(3):
-            old = conn.execute(select(_T.c.value).where(mine).with_for_update()).one_or_none()
-            if old is not None:
-                replaced = conn.execute(
-                    update(_T).where(mine).values(**values, version=_T.c.version + 1).returning(_T)
-                ).one()
-                return replaced, old.value
+            old = select(_T.c.id, _T.c.value).where(mine).with_for_update().subquery("old")
+            replaced = conn.execute(
+                update(_T)
+                .where(_T.c.id == old.c.id)
+                .values(**values, version=_T.c.version + 1)
+                .returning(*_T.c, old.c.value.label("replaced"))
+            ).one_or_none()
+            if replaced is not None:
+                return replaced, replaced.replaced
             row = conn.execute(
                 pg_insert(_T)
                 .values(user_id=scope.user_id, key=key, **values)

@@ -164,12 +164,16 @@ class SessionRepository:
 
     def lock(self, conn: Connection, scope: UserScope, session_id: str) -> SessionMark:
         """The session's row under ``FOR UPDATE`` until the transaction ends (created empty
-        if missing; :class:`UserNotFound` for a user without a profile)."""
-        conn.execute(
+        if missing; :class:`UserNotFound` for a user without a profile). A row this call
+        creates is its transaction's until it ends, so it needs no second read."""
+        created = conn.execute(
             pg_insert(_T)
             .values(user_id=scope.user_id, session_id=session_id, agent_id=scope.agent_id)
             .on_conflict_do_nothing(index_elements=["user_id", "session_id"])
-        )
+            .returning(_T)
+        ).one_or_none()
+        if created is not None:
+            return _mark(created)
         row = conn.execute(
             select(_T).where(owned(_T, scope), _T.c.session_id == session_id).with_for_update()
         ).one()

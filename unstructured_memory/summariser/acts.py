@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final
 
-from policies.linear_re import LinearMatch, LinearPattern
+from policies.linear_re import LinearMatch, LinearPattern, PatternSet
 from unstructured_memory.summariser import cues, symptoms
 from unstructured_memory.summariser.entities import ID_LABELS
 from unstructured_memory.summariser.topics import (
@@ -57,6 +57,7 @@ from unstructured_memory.summariser.topics import (
     TOPICS,
     Topic,
     mentions,
+    stated_in,
 )
 from values.dialogue import Act, ActKind, Correction, Dialogue, Utterance
 from values.entities import Entity
@@ -92,9 +93,13 @@ def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
     return out
 
 
+_FAMILIES: Final = PatternSet([rx for _, rx in cues.REQUEST_FAMILIES])
+
+
 def families(text: str) -> tuple[str, ...]:
     """The request families ``text`` names, in :data:`cues.REQUEST_FAMILIES` order."""
-    return tuple(name for name, rx in cues.REQUEST_FAMILIES if rx.search(text) is not None)
+    named = _FAMILIES.present(text)
+    return tuple(name for i, (name, _) in enumerate(cues.REQUEST_FAMILIES) if i in named)
 
 
 def _cue_span(m: LinearMatch) -> tuple[int, int]:
@@ -155,6 +160,14 @@ def _refused(piece: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_Has = Callable[[LinearPattern], bool]
+"""Whether a pattern matches in the text at hand."""
+
+
+def _searching(text: str) -> _Has:
+    return lambda rx: rx.search(text) is not None
+
+
 def instructs(text: str) -> bool:
     """Whether ``text`` says how to treat the user from now on: a word of the future
     (:data:`~unstructured_memory.summariser.cues.FUTURE`), else a word of instruction
@@ -162,14 +175,14 @@ def instructs(text: str) -> bool:
     directive, when no problem is described ("每次发货前先打电话给我", "never call before 9";
     not "每次都给我发错", "the hinge squeaks every time I open it", "the parcel never
     arrived")."""
-    if cues.FUTURE.search(text) is not None:
+    return _instructs(_searching(text))
+
+
+def _instructs(has: _Has) -> bool:
+    if has(cues.FUTURE):
         return True
-    cued = cues.INSTRUCTION.search(text) is not None or (
-        cues.HABIT.search(text) is not None and cues.DIRECTIVE.search(text) is not None
-    )
-    return cued and (
-        symptoms.PROBLEM_ZH.search(text) is None and symptoms.PROBLEM_EN.search(text) is None
-    )
+    cued = has(cues.INSTRUCTION) or (has(cues.HABIT) and has(cues.DIRECTIVE))
+    return cued and not has(symptoms.PROBLEM_ZH) and not has(symptoms.PROBLEM_EN)
 
 
 _BY_CUE: Final = (
@@ -184,20 +197,20 @@ _ASKING: Final = LinearPattern(r"帮我|帮忙|给我|麻烦|(?i:please|can you|
 """Words asking the agent to act."""
 
 
-def _kind(text: str, role: str, fams: tuple[str, ...]) -> ActKind:
+def _kind(text: str, role: str, fams: tuple[str, ...], has: _Has) -> ActKind:
     if role != "user":
         return ActKind.COMMITMENT if fams else ActKind.STATEMENT
     if cues.SMALL_TALK.fullmatch(text) is not None:
         return ActKind.SMALL_TALK
-    question = cues.QUESTION.search(text) is not None
-    if cues.TEMPORARY.search(text) is not None and not question:
+    question = has(cues.QUESTION)
+    if has(cues.TEMPORARY) and not question:
         return ActKind.TEMPORARY
     if question:
         return ActKind.QUESTION
-    if instructs(text):
+    if _instructs(has):
         return ActKind.INSTRUCTION
-    found = next((kind for rx, kind in _BY_CUE if rx.search(text) is not None), None)
-    if found is ActKind.PREFERENCE and fams and _ASKING.search(text) is not None:
+    found = next((kind for rx, kind in _BY_CUE if has(rx)), None)
+    if found is ActKind.PREFERENCE and fams and has(_ASKING):
         found = ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
     return found or (ActKind.REQUEST if fams else ActKind.STATEMENT)
 
@@ -366,12 +379,16 @@ def _own_part(text: str, right: tuple[int, int], wrong: str) -> tuple[int, int]:
     return a + tail[-1][0], b
 
 
+_CORRECTIONS: Final = PatternSet(cues.CORRECTION)
+
+
 def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]:
     u = utterances[turn]
     mark = cues.CORRECTION_MARK.search(u.text)
     out: list[Correction] = []
     taken: list[tuple[int, int]] = []
-    for rx in cues.CORRECTION:
+    present = _CORRECTIONS.present(u.text)
+    for rx in [rx for i, rx in enumerate(cues.CORRECTION) if i in present]:
         for m in rx.finditer(u.text):
             span = m.span()
             if any(a < span[1] and span[0] < b for a, b in taken):
@@ -656,13 +673,21 @@ def _procedure(piece: str, spans: Sequence[tuple[int, int]]) -> bool:
     return cjk >= 3 or len([w for w in rest.split() if w.isalpha()]) >= 2
 
 
+_TOPIC_NAMES: Final = PatternSet([t.names for t in TOPICS if t.names is not None])
+_NAMED_AT: Final = {k: i for i, k in enumerate(k for k, t in enumerate(TOPICS) if t.names)}
+"""The index in :data:`_TOPIC_NAMES` of each topic that has names, by its index in TOPICS."""
+
+
+def _named(text: str) -> frozenset[int]:
+    """Indices (into :data:`TOPICS`) of the topics whose ``names`` occur in ``text``."""
+    hits = _TOPIC_NAMES.present(text)
+    return frozenset(k for k, i in _NAMED_AT.items() if i in hits)
+
+
 def topic_named(text: str) -> tuple[Topic, ...]:
     """The topics ``text`` names by a word of the topic itself or states a value of."""
-    return tuple(
-        t
-        for t in TOPICS
-        if t.pattern.search(text) is not None or (t.names and t.names.search(text) is not None)
-    )
+    named = stated_in(text) | _named(text)
+    return tuple(t for k, t in enumerate(TOPICS) if k in named)
 
 
 def _topics_of_clause(
@@ -675,7 +700,8 @@ def _topics_of_clause(
         return ()
     piece = text[act.start : act.end]
     if act.kind not in _LASTING:  # a question still tells who the user buys for
-        return tuple(t.key for t in TOPICS if t.context and t.pattern.search(piece))
+        in_piece = stated_in(piece)
+        return tuple(t.key for k, t in enumerate(TOPICS) if t.context and k in in_piece)
     if act.kind is not ActKind.INSTRUCTION and cues.PAST.search(piece) is not None:
         return ()  # what happened, not how to treat the user
     a, b = sentence
@@ -688,7 +714,8 @@ def _topics_of_clause(
     }
     found: list[str] = []
     values: list[tuple[int, int]] = []
-    for topic in TOPICS:
+    stated_in_span = stated_in(span)
+    for k, topic in enumerate(TOPICS):
         if topic.key in _CODED:
             said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
             wanted = instructed or topic.key in refusing
@@ -696,6 +723,8 @@ def _topics_of_clause(
                 continue
             values += [(m.start, m.end) for m in said]
             found.append(topic.key)
+            continue
+        if k not in stated_in_span:
             continue
         for m in topic.pattern.finditer(span):
             if m.start() + a < act.end and act.start < m.end() + a:  # the match overlaps it
@@ -724,7 +753,8 @@ def asked_topic(asked: str) -> Topic | None:
     prefer to be notified?"), if it names exactly one."""
     if cues.QUESTION.search(asked) is None:
         return None
-    named = [t for t in TOPICS if not t.context and t.names and t.names.search(asked)]
+    hits = _named(asked)
+    named = [t for k, t in enumerate(TOPICS) if not t.context and k in hits]
     return named[0] if len(named) == 1 else None
 
 
@@ -776,21 +806,45 @@ _ELLIPSIS: Final = LinearPattern(
 
 def _named_only(piece: str) -> list[Topic]:
     """The topics a clause names by a word of the topic itself (not by a value of it)."""
-    return [
-        t
-        for t in TOPICS
-        if not t.context and t.key not in _CODED and t.names and t.names.search(piece)
-    ]
+    hits = _named(piece)
+    return [t for k, t in enumerate(TOPICS) if not t.context and t.key not in _CODED and k in hits]
 
 
 def _states_value(piece: str) -> bool:
     """Whether a negated clause still states a value of a topic ("别放门口，放丰巢")."""
-    return any(
-        t.pattern.search(piece) is not None for t in TOPICS if t.key not in _CODED and not t.context
-    )
+    said = stated_in(piece)
+    return any(k in said for k, t in enumerate(TOPICS) if t.key not in _CODED and not t.context)
 
 
 # --------------------------------------------------------------------------- reading
+
+
+_CLAUSE_CUES: Final = (
+    cues.QUESTION,
+    cues.TEMPORARY,
+    cues.FUTURE,
+    cues.INSTRUCTION,
+    cues.HABIT,
+    cues.DIRECTIVE,
+    symptoms.PROBLEM_ZH,
+    symptoms.PROBLEM_EN,
+    cues.FACT,
+    cues.PREFERENCE,
+    _ASKING,
+    cues.RETRACTION,
+    _UNDONE,
+    cues.ONE_OFF,
+)
+"""The cues :func:`_acts_of` tries on every clause, found together in one pass."""
+
+_IN_CLAUSE: Final = PatternSet(_CLAUSE_CUES)
+_CLAUSE_CUE_AT: Final = {rx: i for i, rx in enumerate(_CLAUSE_CUES)}
+
+
+def _cues_in(piece: str) -> _Has:
+    """:func:`_searching` of ``piece`` for the clause cues, answered from one pass."""
+    hits = _IN_CLAUSE.present(piece)
+    return lambda rx: _CLAUSE_CUE_AT[rx] in hits
 
 
 def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
@@ -798,22 +852,23 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
     scoped = False  # "For today only, …": what follows in the turn is for now too
     for a, b in clauses(u.text, lang):
         piece = u.text[a:b]
+        has = _cues_in(piece)
         fams = families(piece)
-        kind = _kind(piece, u.role, fams)
+        kind = _kind(piece, u.role, fams, has)
         refusal = False
-        if u.role == "user" and cues.RETRACTION.search(piece) is not None:
+        if u.role == "user" and has(cues.RETRACTION):
             kind = ActKind.RETRACTION
         elif u.role == "user" and fams and kind is not ActKind.QUESTION:
             refused = _refused(piece)
             if refused:
                 kind, fams, refusal = ActKind.RETRACTION, refused, True
-        elif u.role != "user" and _UNDONE.search(piece) is not None:
+        elif u.role != "user" and has(_UNDONE):
             kind = ActKind.RETRACTION
         if kind is ActKind.INSTRUCTION:
             scoped = False
         # a fact about the user outlasts the request it is said with ("for now, my wife has
         # a bad knee"): only its own cue limits it
-        one_off = (scoped and kind is not ActKind.FACT) or cues.ONE_OFF.search(piece) is not None
+        one_off = (scoped and kind is not ActKind.FACT) or has(cues.ONE_OFF)
         scoped = scoped or one_off
         out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from policies.linear_re import LinearPattern
+from policies.linear_re import LinearPattern, PatternSet
 from values.sessions import Outcome
 
 __all__ = ["Outcome", "find_outcomes", "phrase"]
@@ -139,15 +139,19 @@ _PHRASES: Final[Mapping[Outcome, tuple[str, str]]] = {
 }
 
 
+_SAID: Final = PatternSet([rx for _, rx in _PATTERNS])
+
+
 def find_outcomes(agent_texts: Iterable[str]) -> tuple[Outcome, ...]:
     """The outcomes the agent's turns state, in order of first mention, superseded ones
     left out."""
     found: list[Outcome] = []
     for text in agent_texts:
+        said = _SAID.present(text)
         hits = sorted(
             (m.start(), order)
             for order, (outcome, rx) in enumerate(_PATTERNS)
-            if (m := rx.search(text)) is not None
+            if order in said and (m := rx.search(text)) is not None
         )
         for _, order in hits:
             outcome = _PATTERNS[order][0]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from policies.linear_re import LinearPattern
+from policies.linear_re import LinearPattern, PatternSet
 from unstructured_memory.summariser.sizes import SIZE_WORN_EN, SIZE_WORN_ZH
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Mention",
     "Topic",
     "mentions",
+    "stated_in",
     "topics_of",
 ]
 
@@ -187,11 +188,12 @@ FORMAT: Final = _numbered(
 
 def mentions(text: str, pattern: LinearPattern, codes: dict[str, str]) -> list[Mention]:
     """The coded values ``pattern`` (:data:`CHANNEL`, :data:`FORMAT`) finds in ``text``."""
-    groups = [(name, i) for name, i in pattern.groupindex.items() if name[:2] in ("zh", "en")]
+    # groups by number: RE2's match objects rebuild their name table for each lookup by name
+    groups = [i for name, i in pattern.groupindex.items() if name[:2] in ("zh", "en")]
     out = []
     for m in pattern.finditer(text):
-        for name, i in groups:
-            word = m.group(name)
+        for i in groups:
+            word = m.group(i)
             if word:
                 code = codes.get(word.lower())
                 if code is not None:
@@ -533,6 +535,16 @@ NOTE: Final = Topic("note", "嘱咐", "instructions", LinearPattern(r"^$"))
 """An instruction no topic names, kept in the user's words (its pattern matches nothing)."""
 
 
+_STATED: Final = PatternSet([t.pattern for t in TOPICS])
+
+
+def stated_in(text: str) -> frozenset[int]:
+    """Indices (into :data:`TOPICS`) of the topics whose pattern matches in ``text``: one
+    pass for what ``t.pattern.search(text)`` tells of each."""
+    return _STATED.present(text)
+
+
 def topics_of(text: str) -> tuple[Topic, ...]:
     """The topics ``text`` speaks of, in :data:`TOPICS` order."""
-    return tuple(t for t in TOPICS if t.pattern.search(text) is not None)
+    said = stated_in(text)
+    return tuple(t for k, t in enumerate(TOPICS) if k in said)
