@@ -808,3 +808,37 @@ def test_a_robot_that_does_not_go_back_to_charge_is_the_reason_recorded(said: st
     text = summarise("u", "s", _turns(("u", said))).summary_text
     assert "回" in text
     assert "因" in text
+
+
+# --------------------------------------------------------------------------- habits
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("镁粉球哪个好用啊，我一周去三次岩馆抱石，手汗巨多", "岩馆抱石"),
+        ("我每天早上跑5公里，想换双跑鞋", "跑5公里"),
+        ("I bake sourdough every weekend and preheat it empty", "sourdough"),
+        ("I go fly fishing on weekends, mostly small rivers", "fly fishing"),
+    ],
+)
+def test_a_pastime_said_by_its_shape_is_a_hobby(said: str, kept: str) -> None:
+    """I, how often, what: a hobby outside the lexicon (抱石, sourdough) reaches the profile."""
+    hobbies = [v for kind, slot, v in _observed(said) if (kind, slot) == ("fact", "hobby")]
+    assert len(hobbies) == 1 and kept in hobbies[0], _observed(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我周末收不了快递，放门卫吧",
+        "我每天都要用这个，质量要好",
+        "我每天都在等你们发货",
+        "他天天量血压",
+        "I check my email every day",
+        "I always mix it up",
+    ],
+)
+def test_what_is_not_a_pastime_is_no_hobby(said: str) -> None:
+    """A refusal, a thing used, a wait for the shop, someone else's habit: no hobby."""
+    assert not [o for o in _observed(said) if o[1] == "hobby"]
