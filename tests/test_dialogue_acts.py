@@ -825,7 +825,8 @@ def test_a_robot_that_does_not_go_back_to_charge_is_the_reason_recorded(said: st
 def test_a_pastime_said_by_its_shape_is_a_hobby(said: str, kept: str) -> None:
     """I, how often, what: a hobby outside the lexicon (抱石, sourdough) reaches the profile."""
     hobbies = [v for kind, slot, v in _observed(said) if (kind, slot) == ("fact", "hobby")]
-    assert len(hobbies) == 1 and kept in hobbies[0], _observed(said)
+    assert len(hobbies) == 1, _observed(said)
+    assert kept in hobbies[0]
 
 
 @pytest.mark.parametrize(

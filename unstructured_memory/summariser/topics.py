@@ -54,8 +54,8 @@ _HABIT_ZH: Final = (
 what is done ends the clause and names no one, no order and no refusal (我周末收不了快递
 is none)."""
 _HABIT_EN: Final = (
-    r"(?:^|[^a-z'])i (?:usually |often |always |also |regularly )?(?:go|do|play|bake|cook|brew|ride|run|"
-    r"swim|climb|hike|fish|paint|draw|knit|sew|garden|practi[cs]e|train|surf|skate|dance|sing|"
+    r"(?:^|[^a-z'])i (?:usually |often |always |also |regularly )?"
+    r"(?:go|do|play|bake|cook|brew|ride|run|swim|climb|hike|fish|paint|draw|knit|sew|garden|practi[cs]e|train|surf|skate|dance|sing|"
     r"row|sail|camp|shoot)(?: [a-z'-]+){0,4} (?:every (?:weekend|week|day|morning|evening|"
     r"night|saturday|sunday)|on (?:the )?weekends|(?:once|twice|three times|four times|\d+ times)"
     r" a week|most weekends)(?:$|[^a-z])"
