@@ -642,6 +642,42 @@ def test_the_final_choice_is_recorded_with_its_own_price(
     assert price in summary.summary_text
 
 
+def _transcript(*turns: str) -> tuple[str, list[tuple[int, int]]]:
+    spans, at = [], 0
+    for t in turns:
+        spans.append((at, at + len(t)))
+        at += len(t) + 1
+    return "\n".join(turns), spans
+
+
+def test_an_enumerated_list_names_each_option_by_its_item() -> None:
+    """Each item's first piece names it, not the piece before its price (6.2kg)."""
+    text, spans = _transcript(
+        "推荐三款：1）好孩子 小情书 GB-Q9，一键收车，6.2kg，1299 元；2）宝宝好 V3，可登机，"
+        "5.8kg，899 元；3）虎贝尔 X1，带避震，7kg，1599 元，但需要托运。"
+    )
+    offered = options(text, spans, "zh")
+    assert [(o.label, o.price) for o in offered] == [
+        ("好孩子 小情书 GB-Q9", "1299 元"),
+        ("宝宝好 V3", "899 元"),
+        ("虎贝尔 X1", "1599 元"),
+    ]
+
+
+def test_an_option_turned_down_is_not_chosen_and_its_own_price_still_chooses() -> None:
+    text, spans = _transcript(
+        "1）好孩子 小情书，1299 元；2）宝宝好 V3，899 元；3）虎贝尔 X1，1599 元",
+        "虎贝尔那个不能登机就算了",
+        "那就宝宝好吧 899那个 轻一点",
+    )
+    offered = options(text, spans[:1], "zh")
+    only_refused = final_choice(text, spans[1:2], offered, [], "zh")
+    assert only_refused is None, "turning an option down chooses nothing"
+    chosen = final_choice(text, spans[1:], offered, [], "zh")
+    assert chosen is not None
+    assert (chosen.option.label, chosen.option.price) == ("宝宝好 V3", "899 元")
+
+
 def test_asking_about_the_options_is_no_choice() -> None:
     text = "A 款 299 元，B 款 459 元\nA 和 B 哪个好？"
     offered = options(text, [(0, 17)], "zh")
