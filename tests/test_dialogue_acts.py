@@ -17,6 +17,7 @@ from unstructured_memory.summariser.choice import final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.topics import TOPICS
+from unstructured_memory.summariser.variants import confirmed_variant
 from values.sessions import Role
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
@@ -879,3 +880,50 @@ def test_a_pastime_said_by_its_shape_is_a_hobby(said: str, kept: str) -> None:
 def test_what_is_not_a_pastime_is_no_hobby(said: str) -> None:
     """A refusal, a thing used, a wait for the shop, someone else's habit: no hobby."""
     assert not [o for o in _observed(said) if o[1] == "hobby"]
+
+
+# --------------------------------------------------------------------------- variants
+
+
+@pytest.mark.parametrize(
+    ("turns", "variant"),
+    [
+        (
+            _turns(
+                ("u", "那就宝宝好 V3 吧"),
+                ("a", "好的，宝宝好 V3 899 元，颜色有星空灰和燕麦白，您要哪个？"),
+                ("u", "灰的 耐脏"),
+                ("a", "好的，星空灰。目前这个颜色显示预售，预计 7 天内到货"),
+            ),
+            "星空灰",
+        ),
+        (
+            _turns(
+                ("u", "订单 6350118 的卫衣退货算了，帮我换个颜色，换墨绿色"),
+                ("a", "好的，已为您提交换货，换成墨绿色 L 码，换货单 EX6350118C"),
+            ),
+            "墨绿色",
+        ),
+        (
+            _turns(
+                ("u", "I'd like the Stanley Quencher 40 oz in Rose Quartz"),
+                ("a", "Rose Quartz is back-ordered. Azure and Charcoal ship today, $45."),
+                ("u", "I'll take the blue one instead."),
+                ("a", "Sure. Azure, $45, order 6440021."),
+            ),
+            "Azure",
+        ),
+    ],
+)
+def test_the_variant_the_agent_confirmed_is_recorded(turns: list[Turn], variant: str) -> None:
+    """The colour settled on reaches the record, not a colour only offered or turned down."""
+    text = summarise("u", "s", turns).summary_text
+    assert variant in text
+    assert "燕麦白" not in text
+    assert "Charcoal" not in text
+
+
+def test_a_turn_listing_several_variants_settles_none() -> None:
+    assert confirmed_variant(["白色和黑色都有货，256G 4799 元"], "zh") == ("256G",)
+    assert confirmed_variant(["明白了，蓝牙耳机已发货，红包已发"], "zh") == ()
+    assert confirmed_variant(["Azure and Charcoal ship today. Which one?"], "en") == ()
