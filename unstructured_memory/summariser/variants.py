@@ -68,7 +68,7 @@ def confirmed_variant(agent_turns: Sequence[str], lang: Lang) -> tuple[str, ...]
         found: list[str] = []
         named = False
         for pattern in _KINDS[lang]:
-            values = {" ".join(m.group("v").split()) for m in pattern.finditer(turn)}
+            values = {" ".join((m.group("v") or "").split()) for m in pattern.finditer(turn)}
             named = named or bool(values)
             if len(values) > 1:
                 return ()
