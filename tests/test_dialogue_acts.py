@@ -17,6 +17,7 @@ from unstructured_memory.summariser.choice import final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.topics import TOPICS
+from unstructured_memory.summariser.variants import confirmed_variant
 from values.sessions import Role
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
@@ -642,6 +643,42 @@ def test_the_final_choice_is_recorded_with_its_own_price(
     assert price in summary.summary_text
 
 
+def _transcript(*turns: str) -> tuple[str, list[tuple[int, int]]]:
+    spans, at = [], 0
+    for t in turns:
+        spans.append((at, at + len(t)))
+        at += len(t) + 1
+    return "\n".join(turns), spans
+
+
+def test_an_enumerated_list_names_each_option_by_its_item() -> None:
+    """Each item's first piece names it, not the piece before its price (6.2kg)."""
+    text, spans = _transcript(
+        "推荐三款：1）好孩子 小情书 GB-Q9，一键收车，6.2kg，1299 元；2）宝宝好 V3，可登机，"
+        "5.8kg，899 元；3）虎贝尔 X1，带避震，7kg，1599 元，但需要托运。"
+    )
+    offered = options(text, spans, "zh")
+    assert [(o.label, o.price) for o in offered] == [
+        ("好孩子 小情书 GB-Q9", "1299 元"),
+        ("宝宝好 V3", "899 元"),
+        ("虎贝尔 X1", "1599 元"),
+    ]
+
+
+def test_an_option_turned_down_is_not_chosen_and_its_own_price_still_chooses() -> None:
+    text, spans = _transcript(
+        "1）好孩子 小情书，1299 元；2）宝宝好 V3，899 元；3）虎贝尔 X1，1599 元",
+        "虎贝尔那个不能登机就算了",
+        "那就宝宝好吧 899那个 轻一点",
+    )
+    offered = options(text, spans[:1], "zh")
+    only_refused = final_choice(text, spans[1:2], offered, [], "zh")
+    assert only_refused is None, "turning an option down chooses nothing"
+    chosen = final_choice(text, spans[1:], offered, [], "zh")
+    assert chosen is not None
+    assert (chosen.option.label, chosen.option.price) == ("宝宝好 V3", "899 元")
+
+
 def test_asking_about_the_options_is_no_choice() -> None:
     text = "A 款 299 元，B 款 459 元\nA 和 B 哪个好？"
     offered = options(text, [(0, 17)], "zh")
@@ -808,3 +845,85 @@ def test_a_robot_that_does_not_go_back_to_charge_is_the_reason_recorded(said: st
     text = summarise("u", "s", _turns(("u", said))).summary_text
     assert "回" in text
     assert "因" in text
+
+
+# --------------------------------------------------------------------------- habits
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("镁粉球哪个好用啊，我一周去三次岩馆抱石，手汗巨多", "岩馆抱石"),
+        ("我每天早上跑5公里，想换双跑鞋", "跑5公里"),
+        ("I bake sourdough every weekend and preheat it empty", "sourdough"),
+        ("I go fly fishing on weekends, mostly small rivers", "fly fishing"),
+    ],
+)
+def test_a_pastime_said_by_its_shape_is_a_hobby(said: str, kept: str) -> None:
+    """I, how often, what: a hobby outside the lexicon (抱石, sourdough) reaches the profile."""
+    hobbies = [v for kind, slot, v in _observed(said) if (kind, slot) == ("fact", "hobby")]
+    assert len(hobbies) == 1, _observed(said)
+    assert kept in hobbies[0]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我周末收不了快递，放门卫吧",
+        "我每天都要用这个，质量要好",
+        "我每天都在等你们发货",
+        "他天天量血压",
+        "I check my email every day",
+        "I always mix it up",
+    ],
+)
+def test_what_is_not_a_pastime_is_no_hobby(said: str) -> None:
+    """A refusal, a thing used, a wait for the shop, someone else's habit: no hobby."""
+    assert not [o for o in _observed(said) if o[1] == "hobby"]
+
+
+# --------------------------------------------------------------------------- variants
+
+
+@pytest.mark.parametrize(
+    ("turns", "variant"),
+    [
+        (
+            _turns(
+                ("u", "那就宝宝好 V3 吧"),
+                ("a", "好的，宝宝好 V3 899 元，颜色有星空灰和燕麦白，您要哪个？"),
+                ("u", "灰的 耐脏"),
+                ("a", "好的，星空灰。目前这个颜色显示预售，预计 7 天内到货"),
+            ),
+            "星空灰",
+        ),
+        (
+            _turns(
+                ("u", "订单 6350118 的卫衣退货算了，帮我换个颜色，换墨绿色"),
+                ("a", "好的，已为您提交换货，换成墨绿色 L 码，换货单 EX6350118C"),
+            ),
+            "墨绿色",
+        ),
+        (
+            _turns(
+                ("u", "I'd like the Stanley Quencher 40 oz in Rose Quartz"),
+                ("a", "Rose Quartz is back-ordered. Azure and Charcoal ship today, $45."),
+                ("u", "I'll take the blue one instead."),
+                ("a", "Sure. Azure, $45, order 6440021."),
+            ),
+            "Azure",
+        ),
+    ],
+)
+def test_the_variant_the_agent_confirmed_is_recorded(turns: list[Turn], variant: str) -> None:
+    """The colour settled on reaches the record, not a colour only offered or turned down."""
+    text = summarise("u", "s", turns).summary_text
+    assert variant in text
+    assert "燕麦白" not in text
+    assert "Charcoal" not in text
+
+
+def test_a_turn_listing_several_variants_settles_none() -> None:
+    assert confirmed_variant(["白色和黑色都有货，256G 4799 元"], "zh") == ("256G",)
+    assert confirmed_variant(["明白了，蓝牙耳机已发货，红包已发"], "zh") == ()
+    assert confirmed_variant(["Azure and Charcoal ship today. Which one?"], "en") == ()

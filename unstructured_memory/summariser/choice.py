@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from policies.linear_re import LinearPattern
+from unstructured_memory.summariser.cues import CHOICE, RETRACTION
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.tokenize import EN_STOP_WORDS, segment
 
@@ -206,16 +207,56 @@ def _options_in(piece: str, start: int, before: str, lang: Lang) -> list[Option]
     return out
 
 
+_ITEM: Final = LinearPattern(
+    r"(?:^|[\s：:；;。，,])(?:\d[）)、]|\d[.．]\s|[（(]\d[）)]|[①②③④⑤⑥⑦⑧⑨]|[一二三四五六]、)\s*"
+)
+"""An enumerator opening an item of a list (``1）``, ``(2)``, ``③``, ``二、``)."""
+
+
+def _items(turn: str) -> list[tuple[int, int]]:
+    """The items of ``turn`` when it enumerates two or more (each from after its
+    enumerator to the next one), else none."""
+    marks = _ITEM.spans(turn)
+    if len(marks) < 2:
+        return []
+    ends = [a for a, _ in marks[1:]] + [len(turn)]
+    return [(b, end) for (_, b), end in zip(marks, ends, strict=True)]
+
+
+def _listed(turn: str, start: int, lang: Lang) -> list[Option]:
+    """The options of an enumerated list: each item's first piece names it, its first
+    price prices it ("2）宝宝好 V3，可登机，5.8kg，899 元" is 宝宝好 V3 at 899 元)."""
+    out = []
+    for a, b in _items(turn):
+        item = turn[a:b]
+        price = _PRICE.spans(item)
+        heads = pieces(item, lang)
+        if not price or not heads or heads[0][1] > price[0][0]:
+            continue
+        x, y = heads[0]
+        found = _labelled(
+            item[x:y], item[price[0][0] : price[0][1]].strip(), start + a, start + b, lang
+        )
+        if found is not None:
+            out.append(found)
+    return out
+
+
 def options(text: str, spans: Sequence[tuple[int, int]], lang: Lang) -> list[Option]:
-    """The options offered in ``text`` (a transcript, turns at ``spans``), in order."""
+    """The options offered in ``text`` (a transcript, turns at ``spans``), in order: those
+    of an enumerated list by their items (:func:`_listed`), others by piece."""
     out: list[Option] = []
     for s, e in spans:
-        before = ""
-        for a, b in pieces(text[s:e], lang):
-            for found in _options_in(text[s + a : s + b], s + a, before, lang):
-                if all(o.key != found.key for o in out[-6:]):
-                    out.append(found)
-            before = text[s + a : s + b]
+        listed = _listed(text[s:e], s, lang)
+        found_in = [listed] if len(listed) >= 2 else []
+        if not found_in:
+            before = ""
+            for a, b in pieces(text[s:e], lang):
+                found_in.append(_options_in(text[s + a : s + b], s + a, before, lang))
+                before = text[s + a : s + b]
+        for found in (o for group in found_in for o in group):
+            if all(o.key != found.key for o in out[-6:]):
+                out.append(found)
     return out
 
 
@@ -280,6 +321,19 @@ def stated_choice(view: str, user_spans: Sequence[tuple[int, int]], lang: Lang) 
     return Choice(option, tuple(rejected))
 
 
+def _digits(price: str) -> str:
+    return "".join(ch for ch in price if ch.isdigit() or ch == ".").rstrip(".")
+
+
+def _listing(clause: str, option: Option, lang: Lang) -> bool:
+    """Whether ``clause`` names prices of its own (a listing is no choice); a word of
+    choice naming the ``option``'s own price is none ("那就宝宝好吧 899那个")."""
+    said = {_digits(o.price) for o in _options_in(clause, 0, "", lang)}
+    if CHOICE.search(clause) is not None:
+        said.discard(_digits(option.price))
+    return bool(said)
+
+
 def final_choice(
     view: str,
     user_spans: Sequence[tuple[int, int]],
@@ -301,8 +355,11 @@ def final_choice(
                 continue  # asking about an option is no choice
             before = [o for o in offered if o.start < s + a]
             named = [o for o in before if _names(o, clause, before)]
-            listing = bool(_options_in(clause, 0, "", lang))  # naming a price is no choice
-            if len({o.key for o in named}) == 1 and not listing:
+            if (
+                len({o.key for o in named}) == 1
+                and not _listing(clause, named[-1], lang)
+                and RETRACTION.search(clause) is None  # "虎贝尔那个就算了" chooses nothing
+            ):
                 chosen = named[-1]
             mentions += [((s + a, s + b), o) for o in named]
     if chosen is None:

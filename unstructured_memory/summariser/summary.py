@@ -65,6 +65,7 @@ from unstructured_memory.summariser.entities import (
 )
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import find_outcomes, phrase
+from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
 from values.sessions import Intent, Lang, Outcome, SessionSummary, Turn
@@ -608,6 +609,21 @@ def _chosen_product(choice: Choice, entities: list[Entity], spans: list[_Span], 
     return f"{base} {label}" if base and base.lower() not in label.lower() else label
 
 
+def _closing(text: str, spans: list[_Span]) -> list[str]:
+    """The agent's turns after the user's last one (what the session closed on)."""
+    last = max((i for i, s in enumerate(spans) if s.role == "user"), default=-1)
+    return [text[s.start : s.end] for s in spans[last + 1 :] if s.role == "assistant"]
+
+
+def _with_variant(product: str, variant: Sequence[str]) -> str:
+    """The product slot with the variant the agent confirmed (colour, capacity, size), each
+    value the product does not already name; nothing without a product."""
+    if not product:
+        return product
+    extra = [v for v in variant if v.casefold() not in product.casefold()]
+    return " ".join([product, *extra])
+
+
 _SETTLED_CLAUSES: Final = 3
 
 
@@ -664,10 +680,11 @@ def _slots(
     return _Slots(
         orders=_all(entities, "ORDER_ID"),
         ids=_ids(text, entities, lang),
-        product=(
+        product=_with_variant(
             _chosen_product(choice, entities, spans, lang)
             if choice is not None
-            else _product(entities, spans)
+            else _product(entities, spans),
+            confirmed_variant(_closing(text, spans), lang),
         ),
         amount=(
             choice.option.price

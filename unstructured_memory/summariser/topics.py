@@ -46,6 +46,25 @@ _PET_EN: Final = (
 """Animals and common breeds said of one's pet (a prior: the shape around them decides)."""
 
 
+_HABIT_ZH: Final = (
+    r"我们?(?:平时|一般)?(?:每周|每星期|一周|一星期|每个?周末|周末|每天|天天|每晚|每个?月|一个月)"
+    r"(?:都|会|要|基本)?[去在]?(?:[一二两三四五六七八九十几\d]+次)?[去在]?"
+    r"[^\s，,。！？；!?~～、你您我他她它这那用买单货快退客话等催不没别]{2,8}(?:$|[\s，,。！？；!?~～])"
+)
+"""Something the user does regularly, by its shape: I, how often, what (我一周去三次岩馆抱石);
+what is done ends the clause and names no one, no order and no refusal (我周末收不了快递
+is none)."""
+_HABIT_EN: Final = (
+    r"(?:^|[^a-z'])i (?:usually |often |always |also |regularly )?"
+    r"(?:go|do|play|bake|cook|brew|ride|run|swim|climb|hike|fish|paint|draw|knit|sew|garden|practi[cs]e|train|surf|skate|dance|sing|"
+    r"row|sail|camp|shoot)(?: [a-z'-]+){0,4} (?:every (?:weekend|week|day|morning|evening|"
+    r"night|saturday|sunday)|on (?:the )?weekends|(?:once|twice|three times|four times|\d+ times)"
+    r" a week|most weekends)(?:$|[^a-z])"
+)
+"""The same in English: I, a verb of pastime, what, how often (I bake sourdough every
+weekend, I go fly fishing on weekends)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Topic:
     """One topic: ``key`` names it in the profile; ``fact`` topics are facts about the
@@ -494,6 +513,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"camping|cycling|yoga|photography|baking|bake|climbing|swimming|swim|skiing|golf|"
             r"tennis|gaming|guitar|piano|marathons?)|i run marathons|i'?m a (?:runner|cyclist|"
             r"photographer|gamer|climber|swimmer))"
+            rf"|{_HABIT_ZH}|(?i:{_HABIT_EN})"
         ),
         fact=True,
         context=True,
