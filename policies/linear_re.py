@@ -237,10 +237,12 @@ class Subject:
 class _Compiled:
     """A pattern as RE2 compiled it, with what :meth:`LinearPattern.scan` reads."""
 
-    __slots__ = ("groupindex", "match", "posts", "pre", "rx")
+    __slots__ = ("caret", "groupindex", "match", "posts", "pre", "rx")
 
     def __init__(self, translated: str) -> None:
         self.rx = cast(_Re2, _engine().re2.compile(translated))
+        self.caret = any(ch == "^" for _, ch in _structure(translated))
+        """Whether the pattern anchors at the start of the text (``^``)."""
         self.match = cast(_RawMatch, cast(Any, self.rx)._regexp.Match)
         self.groupindex: dict[str, int] = dict(self.rx.groupindex)
         self.pre = self.groupindex.get("pre")
@@ -297,6 +299,13 @@ class LinearPattern:
         anchor = _engine().unanchored
         index = None if group is None else compiled.groupindex[group]
         pos = 0 if pre is not None else 1
+        if compiled.caret and pre is None:  # "^" must see the text start, not the sentinel
+            body, raw = data[1:], match
+
+            def match(anchor: Any, _: bytes, pos: int, end: int) -> list[tuple[int, int]]:
+                found = raw(anchor, body, pos - 1, end - 1)
+                return [(a + 1, b + 1) if a >= 0 else (a, b) for a, b in found]
+
         while pos < end:
             spans = match(anchor, data, pos, end)
             start, stop = spans[0]

@@ -15,6 +15,7 @@ from unstructured_memory.summariser.acts import ActKind, Utterance, negated, rea
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.choice import final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
+from unstructured_memory.summariser.outcome import committed_items
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.topics import TOPICS
 from unstructured_memory.summariser.variants import confirmed_variant
@@ -927,3 +928,45 @@ def test_a_turn_listing_several_variants_settles_none() -> None:
     assert confirmed_variant(["白色和黑色都有货，256G 4799 元"], "zh") == ("256G",)
     assert confirmed_variant(["明白了，蓝牙耳机已发货，红包已发"], "zh") == ()
     assert confirmed_variant(["Azure and Charcoal ship today. Which one?"], "en") == ()
+
+
+# --------------------------------------------------------------------------- what the agent sent
+
+
+@pytest.mark.parametrize(
+    ("turns", "named"),
+    [
+        (
+            _turns(
+                ("u", "换货那个我不弄了哈，你们单卖盖子不"),
+                ("a", "有的，原装壶盖 35 元。换货单我帮您取消。"),
+                ("u", "行 就买个盖子"),
+                ("a", "已下单壶盖 35 元，订单 6566290；换货单 EX6566017 已取消。"),
+            ),
+            "已下单壶盖",
+        ),
+        (
+            _turns(
+                ("u", "I'll keep the headphones. Just send me the replacement ear pads."),
+                ("a", "Ear pads ordered, $24.99. The receipt goes to your email."),
+            ),
+            "ordered Ear pads",
+        ),
+    ],
+)
+def test_what_the_agent_ordered_or_sent_is_named_in_the_record(
+    turns: list[Turn], named: str
+) -> None:
+    assert named in summarise("u", "s", turns).summary_text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "您的订单已发货，补发工单 BJ-60214-77 已建",
+        "Your order is on its way.",
+        "We have ordered it.",
+    ],
+)
+def test_an_order_or_a_ticket_is_no_thing_sent(said: str) -> None:
+    assert committed_items([said], "zh" if not said.isascii() else "en") == ()

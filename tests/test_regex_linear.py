@@ -266,6 +266,17 @@ def test_lookaround_emulation_finds_what_python_finds(
     assert list(LinearPattern(linear).scan(Subject(text))) == expected
 
 
+@pytest.mark.parametrize("pattern", [r"^a", r"(?:^|x)a", r"(?:^|[^0-9])(?P<n>\d{2,3})", r"a|^b"])
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab x123\n市", max_size=30))
+def test_scan_matches_at_the_start_of_the_text_as_python_does(pattern: str, text: str) -> None:
+    """A ``^`` matches where the text starts, though the scanned bytes open with a
+    sentinel (a price, an enumerator said first in a turn: "899那个", "1）…")."""
+    group = "n" if "(?P<n>" in pattern else None
+    expected = [m.span(group or 0) for m in re.finditer(pattern, text)]
+    assert LinearPattern(pattern).spans(text, group) == [e for e in expected if e[1] > e[0]]
+
+
 _SEARCHED = [r"退款|退钱|(?i:refund)", r"\d{5,}", r"订单\s*(?P<id>\d+)", r"(?i:no\s+email)", r"市$"]
 
 

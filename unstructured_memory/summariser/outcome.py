@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from policies.linear_re import LinearPattern, PatternSet
+from policies.linear_re import LinearMatch, LinearPattern, PatternSet
 from values.sessions import Outcome
 
-__all__ = ["Outcome", "find_outcomes", "phrase"]
+__all__ = ["Outcome", "committed_items", "find_outcomes", "phrase"]
 
 
 _SENTENCE = r"[^。！？!?\n]"
@@ -165,3 +165,54 @@ def phrase(outcome: Outcome, lang: str) -> str:
     """How the record states ``outcome`` (``lang`` ``"zh"`` or ``"en"``)."""
     zh, en = _PHRASES[outcome]
     return zh if lang == "zh" else en
+
+
+_ITEM_ZH: Final = LinearPattern(
+    r"(?:已(?:为您|帮您|给您)?(?P<verb>下单|下好单|补发|寄出|加购)了?|(?P<verb2>补发))"
+    r"(?:一[件个台双套只盒])?(?:新的)?"
+    r"(?P<what>[^\s，,。；;、！？!?：:（(\d单工请的新一][^\s，,。；;、！？!?：:（(\d单工请的]{0,5})"
+)
+_ITEM_EN: Final = LinearPattern(
+    r"(?i:(?:^|[.;!]\s*)(?P<what>[a-z]+(?: [a-z]+){0,2}) (?P<verb>ordered|reshipped)(?:$|[,.;! ])"
+    r"|(?:i'?ve |we'?ve |i have |we have )?(?P<verb2>ordered|placed an order for|reshipped|resent) "
+    r"(?:you )?(?:a |an |the |your |new |a new |replacement )*(?P<what2>[a-z][a-z -]{1,24}?)"
+    r"(?:$|[,.;!]| for | at | to ))"
+)
+"""What the agent ordered or sent for the user: 已下单壶盖, 补发杯盖, Ear pads ordered,
+I've ordered you a new filter."""
+_SENT: Final = {"下好单": "下单", "placed an order for": "ordered", "resent": "reshipped"}
+"""A verb's usual form."""
+_NOT_ITEM: Final = frozenset(
+    {"it", "that", "this", "them", "one", "order", "item", "package", "parcel", "replacement"}
+)
+"""Words that name no thing of their own."""
+_NOT_IN_ITEM: Final = frozenset({"we", "i", "you", "they", "have", "has", "is", "are", "was"})
+"""Words that make a phrase a clause, not a thing ("We have ordered …")."""
+
+
+def committed_items(agent_texts: Iterable[str], lang: str) -> tuple[tuple[str, str], ...]:
+    """``(verb, thing)`` the agent says it ordered or sent for the user, in order, each
+    once (``("下单", "壶盖")``, ``("ordered", "Ear pads")``): a part bought instead of an
+    exchange is named in the record."""
+    rx = _ITEM_ZH if lang == "zh" else _ITEM_EN
+    found: list[tuple[str, str]] = []
+    for text in agent_texts:
+        for m in rx.finditer(text):
+            what = " ".join((m.group("what") or _group(m, "what2")).split())
+            verb = (m.group("verb") or _group(m, "verb2")).lower()
+            item = (_SENT.get(verb, verb), what)
+            if (
+                what
+                and what.casefold() not in _NOT_ITEM
+                and not set(what.casefold().split()) & _NOT_IN_ITEM
+                and item not in found
+            ):
+                found.append(item)
+    return tuple(found)
+
+
+def _group(m: LinearMatch, name: str) -> str:
+    try:
+        return m.group(name) or ""
+    except IndexError:  # the pattern has no such group
+        return ""

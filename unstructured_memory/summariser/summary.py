@@ -64,7 +64,7 @@ from unstructured_memory.summariser.entities import (
     extract_entities,
 )
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
-from unstructured_memory.summariser.outcome import find_outcomes, phrase
+from unstructured_memory.summariser.outcome import committed_items, find_outcomes, phrase
 from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
@@ -468,6 +468,8 @@ class _Slots:
     eta: str = ""
     eta_verb: str = ""
     outcomes: tuple[Outcome, ...] = ()
+    items: tuple[tuple[str, str], ...] = ()
+    """What the agent ordered or sent for the user (:func:`committed_items`)."""
     reason: str = ""
     question: str = ""
     topic: str = ""
@@ -694,6 +696,7 @@ def _slots(
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
         outcomes=find_outcomes(agent),
+        items=committed_items(agent, lang),
         reason=reason,
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix
@@ -885,7 +888,13 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     ids = "".join(f"，{name} {'、'.join(values)}" for name, values in s.ids)
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
     chose = f"，最终选择{s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
+    did += "".join(f"，客服已{verb}{what}" for verb, what in _unsaid(s.items, head + chose))
     return _pangu("用户" + head + chose + ids + did + eta)
+
+
+def _unsaid(items: Sequence[tuple[str, str]], said: str) -> list[tuple[str, str]]:
+    """The ``(verb, thing)`` items whose thing the record's sentence does not name yet."""
+    return [(v, w) for v, w in items if flat(w) not in flat(said)]
 
 
 _DURATION_EN = re.compile(r"(?i)\b(?:days?|weeks?|hours?|months?)\b")
@@ -935,6 +944,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     tail += "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
+    tail += "".join(f"; the agent {verb} {what}" for verb, what in _unsaid(s.items, head + tail))
     if s.eta:
         prep = (
             "within "
