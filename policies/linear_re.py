@@ -299,15 +299,14 @@ class LinearPattern:
         anchor = _engine().unanchored
         index = None if group is None else compiled.groupindex[group]
         pos = 0 if pre is not None else 1
-        if compiled.caret and pre is None:  # "^" must see the text start, not the sentinel
-            body, raw = data[1:], match
-
-            def match(anchor: Any, _: bytes, pos: int, end: int) -> list[tuple[int, int]]:
-                found = raw(anchor, body, pos - 1, end - 1)
-                return [(a + 1, b + 1) if a >= 0 else (a, b) for a, b in found]
-
+        at_start = compiled.caret and pre is None  # "^" must see the text start, not the sentinel
         while pos < end:
-            spans = match(anchor, data, pos, end)
+            if at_start:  # only the first match can start where the text does
+                at_start = False
+                found = match(anchor, data[1:], 0, end - 1)
+                spans = [(a + 1, b + 1) if a >= 0 else (a, b) for a, b in found]
+            else:
+                spans = match(anchor, data, pos, end)
             start, stop = spans[0]
             if start < 0:
                 return

@@ -51,6 +51,19 @@ print(json.dumps(state))
 """
 
 
+def _python(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c *args`` run to its end in ``cwd`` with ``env``, output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", *args],
+        check=False,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUALTRACK_")}
     return {
@@ -69,15 +82,7 @@ def test_a_script_ending_without_close_exits_cleanly_and_writes_its_pending_uses
     runs: list[dict[str, str]] = []
     for n in range(10):
         state = json.dumps({"memory_id": runs[-1]["memory_id"]} if runs else {})
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT, state],
-            check=False,
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = _python(tmp_path, env, SCRIPT, state)
         assert done.returncode == 0, f"run {n}: exit {done.returncode}\n{done.stderr}"
         assert "Traceback" not in done.stderr, f"run {n}:\n{done.stderr}"
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -168,15 +173,7 @@ def test_the_last_user_stops_the_server_in_a_private_data_dir(tmp_path: Path) ->
     runs as its own server account, which cannot enter that directory)."""
     env = _env(tmp_path / "data")
     del env["DUALTRACK_PII_KEYS"]
-    done = subprocess.run(
-        [sys.executable, "-c", TWO_CLIENTS],
-        check=False,
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _python(tmp_path, env, TWO_CLIENTS)
     assert done.returncode == 0, done.stderr
     assert _private(tmp_path / "data")
     assert "Failed postgres command" not in done.stderr, done.stderr
@@ -203,15 +200,7 @@ def test_the_data_dir_stays_private_while_the_server_runs_and_after(tmp_path: Pa
     del env["DUALTRACK_PII_KEYS"]
     state = "{}"
     for n in range(2):  # a new data dir, then one that exists (the server started again)
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT, state],
-            check=False,
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = _python(tmp_path, env, SCRIPT, state)
         assert done.returncode == 0, f"run {n}: {done.stderr}"
         state = json.dumps({"memory_id": json.loads(done.stdout.splitlines()[-1])["memory_id"]})
         assert _private(tmp_path / "data"), f"run {n}: {oct((tmp_path / 'data').stat().st_mode)}"
