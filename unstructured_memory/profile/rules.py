@@ -79,7 +79,6 @@ _CODED: Final = frozenset({"notification_channel", "content_format"})
 
 _TOPICS: Final = {t.key: t for t in TOPICS}
 
-_SENTENCE = LinearPattern(r"[^。！？!?；;\n]+")
 _CLAUSE = LinearPattern(r"[^，,。！？!?；;\n]+")
 
 _TEMPORARY = LinearPattern(
@@ -393,7 +392,7 @@ class _Observer:
             out += self._devices_corrected(text)
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
         named: tuple[str, list[Entity]] | None = None  # the last sentence naming a model
-        for a, b in _SENTENCE.spans(text):
+        for a, b in cues.SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
                 continue
@@ -454,7 +453,7 @@ class _Observer:
         fixed = substitute(text, self.pairs)
         entities = extract_entities(fixed)
         out = []
-        for a, b in _SENTENCE.spans(fixed):
+        for a, b in cues.SENTENCE.spans(fixed):
             out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b])
         return out
 

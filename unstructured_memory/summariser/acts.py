@@ -78,7 +78,6 @@ __all__ = [
 ]
 
 _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
-_SENTENCE: Final = LinearPattern(r"[^。！？!?；;\n]+")
 
 
 def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
@@ -765,7 +764,7 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
         if u.role != "user":
             continue
         asked = _question_topic(utterances, turn)
-        for a, b in _SENTENCE.spans(u.text):
+        for a, b in cues.SENTENCE.spans(u.text):
             before: tuple[str, ...] = ()  # the topics of the sentence's previous clause
             for k, act in enumerate(acts):
                 if act.turn != turn or not a <= act.start < b:

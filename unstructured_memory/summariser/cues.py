@@ -44,9 +44,13 @@ __all__ = [
     "QUESTION",
     "REQUEST_FAMILIES",
     "RETRACTION",
+    "SENTENCE",
     "SMALL_TALK",
     "TEMPORARY",
 ]
+
+SENTENCE: Final = LinearPattern(r"[^。！？!?；;\n]+")
+"""A sentence of a turn, up to a full stop, a question or exclamation mark, a semicolon."""
 
 CLAUSE_ZH: Final = LinearPattern(r"[^，,。！？!?；;\n～~…⋯]+")
 """A clause of Chinese text: up to a comma, a full stop, a question or exclamation mark, an

@@ -198,8 +198,8 @@ def committed_items(agent_texts: Iterable[str], lang: str) -> tuple[tuple[str, s
     found: list[tuple[str, str]] = []
     for text in agent_texts:
         for m in rx.finditer(text):
-            what = " ".join((m.group("what") or _group(m, "what2")).split())
-            verb = (m.group("verb") or _group(m, "verb2")).lower()
+            what = " ".join(_first(m, rx, "what", "what2").split())
+            verb = _first(m, rx, "verb", "verb2").lower()
             item = (_SENT.get(verb, verb), what)
             if (
                 what
@@ -211,8 +211,6 @@ def committed_items(agent_texts: Iterable[str], lang: str) -> tuple[tuple[str, s
     return tuple(found)
 
 
-def _group(m: LinearMatch, name: str) -> str:
-    try:
-        return m.group(name) or ""
-    except IndexError:  # the pattern has no such group
-        return ""
+def _first(m: LinearMatch, rx: LinearPattern, *names: str) -> str:
+    """The first of the groups ``names`` that ``rx`` has and ``m`` filled."""
+    return next((v for n in names if n in rx.groupindex and (v := m.group(n))), "")

@@ -56,10 +56,10 @@ what is done ends the clause and names no one, no order and no refusal (我周�
 is none)."""
 _HABIT_EN: Final = (
     r"(?:^|[^a-z'])i (?:usually |often |always |also |regularly )?"
-    r"(?:go|do|play|bake|cook|brew|ride|run|swim|climb|hike|fish|paint|draw|knit|sew|garden|practi[cs]e|train|surf|skate|dance|sing|"
-    r"row|sail|camp|shoot)(?: [a-z'-]+){0,4} (?:every (?:weekend|week|day|morning|evening|"
-    r"night|saturday|sunday)|on (?:the )?weekends|(?:once|twice|three times|four times|\d+ times)"
-    r" a week|most weekends)(?:$|[^a-z])"
+    r"(?:go|do|play|bake|cook|brew|ride|run|swim|climb|hike|fish|paint|draw|knit|sew|garden|"
+    r"practi[cs]e|train|surf|skate|dance|sing|row|sail|camp|shoot)(?: [a-z'-]+){0,4} "
+    r"(?:every (?:weekend|week|day|morning|evening|night|saturday|sunday)|on (?:the )?weekends"
+    r"|(?:once|twice|three times|four times|\d+ times) a week|most weekends)(?:$|[^a-z])"
 )
 """The same in English: I, a verb of pastime, what, how often (I bake sourdough every
 weekend, I go fly fishing on weekends)."""

@@ -3,8 +3,8 @@ confirmation after the user's last word names ("好的，星空灰。", "已为�
 L 码", "Azure, $45, order 6440021", "Done: exchange … for the sage green cover").
 
 A confirmation is what an agent's turn states (its questions left out); of each kind it
-must name one value
-only (a turn listing "Azure and Charcoal ship today" settles nothing). Colours are found by
+must name one value only (a turn listing "Azure and Charcoal ship today" settles
+nothing). Colours are found by
 their shape: a colour character, optionally after a shade word and before 色, standing
 alone (明白 and 蓝牙 are none); English colour words are a prior
 (:data:`~unstructured_memory.summariser.cues.COLOUR_EN`).
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from policies.linear_re import LinearPattern
-from unstructured_memory.summariser.cues import COLOUR_EN
+from unstructured_memory.summariser.cues import COLOUR_EN, QUESTION
 from unstructured_memory.summariser.entities import Lang
 
 __all__ = ["confirmed_variant"]
@@ -49,14 +49,13 @@ _SENTENCE: Final = {
     "zh": LinearPattern(r"[^。！!？?\n]+[。！!？?]?"),
     "en": LinearPattern(r"(?:[^.!?\n]|\.\d)+[.!?]?"),
 }
-_QUESTION: Final = LinearPattern(r"[?？]|吗|呢|哪个|哪种|(?i:which|would you like)")
 
 
 def _stated(turn: str, lang: Lang) -> str:
     """``turn`` without its questions ("The 75-inch at 7,899 it is. Shall I place the
     order?" states the first sentence)."""
     spans = _SENTENCE[lang].spans(turn)
-    kept = [turn[a:b] for a, b in spans if _QUESTION.search(turn[a:b]) is None]
+    kept = [turn[a:b] for a, b in spans if QUESTION.search(turn[a:b]) is None]
     return " ".join(kept)
 
 
