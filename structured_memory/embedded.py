@@ -147,7 +147,10 @@ def _join(pgdata: Path, users_file: Path) -> PostgresServer:
             if started is None or not (pgdata / "PG_VERSION").exists():
                 raise _cannot_start(pgdata) from exc
             server = started
-    keep_private(pgdata.parent)  # the wheel widened it, if run as root
+    try:
+        keep_private(pgdata.parent)  # the wheel widened it, if run as root
+    except OSError:  # a read-only mount, say: the server runs, the directory stays as it is
+        _log.warning("could not make %s private again", pgdata.parent, exc_info=True)
     _prune_users(server, users_file, join=True)
     if pgdata not in _left_at_exit:
         # runs before the wheel's own exit handler, registered earlier (atexit is LIFO)
