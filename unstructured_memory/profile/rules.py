@@ -449,8 +449,11 @@ class _Observer:
 
     def _devices_corrected(self, text: str) -> list[Observation]:
         """The devices of a turn read with every corrected-away value replaced by the right
-        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``)."""
+        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``); none in a turn
+        whose every clause stopped counting."""
         fixed = substitute(text, self.pairs)
+        if not fixed.strip():
+            return []
         entities = extract_entities(fixed)
         out = []
         for a, b in cues.SENTENCE.spans(fixed):
