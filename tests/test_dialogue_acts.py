@@ -231,6 +231,21 @@ def test_a_generation_corrected_by_its_number_keeps_the_name_before_it(
     assert f"{name} {name}" not in text, "the name is not said twice"
 
 
+def test_a_generation_corrected_by_its_number_is_the_device_the_profile_keeps() -> None:
+    got = _observed("这款钢化膜适配小米 13 吗", "等下，我说错了，我手机是小米 14，不是 13，去年就换了")
+    assert [value for _, slot, value in got if slot.startswith("device_model")] == ["小米 14"]
+
+
+@pytest.mark.parametrize(
+    "later",
+    ["说错了，是 5530271，算了", "哦说错了，是 5530271。6353712 退货就算了"],
+)
+def test_a_turn_taken_back_whole_after_a_correction_extracts_nothing(later: str) -> None:
+    turns = _turns(("u", "订单 6353712 退货"), ("u", later))
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [o for o in got if o.slot.startswith("device_model")] == []
+
+
 def test_a_device_said_before_its_correction_is_kept_as_corrected() -> None:
     got = _observed(
         "订单 6336471 买的电池装不上，我的吸尘器是戴森 V10",
@@ -465,6 +480,17 @@ def test_negation_governs_the_word_after_it_in_its_clause(
     assert negated(text, text.index(word), lang) is expected
 
 
+@pytest.mark.parametrize(
+    ("said", "channel"),
+    [
+        ("行吧，有结果微信上跟我说，别打电话，上班不方便接", "!wechat"),
+        ("不用打电话了，有进展短信和我说一声", "!sms"),
+    ],
+)
+def test_a_channel_said_as_the_way_to_tell_the_user_is_a_channel(said: str, channel: str) -> None:
+    assert ("preference", "notification_channel", channel) in _observed(said)
+
+
 def test_an_instruction_is_explicit_and_a_passing_mention_is_not() -> None:
     assert _observed("以后都用微信通知我") == [("preference", "notification_channel", "!wechat")]
     assert _observed("微信通知我就行") == [("preference", "notification_channel", "wechat")]
@@ -569,6 +595,8 @@ def test_asking_whether_something_can_be_saved_is_no_memo() -> None:
         "每次打开盖子都吱吱响",
         "耳机总是断连，一直都连不上",
         "每次都给我发错",
+        "It always breaks the seal when I open it",
+        "The courier always leaves late",
     ],
 )
 def test_a_word_of_frequency_in_a_problem_is_no_instruction(said: str) -> None:
@@ -578,7 +606,12 @@ def test_a_word_of_frequency_in_a_problem_is_no_instruction(said: str) -> None:
 
 @pytest.mark.parametrize(
     ("said", "key"),
-    [("每次发货前先打电话给我", "note"), ("Never call me before 9am", "contact_time")],
+    [
+        ("每次发货前先打电话给我", "note"),
+        ("Never call me before 9am", "contact_time"),
+        ("Perfect. Always book me weekday evenings after 6 pm, I'm at work before that", "note"),
+        ("Please always wrap the glasses twice", "note"),
+    ],
 )
 def test_a_word_of_frequency_with_a_directive_instructs(said: str, key: str) -> None:
     assert [k.split(":")[0] for k, _ in _instructions(said)] == [key]

@@ -51,6 +51,8 @@ def test_chinese_refund_message() -> None:
         ("the robot vacuum stopped", "PRODUCT", "robot vacuum"),
         ("Mate 60 有货吗", "MODEL", "Mate 60"),
         ("X20 多少钱", "MODEL", "X20"),
+        ("我手机是小米 14", "MODEL", "14"),
+        ("小米14 Ultra 有货吗", "MODEL", "14 Ultra"),
         ("价格¥2,999太贵", "AMOUNT", "¥2,999"),
         ("花了2999块", "AMOUNT", "2999块"),
         ("it was $49.99", "AMOUNT", "$49.99"),
@@ -327,3 +329,8 @@ def test_a_clause_about_a_thing_names_it_as_a_product(text: str, products: list[
 )
 def test_an_id_whose_prefix_names_it_needs_no_cue(text: str, entity: tuple[str, str]) -> None:
     assert entity in [(e.type, e.text) for e in extract_entities(text)]
+
+
+@pytest.mark.parametrize("text", ["小米 2 台都要", "买了华为 3 个月就坏了", "给我来 2 盒", "我妈 60 了"])
+def test_a_count_after_a_brand_is_no_generation(text: str) -> None:
+    assert [e for e in extract_entities(text) if e.type == "MODEL"] == []

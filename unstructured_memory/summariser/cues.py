@@ -95,7 +95,9 @@ _FUTURE_EN = (
     r"texting|emailing|sending|messaging)|if anything (?:comes up|changes)|from today|"
     r"for all (?:my |future )?orders|on all (?:my |future )?orders|by default|"
     r"please (?:always|only|never)|only ever|please note that i|stick with|stay with|"
-    r"as usual|my default|my go-to|back to [a-z]+ (?:as usual|again)"
+    r"as usual|my default|my go-to|back to [a-z]+ (?:as usual|again)|"
+    r"(?:^|, ?|\. ?)\s*(?:(?:and|so|also|just)\s+)?(?:please\s+)?always\s+[a-z]*[a-rt-z]\s+"
+    r"(?:me|us|my|our|it|them|the|everything|orders?|parcels?|packages?|deliveries)"
 )
 _HABIT_EN = r"every time|each time|never|always"
 _DIRECTIVE_EN = (

@@ -591,6 +591,13 @@ _PHRASE_PRIORITY: Final = 7
 _CJK_BEFORE = LinearPattern(r"[\u4e00-\u9fff]\s?$")
 _NUMBER_MODEL = LinearPattern(r"(?P<pre>[\u4e00-\u9fff ])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.%])")
 _PROPER: Final = frozenset({"nz", "nr", "nrt", "ns", "nt", "a", "j", "t", "m"})
+_GENERATION = LinearPattern(
+    r"(?P<pre>[\u4e00-\u9fff ])[0-9]{1,2}(?:\s?(?i:pro\+?|max|ultra|plus|mini|lite|se))*"
+    r"(?P<post>$|[^0-9A-Za-z.%])"
+)
+"""A generation after a brand: 小米 14, 小米14 Ultra, 荣耀 90 Pro (not 小米 2 台)."""
+_KNOWN_ONLY: Final = frozenset[str]()
+"""No part of speech makes a brand: only one the lexicon knows comes before a generation."""
 _LONE_NUMBER = LinearPattern(
     r"(?P<pre>[^0-9A-Za-z.,#$¥￥-])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.,%元块])"
 )
@@ -651,6 +658,13 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
     for a, b in _NUMBER_MODEL.scan(subject) if digits else ():  # 乐高 42143: after a brand
         before = shapes.brand_before(line, a, brands, products, proper=_PROPER)
         if before is not None:
+            out += [
+                _Candidate("BRAND", _NAME_PRIORITY, *before),
+                _Candidate("MODEL", _NAME_PRIORITY, a, b),
+            ]
+    for a, b in _GENERATION.scan(subject) if digits else ():
+        before = shapes.brand_before(line, a, brands, products, proper=_KNOWN_ONLY)
+        if before is not None and not unit_follows(line, b):
             out += [
                 _Candidate("BRAND", _NAME_PRIORITY, *before),
                 _Candidate("MODEL", _NAME_PRIORITY, a, b),
