@@ -485,6 +485,15 @@ def test_negation_governs_the_word_after_it_in_its_clause(
     [
         ("行吧，有结果微信上跟我说，别打电话，上班不方便接", "!wechat"),
         ("不用打电话了，有进展短信和我说一声", "!sms"),
+        ("到了打电话给我，我不咋看消息", "!phone"),  # asked of the agent: an instruction
+        ("k. just text me once it posts", "!sms"),
+        ("上次说退款到了打电话，算了，改发短信吧", "!sms"),  # a switch of channel
+        ("ok 退款ok了call我一下就行 email我从来不看", "!phone"),  # mixed scripts
+        ("ok 退款ok了call我一下就行 email我从来不看", "-email"),  # refused after the word
+        ("Please switch me over to email", "!email"),
+        ("之前说的短信通知别发了，就 app 推送吧", "-sms"),
+        ("之前说的短信通知别发了，就 app 推送吧", "!app_push"),
+        ("短信通知我，不要打电话", "!sms"),
     ],
 )
 def test_a_channel_said_as_the_way_to_tell_the_user_is_a_channel(said: str, channel: str) -> None:
@@ -493,7 +502,10 @@ def test_a_channel_said_as_the_way_to_tell_the_user_is_a_channel(said: str, chan
 
 def test_an_instruction_is_explicit_and_a_passing_mention_is_not() -> None:
     assert _observed("以后都用微信通知我") == [("preference", "notification_channel", "!wechat")]
-    assert _observed("微信通知我就行") == [("preference", "notification_channel", "wechat")]
+    assert _observed("微信就行") == [("preference", "notification_channel", "wechat")]
+    assert _observed("微信通知我就行") == [("preference", "notification_channel", "!wechat")]
+    assert _observed("昨天给我打了三次电话") == [], "a narrative asks nothing"
+    assert _observed("你们给我打过电话吗") == [], "a question asks nothing"
     assert _observed("这次用短信通知我") == [], "for this request only"
     assert _observed("From now on, please email me the updates") == [
         ("preference", "notification_channel", "!email")

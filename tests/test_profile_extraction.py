@@ -303,7 +303,14 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
             ],
         ),
         (
-            "我是金卡会员，微信通知我就行",
+            "我是金卡会员，微信通知我就行",  # asked of the agent: a direct instruction
+            [
+                ("fact", "member_level", "金卡会员"),
+                ("preference", "notification_channel", "!wechat"),
+            ],
+        ),
+        (
+            "我是金卡会员，微信就行",  # a liking said in passing
             [
                 ("fact", "member_level", "金卡会员"),
                 ("preference", "notification_channel", "wechat"),
@@ -353,7 +360,7 @@ def _extract(*texts: str) -> list[tuple[str, str, str]]:
             "I'm a gold member, notify me by email. Budget under $300 for my parents.",
             [
                 ("fact", "member_level", "gold member"),
-                ("preference", "notification_channel", "email"),
+                ("preference", "notification_channel", "!email"),
                 ("preference", "budget@parents", "!$300"),
                 ("fact", "family@parents", "Budget under $300 for my parents"),
             ],
@@ -746,7 +753,7 @@ def _candidates(mem: MemoryClient) -> list[tuple[str, str, int]]:
 
 def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     mem.profiles.ensure(USER)
-    _session(mem, "s1", "我是银卡会员，微信通知我就行", f"寄到{ADDRESS}")
+    _session(mem, "s1", "我是银卡会员，微信就行", f"寄到{ADDRESS}")
     version = mem.profiles.get(USER).version
     learned = _learned(mem)
     assert learned["facts"]["member_level"]["value"] == "银卡会员"
@@ -757,10 +764,10 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     assert "preferences" not in learned or "notification_channel" not in learned["preferences"]
     assert _candidates(mem) == [("notification_channel", "wechat", 1)], "said in passing"
 
-    _session(mem, "s2", "我升级成金卡会员了，微信通知我", minute=60)
+    _session(mem, "s2", "我升级成金卡会员了，微信方便", minute=60)
     assert _learned(mem)["facts"]["member_level"]["value"] == "金卡会员", "newest fact wins"
     assert _candidates(mem) == [("notification_channel", "wechat", 2)]
-    _session(mem, "s3", "还是微信联系我吧", minute=120)
+    _session(mem, "s3", "还是微信吧", minute=120)
     profile = mem.profiles.get(USER)
     assert profile.attributes["learned"]["preferences"]["notification_channel"]["value"] == "wechat"
     assert profile.notification_preference == {
@@ -775,7 +782,7 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
 
     _session(mem, "s4", "这次用短信通知我", minute=180)
     assert _candidates(mem) == [], "for this request only: nothing lasting"
-    _session(mem, "s5", "短信通知我就行", minute=240)
+    _session(mem, "s5", "短信就行", minute=240)
     assert _learned(mem)["preferences"]["notification_channel"]["value"] == "wechat"
     assert _candidates(mem) == [("notification_channel", "sms", 1)], "one mention: a candidate"
 
@@ -793,7 +800,7 @@ def test_session_end_merges_the_profile_by_the_rules(mem: MemoryClient) -> None:
     logged = json.dumps([e.details for e in entries], ensure_ascii=False)
     for secret in ("建国路", "银卡", "金卡", "wechat"):
         assert secret not in logged
-    _session(mem, "s7", "短信通知我就行", minute=360)
+    _session(mem, "s7", "短信就行", minute=360)
     exported = mem.export_user(USER)
     assert exported["profile"]["candidates"] == [], "a reaffirmed stable value has no rival"
 

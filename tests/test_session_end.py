@@ -154,7 +154,7 @@ def test_record_and_profile_are_one_transaction(mem: MemoryClient, failing_candi
     user = failing_candidates
     mem.profiles.ensure(user)
     turns = [
-        Turn("user", "订单 88231 的扫地机坏了，微信通知我就行"),  # a passing mention: a candidate
+        Turn("user", "订单 88231 的扫地机坏了，微信就行"),  # a passing mention: a candidate
         Turn("assistant", "已为您创建维修工单 WO2026070100123"),
     ]
     with pytest.raises(DualtrackError):

@@ -218,6 +218,26 @@ _NO_CHANNEL_AFTER: Final = LinearPattern(
     r"\s*(?:on\s+)?(?:the\s+)?(?:door ?bell|bell|buzzer|door)|\s*门铃"
 )
 """Right after a channel word that names no channel: ring the doorbell."""
+_ADDRESSED: Final = LinearPattern(
+    r"(?:通知|联系|告诉|提醒|找|跟|和|给|回|(?i:call|text|e-?mail))我"
+    r"|(?i:(?:call|text|e-?mail|ring|message|ping|notify|contact|tell|update|reach|phone)\s+me"
+    r"|let me know)"
+)
+"""The agent asked to reach the user ("微信通知我", "打电话给我", "text me"): with a channel, a
+direct instruction of how to reach them, explicit at once."""
+_SWITCHED: Final = LinearPattern(
+    r"(?:改|换)(?:成|用|为)?(?:发|打|用|走)?\s*$"
+    r"|(?i:(?:switch|change|move)\s+(?:me\s+|it\s+|that\s+)?(?:over\s+)?to\s+$)"
+)
+"""Right before a channel switched to (改发短信, switch me over to email): an instruction."""
+_DONE: Final = LinearPattern(r"[打发来过]了|过|(?i:called|texted|e-?mailed|rang|phoned|messaged)")
+"""A contact that happened (给我打了三次电话): a narrative, no instruction."""
+_REFUSED_AFTER: Final = LinearPattern(
+    r"^[^，,。！？；]{0,4}?(?:从来|从不|根本|基本|一般)?(?:不|没|很少)(?:看|用|接|回|怎么看|常看|查)"
+    r"|^\s*(?:通知|提醒|消息|推送|的)?\s*(?:就|也|都|可以)?(?:别|不要|不用|甭|不必|不需要)"
+)
+"""A channel refused after it is named ("email我从来不看", "短信通知别发了";
+not "短信通知我不要打电话")."""
 
 
 def observe_session(
@@ -509,16 +529,31 @@ class _Observer:
                     continue
                 refusing = act.kind is ActKind.RETRACTION  # "短信提醒就不用了"
                 piece = text[act.start : act.end]
+                asks = (
+                    key == "notification_channel"
+                    and act.kind is not ActKind.QUESTION
+                    and _DONE.search(piece) is None
+                    and cues.PAST.search(piece) is None
+                )
                 for m in mentions(piece, pattern, codes):
                     if (
                         _OUTDONE.search(piece[max(0, m.start - 6) : m.start]) is None
                         and _NO_CHANNEL_AFTER.match(piece[m.end :]) is None
                     ):
-                        said.append((m.code, refusing or negated(piece, m.start, self.lang)))
+                        refused = (
+                            refusing
+                            or negated(piece, m.start, self.lang)
+                            or _REFUSED_AFTER.search(piece[m.end :]) is not None
+                        )
+                        directed = asks and (
+                            _ADDRESSED.search(piece) is not None
+                            or _SWITCHED.search(piece[max(0, m.start - 24) : m.start]) is not None
+                        )
+                        said.append((m.code, refused, directed))
             # refusing one value and naming another is an instruction to use the other; a
             # value refused in the sentence is not wanted by a later mention of it there
-            refusals = {code for code, refused in said if refused}
-            said = [(c, r) for c, r in said if r or c not in refusals]
+            refusals = {code for code, refused, _ in said if refused}
+            said = [(c, r, d) for c, r, d in said if r or c not in refusals]
             explicit = (
                 instructed or bool(refusals) or (key == "notification_channel" and self.asked)
             )
@@ -527,10 +562,10 @@ class _Observer:
                     ObservationKind.PREFERENCE,
                     key,
                     code,
-                    explicit=explicit or refused,
+                    explicit=explicit or refused or directed,
                     negated=refused,
                 )
-                for code, refused in said
+                for code, refused, directed in said
             ]
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]

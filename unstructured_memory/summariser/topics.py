@@ -165,6 +165,8 @@ CHANNEL: Final = _numbered(
     r"(?i:(?:prefer|rather|only|just|use|via|by|want)\s+(?:get\s+|have\s+|receive\s+)?"
     r"(?:an?\s+)?" + _CH_EN + ")",
     r"(?i:(?P<en{n}>call|text|email|e-mail|wechat|ring|phone)(?:\s+me|\s+us|ing\s+me))",
+    r"(?i:(?P<en{n}>call|text|e-?mail|wechat|sms))\s?(?:我|给我)",
+    r"(?i:(?:switch|change|move)\s+(?:me\s+|it\s+|that\s+)?(?:over\s+)?to\s+" + _CH_EN + ")",
     r"(?i:(?:no|stop|without|not by|not|never)\s+(?:more\s+)?(?:the\s+|those\s+|your\s+)?"
     + _CH_EN
     + ")",
