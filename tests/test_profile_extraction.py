@@ -401,6 +401,28 @@ def test_children_and_a_baby_on_the_way_are_family(said: str, family: str) -> No
 
 
 @pytest.mark.parametrize(
+    ("said", "slot", "family"),
+    [
+        (
+            "月饼礼盒我要退，买给我爸的，他糖尿病十几年了，你们标个低糖",
+            "family@爸爸",
+            "买给我爸的，他糖尿病十几年了",
+        ),
+        (
+            "will they get here by saturday? they're for my daughter, she's 14 and totally "
+            "obsessed with birdwatching",
+            "family@daughter",
+            "they're for my daughter, she's 14 and totally obsessed with birdwatching",
+        ),
+    ],
+)
+def test_what_a_pronoun_goes_on_to_say_of_a_family_member_is_theirs(
+    said: str, slot: str, family: str
+) -> None:
+    assert ("fact", slot, family) in _extract(said)
+
+
+@pytest.mark.parametrize(
     "said", ["the delivery guy should text, not ring the doorbell", "快递到了别按门铃 孩子在睡觉"]
 )
 def test_a_doorbell_is_a_drop_off_instruction_not_a_phone_refusal(said: str) -> None:

@@ -62,7 +62,7 @@ __all__ = [
     "observe_turns",
 ]
 
-MAX_VALUE_CHARS: Final = 64
+MAX_VALUE_CHARS: Final = 120
 """Longest fact or preference value kept (longer ones are cut)."""
 
 MAX_TEMPORARY_CHARS: Final = 200
@@ -325,7 +325,7 @@ def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observ
 
 
 _MEMBER_OF = LinearPattern(
-    r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|"
+    r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|爸|妈|"
     r"(?i:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
     r"baby|grandma|grandpa|grandmother|grandfather))"
 )
@@ -602,8 +602,11 @@ class _Observer:
         said = join.join(self._words(text[a.start : a.end]) for a in lasting)
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
         facts: dict[tuple[str, str | None], list[str]] = {}
-        for act in lasting:
+        going = dict(_going_on(text, acts))
+        for act in acts:
             piece = text[act.start : act.end]
+            if act in going:
+                facts.setdefault(going[act], []).append(self._words(piece))
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
@@ -623,6 +626,33 @@ class _Observer:
             digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
             self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
         return out
+
+
+_FAMILY: Final = "family"
+_SAYING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
+"""Clauses that tell something (not a request, a question or an instruction)."""
+_PRONOUN: Final = LinearPattern(
+    r"^\s*(?:而且|并且|还|也|不过|但|可)?(?:他|她)(?:$|[^们])"
+    r"|(?i:^\s*(?:and\s+|but\s+|also\s+)?(?:he|she|he'?s|she'?s)(?:$|[^a-z']))"
+)
+"""A clause that goes on about a person named before it (他糖尿病十几年了, she's 14)."""
+
+
+def _going_on(text: str, acts: Sequence[Act]) -> list[tuple[Act, tuple[str, str | None]]]:
+    """The clauses of a sentence that go on, by a pronoun, about the family member a fact
+    before them names, each with that member's slot ("买给我爸的，他糖尿病十几年了": the second
+    clause is the father's too), up to a clause that asks or instructs."""
+    out: list[tuple[Act, tuple[str, str | None]]] = []
+    member: tuple[str, str | None] | None = None
+    for act in acts:
+        piece = text[act.start : act.end]
+        if _FAMILY in act.topics:
+            member = (_FAMILY, _member(_TOPICS[_FAMILY], piece))
+        elif act.kind not in _SAYING:
+            member = None
+        elif member is not None and _PRONOUN.search(piece) is not None:
+            out.append((act, member))
+    return out
 
 
 _SIZE: Final = "size"
