@@ -523,7 +523,7 @@ class _Observer:
             ("notification_channel", CHANNEL, CHANNEL_CODES),
             ("content_format", FORMAT, FORMAT_CODES),
         ):
-            said: list[tuple[str, bool]] = []
+            said: list[tuple[str, bool, bool]] = []  # code, refused, asked of the agent
             for act in acts:
                 if act.one_off or (act.kind is ActKind.QUESTION and not instructed):
                     continue
