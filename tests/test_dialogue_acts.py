@@ -246,6 +246,16 @@ def test_a_turn_taken_back_whole_after_a_correction_extracts_nothing(later: str)
     assert [o for o in got if o.slot.startswith("device_model")] == []
 
 
+def test_a_model_named_by_a_letter_corrects_the_model_not_the_brand() -> None:
+    got = _observed(
+        "TPE脚垫那个快递YT6629048813570到哪了，我车是特斯拉Model 3，你们没发错版本吧",
+        "啊不对不对 是Model Y 我打错了 Y没错 别改",
+    )
+    assert [value for _, slot, value in got if slot.startswith("device_model")] == [
+        "特斯拉 Model Y"
+    ]
+
+
 def test_a_device_said_before_its_correction_is_kept_as_corrected() -> None:
     got = _observed(
         "订单 6336471 买的电池装不上，我的吸尘器是戴森 V10",

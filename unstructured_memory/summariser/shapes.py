@@ -116,9 +116,14 @@ _KEEP_WHOLE: Final = frozenset(
         "surface",
         "thinkpad",
         "switch",
+        "model",
+        "series",
+        "mark",
+        "mk",
     ]
 )
-"""Series names a model starts with: ``iPhone 15`` is one model, not a brand and a model."""
+"""Series names a model starts with, and the words that name a model (``iPhone 15``,
+``Model Y``, ``Series 9``): one model, not a brand and a model."""
 _NOT_NAMES: Final = frozenset(
     [
         "i",
