@@ -645,6 +645,17 @@ def test_a_short_clause_going_on_with_a_note_keeps_the_note() -> None:
     assert notes == [said]
 
 
+def test_a_fact_said_before_what_happened_still_stands() -> None:
+    got = _observed("好嘞 我圈口是14号 上次量的 应该没问题吧")
+    assert [value[:3] for _, slot, value in got if slot == "size"] == ["14号"]
+    assert _observed("上周你们放门口那件羽绒服被人顺走了") == []
+
+
+@pytest.mark.parametrize("said", ["我手指圈号11号的，这个偏小", "我手指太细了，平时戒指都戴11号的"])
+def test_a_ring_size_is_a_size(said: str) -> None:
+    assert [value[:3] for _, slot, value in _observed(said) if slot == "size"] == ["11号"]
+
+
 def test_a_narrative_is_no_instruction() -> None:
     assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
 

@@ -701,8 +701,9 @@ def _topics_of_clause(
     if act.kind not in _LASTING:  # a question still tells who the user buys for
         in_piece = stated_in(piece)
         return tuple(t.key for k, t in enumerate(TOPICS) if t.context and k in in_piece)
-    if act.kind is not ActKind.INSTRUCTION and cues.PAST.search(piece) is not None:
-        return ()  # what happened, not how to treat the user
+    past = cues.PAST.search(piece) if act.kind is not ActKind.INSTRUCTION else None
+    # what happened is no instruction; a fact said before it still stands (我圈口是14号 上次量的)
+    told_until = act.end if past is None else act.start + past.start()
     a, b = sentence
     span = text[a:b]
     instructed = act.kind is ActKind.INSTRUCTION or instructs(span)
@@ -715,6 +716,8 @@ def _topics_of_clause(
     values: list[tuple[int, int]] = []
     stated_in_span = stated_in(span)
     for k, topic in enumerate(TOPICS):
+        if past is not None and not topic.fact:
+            continue
         if topic.key in _CODED:
             said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
             wanted = instructed or topic.key in refusing
@@ -726,11 +729,11 @@ def _topics_of_clause(
         if k not in stated_in_span:
             continue
         for m in topic.pattern.finditer(span):
-            if m.start() + a < act.end and act.start < m.end() + a:  # the match overlaps it
+            if m.start() + a < told_until and act.start < m.end() + a:  # the match overlaps it
                 found.append(topic.key)
                 values.append((0, len(piece)))
                 break
-    if not found and inherited is not None:
+    if not found and inherited is not None and past is None:
         found.append(inherited.key)
     procedure = not found or _procedure(piece, values)
     stated = [k for k in found if not _BY_KEY[k].context]
