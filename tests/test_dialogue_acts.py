@@ -656,6 +656,20 @@ def test_a_ring_size_is_a_size(said: str) -> None:
     assert [value[:3] for _, slot, value in _observed(said) if slot == "size"] == ["11号"]
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("顺便给我加个防水床笠，我家床1米5乘2米的，别拿成1米8的了", "我家床1米5乘2米的"),
+        ("ugh I just realized our bed is a California king, is the insert too wide?", "California"),
+    ],
+)
+def test_the_size_of_the_users_bed_is_a_fact(said: str, kept: str) -> None:
+    beds = [value for kind, slot, value in _observed(said) if slot == "bed"]
+    assert len(beds) == 1
+    assert kept in beds[0]
+    assert "1米8" not in beds[0]
+
+
 def test_a_narrative_is_no_instruction() -> None:
     assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
 

@@ -460,6 +460,20 @@ TOPICS: Final[tuple[Topic, ...]] = (
         context=True,
     ),
     Topic(
+        "bed",
+        "床的尺寸",
+        "bed size",
+        LinearPattern(
+            r"床[^，,。！？；]{0,3}?(?:\d\.\d\s*(?:米|m)|1米[2-8]|\d{3}\s*[x×*]\s*\d{3})"
+            r"|(?:\d\.\d\s*(?:米|m)|1米[2-8])[^，,。！？；]{0,4}?床"
+            r"|(?i:(?:california|cal|eastern|super|emperor|split)\s+king"
+            r"|(?:queen|king|double|twin|full|single)(?:[- ]size[d]?)?\s+(?:bed|mattress)"
+            r"|bed'?s\s+(?:is\s+)?an?\s+(?:queen|king|double|twin|full))"
+        ),
+        fact=True,
+        context=True,
+    ),
+    Topic(
         "skin",
         "肤质",
         "skin type",
