@@ -244,6 +244,41 @@ def test_a_symptom_said_mid_session_in_other_words_reaches_the_record() -> None:
         assert said in text  # the symptom, not the generic 键盘有问题
 
 
+@pytest.mark.parametrize(
+    ("turns", "problem", "question"),
+    [
+        (
+            [
+                Turn("user", "电脑老蓝屏 烦死了，拯救者Y9000P 订单6020118874"),
+                Turn("assistant", "可以寄修，顺丰上门取件，您看可以吗？"),
+                Turn("user", "寄修吧"),
+                Turn("assistant", "已为您创建寄修单 LX-RMA-240611-7。"),
+                Turn("user", "加了一根内存条 要拆吗"),
+            ],
+            "蓝屏",
+            "内存条",
+        ),
+        (
+            [
+                Turn("user", "My kettle from order 6610042 leaks from the base"),
+                Turn("assistant", "Sorry! We can repair it for free, shall I book it?"),
+                Turn("user", "Yes please repair it"),
+                Turn("assistant", "Booked, repair ticket RP-66-10042."),
+                Turn("user", "Do I need to send the lid too?"),
+            ],
+            "leaks",
+            "lid",
+        ),
+    ],
+)
+def test_a_requests_record_keeps_its_problem_over_a_later_question(
+    turns: list[Turn], problem: str, question: str
+) -> None:
+    text = summarise("u-1", "s-1", turns).summary_text
+    assert problem in text
+    assert question not in text
+
+
 def test_an_english_symptom_and_a_budget_in_words_reach_the_record() -> None:
     squeak = [
         Turn("user", "Hi, my laptop from order 7719034 has a problem"),

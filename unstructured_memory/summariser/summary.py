@@ -867,8 +867,9 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
     asked = _family_head(s, "zh")
-    if asked:
-        head = f"{about}{asked}" + (f"：{detail or s.topic}" if detail or s.topic else "")
+    if asked:  # a request's record says the problem it is for before a question on it
+        why = s.reason or detail or s.topic
+        head = f"{about}{asked}" + (f"：{why}" if why else "")
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
@@ -929,9 +930,10 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     }
     head = heads[intent].rstrip(" ?.")
     asked = _family_head(s, "en")
-    if asked:
+    if asked:  # a request's record says the problem it is for before a question on it
+        why = s.reason or detail or s.topic
         head = asked + (f" for {subject}" if subject else "")
-        head += f": {detail or s.topic}" if detail or s.topic else ""
+        head += f": {why}" if why else ""
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
