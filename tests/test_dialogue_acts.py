@@ -670,6 +670,18 @@ def test_the_size_of_the_users_bed_is_a_fact(said: str, kept: str) -> None:
     assert "1米8" not in beds[0]
 
 
+def test_an_imperative_that_opens_like_a_question_is_a_request() -> None:
+    turns = _turns(
+        ("u", "I paid $1,099 for the TV (order 6443713) and now it's $979. Should I return it?"),
+        ("a", "No need, I can issue a price adjustment of $120."),
+        ("u", "Oh nice, do the price adjustment then"),
+        ("a", "Price adjustment PA-64-3317 submitted: $120 back to your card in 3-5 days."),
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert "price adjustment" in text.casefold()
+    assert "requested a return" not in text
+
+
 def test_a_narrative_is_no_instruction() -> None:
     assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
 

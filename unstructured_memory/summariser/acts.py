@@ -196,12 +196,20 @@ _ASKING: Final = LinearPattern(r"帮我|帮忙|给我|麻烦|(?i:please|can you|
 """Words asking the agent to act."""
 
 
+_TOLD: Final = LinearPattern(
+    r"(?i:^\s*(?:(?:ok(?:ay)?|oh nice|fine|great|alright|then|just)[\s,]+)*do\s+(?:the|that|this|it)"
+    r"[^?？]*?\s(?:then|please|now|instead|for me)\s*$)"
+)
+"""An imperative that opens like a question ("do the price adjustment then"): told, not
+asked."""
+
+
 def _kind(text: str, role: str, fams: tuple[str, ...], has: _Has) -> ActKind:
     if role != "user":
         return ActKind.COMMITMENT if fams else ActKind.STATEMENT
     if cues.SMALL_TALK.fullmatch(text) is not None:
         return ActKind.SMALL_TALK
-    question = has(cues.QUESTION)
+    question = has(cues.QUESTION) and _TOLD.search(text) is None
     if has(cues.TEMPORARY) and not question:
         return ActKind.TEMPORARY
     if question:
