@@ -197,8 +197,8 @@ _ASKING: Final = LinearPattern(r"帮我|帮忙|给我|麻烦|(?i:please|can you|
 
 
 _TOLD: Final = LinearPattern(
-    r"(?i:^\s*(?:(?:ok(?:ay)?|oh nice|fine|great|alright|then|just)[\s,]+)*do\s+(?:the|that|this|it)"
-    r"[^?？]*?\s(?:then|please|now|instead|for me)\s*$)"
+    r"(?i:^\s*(?:(?:ok(?:ay)?|oh nice|fine|great|alright|then|just)[\s,]+)*"
+    r"do\s+(?:the|that|this|it)[^?？]*?\s(?:then|please|now|instead|for me)\s*$)"
 )
 """An imperative that opens like a question ("do the price adjustment then"): told, not
 asked."""
