@@ -381,6 +381,9 @@ def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str,
         ),
         ("这个A4纸跟我那台兄弟DCP-T725DW适配吧，别卡纸", ["兄弟 DCP-T725DW"]),
         ("Is this case right for a Pixel 8 Pro?", []),  # asked about, not owned
+        ("滤网啥时候发啊 3309217758 家里石头P10 Pro都报警好几天了", ["石头 P10 Pro"]),
+        ("our dishwasher is a Bosch SMS4HVI33E, do these tabs fit", ["Bosch SMS4HVI33E"]),
+        ("we have a Skoda Octavia estate, 2019", ["Skoda Octavia"]),
     ],
 )
 def test_a_device_the_user_says_is_theirs(said: str, devices: list[str]) -> None:

@@ -118,8 +118,10 @@ _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
 _OWN = LinearPattern(
     r"我的|我用|我家|我[这那](?:台|个|部|款|只|辆)|我手上|用的是|手机是|买的|入手|订单|换了|换成|现在用"
     r"|我(?:手机|电脑|笔记本|平板|相机|耳机|打印机|电视|车|手表)(?:就|也)?是"
+    r"|家里|家中|家用的"
     r"|(?i:my\s|i have|i use|i'm using|i am using|i bought|switched to|upgraded to|got a new|"
-    r"now (?:use|have)|on mine|of mine|mine (?:is|has)|i'?ve got|i own)"
+    r"now (?:use|have)|on mine|of mine|mine (?:is|has)|mine'?s|i'?ve got|i own|our\s|"
+    r"ours (?:is|has)|we have|we've got|we use|we own)"
 )
 _PAPER: Final = LinearPattern(r"[ABab][0-9]\s*(?:纸|(?i:paper|sheets?))")
 """A paper size read as a model (A4 纸, A3 paper)."""
