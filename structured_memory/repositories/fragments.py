@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import (
     Connection,
@@ -95,6 +95,18 @@ visible_in_ledger = visible_text(_T)
 """What a scope may see of the ledger at ``now``, as SQL text over ``memory_fragment`` and
 its parameters (:func:`~structured_memory.scoping.visible_text`): what the runtime hands
 an index backend that reads the ledger itself (``unstructured_memory.index.pgvector``)."""
+
+_LATEST: Final = (
+    select(_T.c.id, _T.c.text)
+    .where(
+        owned_by(_T, bindparam("scope_user", type_=String)),
+        _T.c.kind.in_(bindparam("kinds", expanding=True)),
+    )
+    .order_by(_T.c.occurred_at.desc(), _T.c.id)
+    .limit(bindparam("latest"))
+)
+"""The user's ``latest`` most recent fragments of ``kinds`` (built once: each changed
+instruction reads them)."""
 
 _PROFILE = table_of(UserProfile)
 _AUDIT_KEY = table_of(AuditKey)
@@ -713,13 +725,8 @@ class FragmentLedger:
     ) -> Sequence[tuple[uuid.UUID, str]]:
         """``(id, text)`` of the user's ``limit`` most recent fragments of ``kinds``, read
         without a lock (:meth:`locked` takes the few a caller will change)."""
-        rows = conn.execute(
-            select(_T.c.id, _T.c.text)
-            .where(owned(_T, scope), _T.c.kind.in_(list(kinds)))
-            .order_by(_T.c.occurred_at.desc(), _T.c.id)
-            .limit(limit)
-        ).all()
-        return [(r.id, r.text) for r in rows]
+        params = {"scope_user": scope.user_id, "kinds": list(kinds), "latest": limit}
+        return [(r.id, r.text) for r in conn.execute(_LATEST, params)]
 
     def locked(
         self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID]
