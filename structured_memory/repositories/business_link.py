@@ -65,7 +65,7 @@ _VALID_NAMED: Final = select(_T.c.entity_type, _T.c.entity_id).where(
 )
 """The user's links valid now to an entity of ``wanted`` (type, id) or to an id of
 ``ending`` (built once: every session end that names an id reads them)."""
-_LINK_ONE: Final = (
+_LINK: Final = (
     _T.insert()
     .values(
         user_id=bindparam("scope_user", type_=String),
@@ -75,6 +75,7 @@ _LINK_ONE: Final = (
     )
     .returning(_T)
 )
+"""A link added (built once; bound with one parameter set per link)."""
 
 
 def _link(row: Any) -> BusinessLink:
@@ -247,25 +248,13 @@ class BusinessLinkRepository:
         self, conn: Connection, scope: UserScope, missing: list[tuple[str, str]], role: str
     ) -> list[BusinessLink]:
         role = check_choice(LinkRole, role, "role")
-        if len(missing) == 1:
-            (entity_type, entity_id), params = missing[0], {"scope_user": scope.user_id}
-            one = {**params, "entity_type": entity_type, "entity_id": entity_id, "role": role}
-            return self._added(conn, scope, conn.execute(_LINK_ONE, one).all())
-        rows = conn.execute(
-            _T.insert()
-            .values(
-                [
-                    {"user_id": scope.user_id, "entity_type": t, "entity_id": i, "role": role}
-                    for t, i in missing
-                ]
-            )
-            .returning(_T)
+        rows = conn.execute(  # one INSERT of every row (SQLAlchemy's "insertmanyvalues")
+            _LINK,
+            [
+                {"scope_user": scope.user_id, "entity_type": t, "entity_id": i, "role": role}
+                for t, i in missing
+            ],
         ).all()
-        return self._added(conn, scope, rows)
-
-    @staticmethod
-    def _added(conn: Connection, scope: UserScope, rows: Sequence[Any]) -> list[BusinessLink]:
-        """The links of ``rows`` just inserted, each audited as a write."""
         record_many(
             conn,
             scope,
