@@ -167,8 +167,9 @@ class SessionRepository:
         self._db = db
 
     def get(self, scope: UserScope, session_id: str) -> SessionMark:
-        """The session's row; an unknown session reads as one with no turns."""
-        with self._db.transaction() as conn:
+        """The session's row; an unknown session reads as one with no turns (one statement:
+        no transaction of its own)."""
+        with self._db.reading() as conn:
             row = conn.execute(
                 _ROW, {"scope_user": scope.user_id, "session": session_id}
             ).one_or_none()
