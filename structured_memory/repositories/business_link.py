@@ -20,9 +20,19 @@ import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import Connection, bindparam, delete, func, or_, select, tuple_, update
+from sqlalchemy import (
+    Connection,
+    String,
+    bindparam,
+    delete,
+    func,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 
 from policies.audit import AuditAction, check_details
 from policies.business import BusinessEntityType, LinkRole, check_entity_id
@@ -37,12 +47,35 @@ from policies.validation import (
 from structured_memory.audit import record_many
 from structured_memory.database import INFINITY, Database
 from structured_memory.models import UserBusinessLink, table_of
-from structured_memory.scoping import owned
+from structured_memory.scoping import owned, owned_by
 from values.records import BusinessLink
 
 __all__ = ["BusinessLinkRepository", "PriorState", "StateCheck", "check_entity_id"]
 
 _T = table_of(UserBusinessLink)
+
+_VALID_NAMED: Final = select(_T.c.entity_type, _T.c.entity_id).where(
+    owned_by(_T, bindparam("scope_user", type_=String)),
+    or_(
+        tuple_(_T.c.entity_type, _T.c.entity_id).in_(bindparam("wanted", expanding=True)),
+        _T.c.entity_id.in_(bindparam("ending", expanding=True)),
+    ),
+    _T.c.effective_from <= func.now(),
+    _T.c.effective_to > func.now(),
+)
+"""The user's links valid now to an entity of ``wanted`` (type, id) or to an id of
+``ending`` (built once: every session end that names an id reads them)."""
+_LINK: Final = (
+    _T.insert()
+    .values(
+        user_id=bindparam("scope_user", type_=String),
+        entity_type=bindparam("entity_type", type_=_T.c.entity_type.type),
+        entity_id=bindparam("entity_id", type_=_T.c.entity_id.type),
+        role=bindparam("role", type_=_T.c.role.type),
+    )
+    .returning(_T)
+)
+"""A link added (built once; bound with one parameter set per link)."""
 
 
 def _link(row: Any) -> BusinessLink:
@@ -203,23 +236,8 @@ class BusinessLinkRepository:
         ending = set(then_end)
         if not wanted and not ending:
             return []
-        now = func.now()
-        named = []
-        if wanted:
-            named.append(tuple_(_T.c.entity_type, _T.c.entity_id).in_(sorted(wanted)))
-        if ending:
-            named.append(_T.c.entity_id.in_(sorted(ending)))
-        valid = {
-            (r.entity_type, r.entity_id)
-            for r in conn.execute(
-                select(_T.c.entity_type, _T.c.entity_id).where(
-                    owned(_T, scope),
-                    or_(*named),
-                    _T.c.effective_from <= now,
-                    _T.c.effective_to > now,
-                )
-            )
-        }
+        params = {"scope_user": scope.user_id, "wanted": sorted(wanted), "ending": sorted(ending)}
+        valid = {(r.entity_type, r.entity_id) for r in conn.execute(_VALID_NAMED, params)}
         missing = sorted(wanted - valid)
         added = self._insert(conn, scope, missing, role) if missing else []
         if any(i in ending for _, i in [*valid, *missing]):
@@ -230,15 +248,12 @@ class BusinessLinkRepository:
         self, conn: Connection, scope: UserScope, missing: list[tuple[str, str]], role: str
     ) -> list[BusinessLink]:
         role = check_choice(LinkRole, role, "role")
-        rows = conn.execute(
-            _T.insert()
-            .values(
-                [
-                    {"user_id": scope.user_id, "entity_type": t, "entity_id": i, "role": role}
-                    for t, i in missing
-                ]
-            )
-            .returning(_T)
+        rows = conn.execute(  # one INSERT of every row (SQLAlchemy's "insertmanyvalues")
+            _LINK,
+            [
+                {"scope_user": scope.user_id, "entity_type": t, "entity_id": i, "role": role}
+                for t, i in missing
+            ],
         ).all()
         record_many(
             conn,

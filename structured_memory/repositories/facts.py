@@ -23,9 +23,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import Connection, and_, delete, select, update
+from sqlalchemy import Connection, String, and_, bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.audit import AuditAction
@@ -62,7 +62,7 @@ from structured_memory.repositories.fragments import (
     release_vault_entries,
     require_user,
 )
-from structured_memory.scoping import live, owned
+from structured_memory.scoping import live, owned, owned_by
 from values.records import Fact
 
 __all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "Former", "check_source"]
@@ -70,6 +70,36 @@ __all__ = ["MAX_FACT_VALUE_BYTES", "FactRepository", "Former", "check_source"]
 MAX_FACT_VALUE_BYTES = 16 * 1024
 
 _T = table_of(MemoryFact)
+
+_PUT_FIELDS: Final = (
+    *("policy", "confidence", "status", "last_used_at", "updated_at", "source"),
+    *("agent_id", "expires_at", "renew_days", "value"),
+)
+"""The columns :meth:`FactRepository._put` sets, bound as ``v_<column>``."""
+_PUT_VALUES: Final = {c: bindparam(f"v_{c}", type_=_T.c[c].type) for c in _PUT_FIELDS}
+_MINE: Final = and_(
+    owned_by(_T, bindparam("scope_user", type_=String)),
+    _T.c.key == bindparam("fact_key", type_=_T.c.key.type),
+)
+_OLD: Final = select(_T.c.id, _T.c.value).where(_MINE).with_for_update().subquery("old")
+_REPLACE: Final = (
+    update(_T)
+    .where(_T.c.id == _OLD.c.id)
+    .values(**_PUT_VALUES, version=_T.c.version + 1)
+    .returning(*_T.c, _OLD.c.value.label("replaced"))
+)
+"""The fact of ``scope_user`` and ``fact_key`` replaced, its old value read under its lock
+(built once: a session's end puts a fact each time)."""
+_INSERT: Final = (
+    pg_insert(_T)
+    .values(
+        user_id=bindparam("scope_user", type_=String),
+        key=bindparam("fact_key", type_=_T.c.key.type),
+        **_PUT_VALUES,
+    )
+    .on_conflict_do_nothing(index_elements=[_T.c.user_id, _T.c.key])
+    .returning(_T)
+)
 
 
 def _check_value(policy: LifecyclePolicy, value: Any) -> JsonPlan:
@@ -236,23 +266,13 @@ class FactRepository:
         """Insert or replace the fact; the new row and the replaced value (``None``
         if there was none). The replaced row is read under its lock, in the statement
         that replaces it, so the value a concurrent put wrote is never replaced unseen."""
-        mine = and_(owned(_T, scope), _T.c.key == key)
+        params = {"scope_user": scope.user_id, "fact_key": key}
+        params |= {f"v_{name}": value for name, value in values.items()}
         for _ in range(3):
-            old = select(_T.c.id, _T.c.value).where(mine).with_for_update().subquery("old")
-            replaced = conn.execute(
-                update(_T)
-                .where(_T.c.id == old.c.id)
-                .values(**values, version=_T.c.version + 1)
-                .returning(*_T.c, old.c.value.label("replaced"))
-            ).one_or_none()
+            replaced = conn.execute(_REPLACE, params).one_or_none()
             if replaced is not None:
                 return replaced, replaced.replaced
-            row = conn.execute(
-                pg_insert(_T)
-                .values(user_id=scope.user_id, key=key, **values)
-                .on_conflict_do_nothing(index_elements=[_T.c.user_id, _T.c.key])
-                .returning(_T)
-            ).one_or_none()
+            row = conn.execute(_INSERT, params).one_or_none()
             if row is not None:
                 return row, None
         raise TransientFailure("the fact changed under a concurrent put and delete; retry it")

@@ -21,9 +21,11 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from functools import lru_cache
+from typing import Any, Final
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     DateTime,
     Select,
@@ -95,6 +97,55 @@ visible_in_ledger = visible_text(_T)
 """What a scope may see of the ledger at ``now``, as SQL text over ``memory_fragment`` and
 its parameters (:func:`~structured_memory.scoping.visible_text`): what the runtime hands
 an index backend that reads the ledger itself (``unstructured_memory.index.pgvector``)."""
+
+_LATEST: Final = (
+    select(_T.c.id, _T.c.text)
+    .where(
+        owned_by(_T, bindparam("scope_user", type_=String)),
+        _T.c.kind.in_(bindparam("kinds", expanding=True)),
+    )
+    .order_by(_T.c.occurred_at.desc(), _T.c.id)
+    .limit(bindparam("latest"))
+)
+"""The user's ``latest`` most recent fragments of ``kinds`` (built once: each changed
+instruction reads them)."""
+
+_ESCAPE: Final = "/"
+
+
+def _escaped(value: str) -> str:
+    """``value`` for a ``LIKE`` pattern with :data:`_ESCAPE` (as SQLAlchemy's
+    ``autoescape`` writes it): its ``%`` and ``_`` stand for themselves."""
+    return (
+        value.replace(_ESCAPE, _ESCAPE * 2).replace("%", _ESCAPE + "%").replace("_", _ESCAPE + "_")
+    )
+
+
+@lru_cache(maxsize=64)
+def _naming(values: int, also: int, latest: bool) -> Select[Any]:
+    """:meth:`FragmentLedger.naming` for ``values`` and ``also`` values (``held_<i>`` and
+    ``also_<i>``, escaped), the ``latest`` most recent only when said (built once per
+    shape: every session end with a correction runs one)."""
+
+    def holding(name: str) -> ColumnElement[bool]:
+        return _T.c.text.icontains(bindparam(name, type_=_T.c.text.type), escape=_ESCAPE)
+
+    mine = owned_by(_T, bindparam("scope_user", type_=String))
+    query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+        mine,
+        _T.c.kind.in_(bindparam("kinds", expanding=True)),
+        or_(*(holding(f"held_{i}") for i in range(values))),
+        *(holding(f"also_{i}") for i in range(also)),
+    )
+    if latest:
+        chosen = (
+            query.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(bindparam("latest")).subquery()
+        )
+        query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+            mine, _T.c.id.in_(select(chosen.c.id))
+        )
+    return query.order_by(_T.c.id).with_for_update()
+
 
 _PROFILE = table_of(UserProfile)
 _AUDIT_KEY = table_of(AuditKey)
@@ -695,17 +746,13 @@ class FragmentLedger:
         ``latest`` most recent only, when given."""
         if not values:
             return []
-        holds = or_(*(_T.c.text.icontains(v, autoescape=True) for v in values))
-        wanted = [_T.c.text.icontains(v, autoescape=True) for v in also]
-        query = select(_T.c.id, _T.c.text, _T.c.entities).where(
-            owned(_T, scope), _T.c.kind.in_(list(kinds)), holds, *wanted
-        )
+        params: dict[str, Any] = {"scope_user": scope.user_id, "kinds": list(kinds)}
+        params |= {f"held_{i}": _escaped(v) for i, v in enumerate(values)}
+        params |= {f"also_{i}": _escaped(v) for i, v in enumerate(also)}
         if latest is not None:
-            chosen = query.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(latest).subquery()
-            query = select(_T.c.id, _T.c.text, _T.c.entities).where(
-                owned(_T, scope), _T.c.id.in_(select(chosen.c.id))
-            )
-        rows = conn.execute(query.order_by(_T.c.id).with_for_update()).all()
+            params["latest"] = latest
+        statement = _naming(len(values), len(also), latest is not None)
+        rows = conn.execute(statement, params).all()
         return [(r.id, r.text, list(r.entities)) for r in rows]
 
     def latest(
@@ -713,13 +760,8 @@ class FragmentLedger:
     ) -> Sequence[tuple[uuid.UUID, str]]:
         """``(id, text)`` of the user's ``limit`` most recent fragments of ``kinds``, read
         without a lock (:meth:`locked` takes the few a caller will change)."""
-        rows = conn.execute(
-            select(_T.c.id, _T.c.text)
-            .where(owned(_T, scope), _T.c.kind.in_(list(kinds)))
-            .order_by(_T.c.occurred_at.desc(), _T.c.id)
-            .limit(limit)
-        ).all()
-        return [(r.id, r.text) for r in rows]
+        params = {"scope_user": scope.user_id, "kinds": list(kinds), "latest": limit}
+        return [(r.id, r.text) for r in conn.execute(_LATEST, params)]
 
     def locked(
         self, conn: Connection, scope: UserScope, ids: Sequence[uuid.UUID]

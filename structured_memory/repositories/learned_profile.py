@@ -35,7 +35,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import Connection, delete, func, select, tuple_, update
+from sqlalchemy import Connection, String, bindparam, delete, func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.audit import AuditAction
@@ -57,7 +57,7 @@ from structured_memory.models import ProfileCandidate, UserProfile, table_of
 from structured_memory.pii.fields import Ref, is_reference, plan_json, references_in
 from structured_memory.pii.vault import PiiVault
 from structured_memory.repositories.fragments import release_vault_entries
-from structured_memory.scoping import owned
+from structured_memory.scoping import owned, owned_by
 
 __all__ = ["LEARNED_KEY", "LearnedProfileRepository"]
 
@@ -69,6 +69,28 @@ CHANNEL_SLOT: Final = "notification_channel"
 
 _P = table_of(UserProfile)
 _C = table_of(ProfileCandidate)
+
+_HELD: Final = (
+    select(_P.c.attributes, _P.c.notification_preference)
+    .where(owned_by(_P, bindparam("scope_user", type_=String)))
+    .with_for_update(key_share=True)
+)
+"""The user's profile row held for the merge (statements built once: every session end
+merges)."""
+_CANDIDATES: Final = select(_C).where(owned_by(_C, bindparam("scope_user", type_=String)))
+_SAVE: Final = (
+    update(_P)
+    .where(owned_by(_P, bindparam("scope_user", type_=String)))
+    .values(
+        attributes=bindparam("attributes", type_=_P.c.attributes.type),
+        version=_P.c.version + 1,
+        updated_at=func.now(),
+    )
+    .returning(_P.c.version)
+)
+_SAVE_CHANNELS: Final = _SAVE.values(
+    notification_preference=bindparam("channels", type_=_P.c.notification_preference.type)
+)
 
 
 def _ref(ref: Ref) -> str:
@@ -165,14 +187,11 @@ class LearnedProfileRepository:
         Clear values the observations carry (``Observation.clear``) are vaulted
         first and referenced. Raises :class:`UserNotFound` without a profile.
         """
-        row = conn.execute(
-            select(_P.c.attributes, _P.c.notification_preference)
-            .where(owned(_P, scope))
-            .with_for_update(key_share=True)
-        ).one_or_none()
+        mine = {"scope_user": scope.user_id}
+        row = conn.execute(_HELD, mine).one_or_none()
         if row is None:
             raise UserNotFound("no profile for this user")
-        candidates = conn.execute(select(_C).where(owned(_C, scope))).all()
+        candidates = conn.execute(_CANDIDATES, mine).all()
         before = _decode(row.attributes.get(LEARNED_KEY), candidates)
         merged = merge(
             before,
@@ -218,9 +237,8 @@ class LearnedProfileRepository:
             lambda m: self._store(conn, scope, m)
         )
         values: dict[str, Any] = {
+            "scope_user": scope.user_id,
             "attributes": {**row.attributes, LEARNED_KEY: learned},
-            "version": _P.c.version + 1,
-            "updated_at": func.now(),
         }
         channel = after.preferences.get(CHANNEL_SLOT)
         if (
@@ -228,17 +246,14 @@ class LearnedProfileRepository:
             and channel != before.preferences.get(CHANNEL_SLOT)
             and channel.value in NOTIFICATION_CHANNELS
         ):
-            values["notification_preference"] = {
-                c: c == channel.value for c in sorted(NOTIFICATION_CHANNELS)
-            }
+            values["channels"] = {c: c == channel.value for c in sorted(NOTIFICATION_CHANNELS)}
         elif refused:
-            values["notification_preference"] = {
+            values["channels"] = {
                 **row.notification_preference,
                 **dict.fromkeys(sorted(refused), False),
             }
-        version: int = conn.execute(
-            update(_P).where(owned(_P, scope)).values(**values).returning(_P.c.version)
-        ).scalar_one()
+        statement = _SAVE_CHANNELS if "channels" in values else _SAVE
+        version: int = conn.execute(statement, values).scalar_one()
         kept = set(references_in(learned))
         release_vault_entries(
             conn, scope, [i for i in references_in(old_learned or {}) if i not in kept]

@@ -19,16 +19,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from functools import cache
+from typing import Any, Final
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, String, Update, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from policies.errors import ConcurrentModificationError
 from policies.scope import UserScope
 from structured_memory.database import Database
 from structured_memory.models import MemoryFragment, SessionWatermark, table_of
-from structured_memory.scoping import owned, visible
+from structured_memory.scoping import owned, owned_by, visible
 
 __all__ = [
     "TURN_SOURCE",
@@ -44,6 +45,47 @@ TURN_SOURCE = "append_turns"
 
 _T = table_of(SessionWatermark)
 _F = table_of(MemoryFragment)
+
+_ROW: Final = select(_T).where(
+    owned_by(_T, bindparam("scope_user", type_=String)),
+    _T.c.session_id == bindparam("session", type_=_T.c.session_id.type),
+)
+"""The session's row (statements built once: every session end reads and moves it)."""
+_LOCKED: Final = _ROW.with_for_update()
+_CREATE: Final = (
+    pg_insert(_T)
+    .values(
+        user_id=bindparam("scope_user", type_=String),
+        session_id=bindparam("session", type_=_T.c.session_id.type),
+        agent_id=bindparam("agent", type_=_T.c.agent_id.type),
+    )
+    .on_conflict_do_nothing(index_elements=["user_id", "session_id"])
+    .returning(_T)
+)
+
+
+@cache
+def _advance(record: bool, ended: bool) -> Update:
+    """The watermark moved (to ``turns``, ``digest``), with the record just written and
+    the session ended when said."""
+    values: dict[str, object] = {
+        "turns": bindparam("turns"),
+        "digest": bindparam("digest"),
+        "processed": bindparam("turns"),
+        "updated_at": func.now(),
+    }
+    if record:
+        values["last_record_id"] = bindparam("record_id")
+    if ended:
+        values |= {"ended_at": func.now(), "ended_by": bindparam("ended_by")}
+    return (
+        update(_T)
+        .where(
+            owned_by(_T, bindparam("scope_user", type_=String)),
+            _T.c.session_id == bindparam("session", type_=_T.c.session_id.type),
+        )
+        .values(**values)
+    )
 
 
 class EndedBy(StrEnum):
@@ -125,10 +167,11 @@ class SessionRepository:
         self._db = db
 
     def get(self, scope: UserScope, session_id: str) -> SessionMark:
-        """The session's row; an unknown session reads as one with no turns."""
-        with self._db.transaction() as conn:
+        """The session's row; an unknown session reads as one with no turns (one statement:
+        no transaction of its own)."""
+        with self._db.reading() as conn:
             row = conn.execute(
-                select(_T).where(owned(_T, scope), _T.c.session_id == session_id)
+                _ROW, {"scope_user": scope.user_id, "session": session_id}
             ).one_or_none()
         return _mark(row) if row is not None else replace(_EMPTY, session_id=session_id)
 
@@ -166,18 +209,11 @@ class SessionRepository:
         """The session's row under ``FOR UPDATE`` until the transaction ends (created empty
         if missing; :class:`UserNotFound` for a user without a profile). A row this call
         creates is its transaction's until it ends, so it needs no second read."""
-        created = conn.execute(
-            pg_insert(_T)
-            .values(user_id=scope.user_id, session_id=session_id, agent_id=scope.agent_id)
-            .on_conflict_do_nothing(index_elements=["user_id", "session_id"])
-            .returning(_T)
-        ).one_or_none()
+        params = {"scope_user": scope.user_id, "session": session_id}
+        created = conn.execute(_CREATE, {**params, "agent": scope.agent_id}).one_or_none()
         if created is not None:
             return _mark(created)
-        row = conn.execute(
-            select(_T).where(owned(_T, scope), _T.c.session_id == session_id).with_for_update()
-        ).one()
-        return _mark(row)
+        return _mark(conn.execute(_LOCKED, params).one())
 
     def append(
         self, conn: Connection, scope: UserScope, session_id: str, turns: list[tuple[str, str]]
@@ -220,16 +256,14 @@ class SessionRepository:
             raise ConcurrentModificationError(
                 "the session moved on while its turns were processed", session_moved=True
             )
-        values: dict[str, object] = {
-            "turns": turns,
-            "digest": digest,
-            "processed": turns,
-            "updated_at": func.now(),
-        }
-        if record_id is not None:
-            values["last_record_id"] = record_id
-        if ended_by is not None:
-            values |= {"ended_at": func.now(), "ended_by": ended_by.value}
         conn.execute(
-            update(_T).where(owned(_T, scope), _T.c.session_id == session_id).values(**values)
+            _advance(record_id is not None, ended_by is not None),
+            {
+                "scope_user": scope.user_id,
+                "session": session_id,
+                "turns": turns,
+                "digest": digest,
+                "record_id": record_id,
+                "ended_by": None if ended_by is None else ended_by.value,
+            },
         )

@@ -697,8 +697,37 @@ def topic_named(text: str) -> tuple[Topic, ...]:
     return tuple(t for k, t in enumerate(TOPICS) if k in named)
 
 
+_SentenceCues = tuple[bool, frozenset[str], frozenset[int]]
+
+
+class _Sentence:
+    """A sentence of a user turn and what every clause of it reads of it, found once:
+    whether it instructs, the coded topics a refused value makes instructed (refusing
+    one value instructs on the others said there), the topics stated in it."""
+
+    __slots__ = ("_cues", "lang", "span", "start", "stop")
+
+    def __init__(self, text: str, start: int, stop: int, lang: Lang) -> None:
+        self.span, self.start, self.stop, self.lang = text[start:stop], start, stop, lang
+        self._cues: _SentenceCues | None = None
+
+    def cues(self) -> _SentenceCues:
+        if self._cues is None:
+            span, lang = self.span, self.lang
+            refusing = frozenset(
+                key
+                for key, codes in _CODED.items()
+                if any(
+                    negated(span, m.start, lang)
+                    for m in mentions(span, _CODED_PATTERNS[key], codes)
+                )
+            )
+            self._cues = (instructs(span), refusing, stated_in(span))
+        return self._cues
+
+
 def _topics_of_clause(
-    act: Act, text: str, sentence: tuple[int, int], lang: Lang, inherited: Topic | None
+    act: Act, text: str, sentence: _Sentence, inherited: Topic | None
 ) -> tuple[str, ...]:
     """The keys of the lasting topics the clause ``act`` states (see the module docstring)."""
     if act.role != "user" or not act.live:
@@ -712,17 +741,11 @@ def _topics_of_clause(
     past = cues.PAST.search(piece) if act.kind is not ActKind.INSTRUCTION else None
     # what happened is no instruction; a fact said before it still stands (我圈口是14号 上次量的)
     told_until = act.end if past is None else act.start + past.start()
-    a, b = sentence
-    span = text[a:b]
-    instructed = act.kind is ActKind.INSTRUCTION or instructs(span)
-    refusing = {  # refusing one value in the sentence instructs on the others said there
-        key
-        for key, codes in _CODED.items()
-        if any(negated(span, m.start, lang) for m in mentions(span, _CODED_PATTERNS[key], codes))
-    }
+    a, span, lang = sentence.start, sentence.span, sentence.lang
+    instructing, refusing, stated_in_span = sentence.cues()
+    instructed = act.kind is ActKind.INSTRUCTION or instructing
     found: list[str] = []
     values: list[tuple[int, int]] = []
-    stated_in_span = stated_in(span)
     for k, topic in enumerate(TOPICS):
         if past is not None and not topic.fact:
             continue
@@ -776,6 +799,7 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
             continue
         asked = _question_topic(utterances, turn)
         for a, b in cues.SENTENCE.spans(u.text):
+            sentence = _Sentence(u.text, a, b, lang)
             before: tuple[str, ...] = ()  # the topics of the sentence's previous clause
             for k, act in enumerate(acts):
                 if act.turn != turn or not a <= act.start < b:
@@ -791,7 +815,7 @@ def _assign_topics(utterances: Sequence[Utterance], acts: list[Act], lang: Lang)
                     withdrawn += [key for key in gone if key not in withdrawn]
                     continue
                 inherited = asked if act.start == 0 and _VALUE_WORD.search(piece) else None
-                keys = _topics_of_clause(act, u.text, (a, b), lang, inherited)
+                keys = _topics_of_clause(act, u.text, sentence, inherited)
                 if not keys and _ELLIPSIS.fullmatch(piece) and act.live and not act.one_off:
                     keys = tuple(k for k in before if k not in _CODED and not _is_context(k))
                 if keys:

@@ -49,6 +49,21 @@ def _units(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=4096)
+def _body(text: str) -> tuple[int, frozenset[str]]:
+    """Where the quotes of record ``text`` start (after its head), and their words: an
+    earlier record is tried again each time an instruction changes."""
+    head = _HEAD.match(text)
+    start = head.end() if head is not None else 0
+    return start, _units(text[start:])
+
+
+@lru_cache(maxsize=8192)
+def _states(pattern: LinearPattern, body: str) -> bool:
+    """Whether a topic's ``pattern`` occurs in ``body``."""
+    return pattern.search(body) is not None
+
+
 def _said_in(units: frozenset[str], said: Sequence[frozenset[str]]) -> bool:
     return len(units) >= _MIN_UNITS and any(len(units & s) >= _SHARED * len(units) for s in said)
 
@@ -65,14 +80,11 @@ def restate(
     topic's pattern, or by words of one of ``olds``, the instructions as they were) and
     not in the words of ``news`` (the instructions as they are now) replaced by one
     marker naming the topics; ``None`` when no clause does."""
-    head = _HEAD.match(text)
-    start = head.end() if head is not None else 0
+    start, words = _body(text)
     old_units = [u for old in olds if len(u := _units(old)) >= _MIN_UNITS]
     new_units = [u for new in news if len(u := _units(new)) >= _MIN_UNITS]
-    body = text[start:]
-    words = _units(body)
     if not any(words & u for u in old_units) and not any(
-        t.pattern.search(body) is not None for t in topics
+        _states(t.pattern, text[start:]) for t in topics
     ):
         return None  # no clause can state an old instruction: the common case, found at once
 
