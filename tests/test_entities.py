@@ -53,6 +53,8 @@ def test_chinese_refund_message() -> None:
         ("X20 多少钱", "MODEL", "X20"),
         ("我手机是小米 14", "MODEL", "14"),
         ("小米14 Ultra 有货吗", "MODEL", "14 Ultra"),
+        ("我的K70至尊版屏幕太亮了", "MODEL", "K70至尊版"),  # an edition goes on the model
+        ("Mate 60的版本多少", "MODEL", "Mate 60"),
         ("价格¥2,999太贵", "AMOUNT", "¥2,999"),
         ("花了2999块", "AMOUNT", "2999块"),
         ("it was $49.99", "AMOUNT", "$49.99"),

@@ -669,11 +669,29 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
                 _Candidate("BRAND", _NAME_PRIORITY, *before),
                 _Candidate("MODEL", _NAME_PRIORITY, a, b),
             ]
+    out = [_with_edition(line, c) for c in out]
     out += [
         _Candidate(label, _PHRASE_PRIORITY, a, b)
         for label, a, b in shapes.chinese_products(line, brands, products, subject)
     ]
     return tuple(out)
+
+
+_EDITION = LinearPattern(
+    r"^(?:[一-龥]{1,3}版|至尊|旗舰|青春|尊享|典藏|顶配|高配|标准|纪念|冠军)(?:版)?"
+)
+"""An edition said right after a model (K70至尊版, 14 Ultra 典藏版 without the space: 至尊)."""
+
+
+def _with_edition(line: str, c: _Candidate) -> _Candidate:
+    """A model with the edition said right after it (``K70至尊版``), a whole word of the
+    line: ``的版本`` is no edition."""
+    if c.label != "MODEL":
+        return c
+    m = _EDITION.match(line[c.end : c.end + 5])
+    if m is None or "的" in m.group(0) or line[c.end : c.end + m.end() + 1].endswith("本"):
+        return c
+    return replace(c, end=c.end + m.end())
 
 
 def _shape_candidates(text: str) -> list[_Candidate]:
