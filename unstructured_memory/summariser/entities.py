@@ -689,7 +689,7 @@ def _with_edition(line: str, c: _Candidate) -> _Candidate:
     if c.label != "MODEL":
         return c
     m = _EDITION.match(line[c.end : c.end + 5])
-    if m is None or "的" in m.group(0) or line[c.end : c.end + m.end() + 1].endswith("本"):
+    if m is None or "的" in (m.group(0) or "") or line[c.end : c.end + m.end() + 1][-1:] == "本":
         return c
     return replace(c, end=c.end + m.end())
 
