@@ -504,6 +504,7 @@ def test_negation_governs_the_word_after_it_in_its_clause(
         ("之前说的短信通知别发了，就 app 推送吧", "-sms"),
         ("之前说的短信通知别发了，就 app 推送吧", "!app_push"),
         ("短信通知我，不要打电话", "!sms"),
+        ("不过到了微信跟我说一声", "!wechat"),  # 不过 is no contact that happened
     ],
 )
 def test_a_channel_said_as_the_way_to_tell_the_user_is_a_channel(said: str, channel: str) -> None:

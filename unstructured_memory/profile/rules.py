@@ -232,7 +232,9 @@ _SWITCHED: Final = LinearPattern(
     r"|(?i:(?:switch|change|move)\s+(?:me\s+|it\s+|that\s+)?(?:over\s+)?to\s+$)"
 )
 """Right before a channel switched to (改发短信, switch me over to email): an instruction."""
-_DONE: Final = LinearPattern(r"[打发来过]了|过|(?i:called|texted|e-?mailed|rang|phoned|messaged)")
+_DONE: Final = LinearPattern(
+    r"[打发来]过|[打发来过]了|(?i:called|texted|e-?mailed|rang|phoned|messaged)"
+)
 """A contact that happened (给我打了三次电话): a narrative, no instruction."""
 _REFUSED_AFTER: Final = LinearPattern(
     r"^[^，,。！？；]{0,4}?(?:从来|从不|根本|基本|一般)?(?:不|没|很少)(?:看|用|接|回|怎么看|常看|查)"
