@@ -591,7 +591,7 @@ _PHRASE_PRIORITY: Final = 7
 _CJK_BEFORE = LinearPattern(r"[\u4e00-\u9fff]\s?$")
 _NUMBER_MODEL = LinearPattern(r"(?P<pre>[\u4e00-\u9fff ])[0-9]{3,6}(?P<post>$|[^0-9A-Za-z.%])")
 _PROPER: Final = frozenset({"nz", "nr", "nrt", "ns", "nt", "a", "j", "t", "m"})
-_GENERATION = LinearPattern(
+_GENERATION: Final = LinearPattern(
     r"(?P<pre>[\u4e00-\u9fff ])[0-9]{1,2}(?:\s?(?i:pro\+?|max|ultra|plus|mini|lite|se))*"
     r"(?P<post>$|[^0-9A-Za-z.%])"
 )
@@ -677,10 +677,10 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
     return tuple(out)
 
 
-_EDITION = LinearPattern(
+_EDITION: Final = LinearPattern(
     r"^(?:[一-龥]{1,3}版|至尊|旗舰|青春|尊享|典藏|顶配|高配|标准|纪念|冠军)(?:版)?"
 )
-"""An edition said right after a model (K70至尊版, 14 Ultra 典藏版 without the space: 至尊)."""
+"""An edition said right after a model, with no space: 至尊版, 国行版, or 至尊 alone."""
 
 
 def _with_edition(line: str, c: _Candidate) -> _Candidate:
