@@ -683,6 +683,31 @@ def test_an_imperative_that_opens_like_a_question_is_a_request() -> None:
     assert "requested a return" not in text
 
 
+@pytest.mark.parametrize(
+    ("first", "then", "withdrawn"),
+    [
+        (
+            "6537290 那个筋膜枪帮我取消了吧 冲动消费了",
+            "哎哎等下 先别取消，我老公要用，还是照常发",
+            "撤回了取消订单的请求",
+        ),
+        ("帮我把 6537290 取消掉", "算了别取消了，照常发吧", "撤回了取消订单的请求"),
+        (
+            "帮我把订单 6353016 取消了，我好像买重了",  # 买重: a slip, no purchase
+            "等等先别取消！我看错了，另一单是给我妈买的。这单我要的",
+            "撤回了取消订单的请求",
+        ),
+    ],
+)
+def test_a_cancellation_said_in_few_words_and_taken_back_is_withdrawn(
+    first: str, then: str, withdrawn: str
+) -> None:
+    turns = _turns(("u", first), ("a", "好的，正在为您取消。"), ("u", then))
+    text = summarise("u", "s", turns).summary_text
+    assert withdrawn in text
+    assert "申请取消" not in text
+
+
 def test_a_narrative_is_no_instruction() -> None:
     assert _instructions("上周你们放门口那件羽绒服被人顺走了") == []
 

@@ -303,7 +303,13 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
             r"|(?i:exchange|replacement|swap)",
         ),
         ("complaint", r"投诉|客诉|举报|(?i:complain|complaint)"),
-        ("cancel", r"取消订单|订单取消|不买了|(?i:cancel (?:the |my )?order)"),
+        (
+            "cancel",
+            r"取消订单|订单取消|不买了|取消(?:掉|一下|吧|这单|这个单|$|[，,。！？!?\s])"
+            r"|(?:帮我|给我|麻烦)取消|把[^，,。！？]{1,20}取消"
+            r"|(?i:cancel (?:the |my |this )?order|cancel (?:it|this|that)(?:$|[^a-z])|"
+            r"please cancel|want to cancel)",
+        ),
         (
             "address",
             r"改(?:个|一下)?地址|修改地址|地址(?:改|修改|变更)|改寄|转寄|改送|"
@@ -323,7 +329,7 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ("packaging", r"礼品包装|礼盒|贺卡|包装|(?i:gift[- ]?wrap|gift note|gift box|packaging)"),
         (
             "purchase",
-            r"买(?:$|[^的了过回来到])|下单|购买|补(?:个|一个|买|一块|一台|一件|一双|一套)"
+            r"买(?:$|[^的了过回来到重错多贵亏])|下单|购买|补(?:个|一个|买|一块|一台|一件|一双|一套)"
             r"|来(?:一|个|两|几)(?:个|台|件|支|块|份|套|盒)"
             r"|(?i:buy|purchase|add (?:it|one|a|an|the)[^,.;!?]{0,30} to (?:my )?(?:order|cart))",
         ),
