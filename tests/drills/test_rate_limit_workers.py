@@ -3,7 +3,8 @@
 Two real worker processes over the test database, burst 10 (rate 0.01/s): 60 concurrent
 requests of one agent, each on a connection of its own so the kernel spreads them over
 both workers. Before the buckets were reconciled through PostgreSQL, each worker granted
-the whole burst (20 of 60 admitted); now the workers share one bucket.
+the whole burst (20 of 60 admitted); now the workers share one bucket (10, or up to 15
+when a reconciliation falls inside the burst: the documented slack).
 """
 
 from __future__ import annotations
@@ -132,4 +133,9 @@ def test_two_workers_admit_one_burst(workers: str) -> None:
             client.close()
     refused = statuses.count(429)
     assert set(statuses) <= {404, 429}, "admitted: 404, the user does not exist"
-    assert 60 - refused <= BURST, f"{60 - refused} of 60 admitted; the burst is {BURST}"
+    # a worker meeting the bucket grants its share (BURST / 2) before it has reconciled it;
+    # when a reconciliation falls inside the burst, the first to reconcile has not seen the
+    # other's spending yet and holds the rest of the level: at most 1.5 bursts, never the
+    # 2 bursts of unshared buckets (service/ratelimit.py, "The slack")
+    admitted = 60 - refused
+    assert admitted <= BURST + BURST // 2, f"{admitted} of 60 admitted; the burst is {BURST}"
