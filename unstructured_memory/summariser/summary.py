@@ -868,7 +868,7 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         head = f"因{subject}{s.reason}{head}" if s.reason else f"{about}{head}"
     asked = _family_head(s, "zh")
     if asked:  # a request's record says the problem it is for before a question on it
-        why = s.reason or detail or s.topic
+        why = s.reason or s.question or s.topic
         head = f"{about}{asked}" + (f"：{why}" if why else "")
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
@@ -931,7 +931,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     head = heads[intent].rstrip(" ?.")
     asked = _family_head(s, "en")
     if asked:  # a request's record says the problem it is for before a question on it
-        why = s.reason or detail or s.topic
+        why = s.reason or s.question or s.topic
         head = asked + (f" for {subject}" if subject else "")
         head += f": {why}" if why else ""
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
