@@ -491,6 +491,41 @@ def test_negation_governs_the_word_after_it_in_its_clause(
 
 
 @pytest.mark.parametrize(
+    ("text", "word", "expected"),
+    [
+        ("email我从来不看", "email", True),
+        ("之前说的短信通知别发了，就 app 推送吧", "短信", True),
+        ("之前说的短信通知别发了，就 app 推送吧", "app", False),
+        ("电话就不用打了，微信上说", "电话", True),
+        ("短信通知我，不要打电话", "短信", False),  # the refusal governs the next word
+        ("短信我很少看", "短信", True),
+        ("微信我天天看", "微信", False),
+    ],
+)
+def test_a_refusal_after_a_word_governs_it(text: str, word: str, expected: bool) -> None:
+    lang: Lang = "en" if text.isascii() else "zh"
+    at = text.index(word)
+    assert negated(text, at, lang, end=at + len(word)) is expected
+    assert not negated(text, at, lang) or expected, "without its end, only what comes before"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["邮件", "短信", "微信", "电话"]),
+    st.sampled_from(["{c}就别{v}了，", "{c}我基本不{r}", "{c}通知不用了，"]),
+    st.sampled_from(["", "有事 app 推送", "退款到了说一声"]),
+)
+def test_a_channel_refused_after_its_name_is_never_preferred(
+    channel: str, template: str, rest: str
+) -> None:
+    verb, read = ("打", "接") if channel == "电话" else ("发", "看")
+    got = _observed(template.format(c=channel, v=verb, r=read) + rest)
+    code = {"邮件": "email", "短信": "sms", "微信": "wechat", "电话": "phone"}[channel]
+    assert ("preference", "notification_channel", f"-{code}") in got
+    assert not [v for _, slot, v in got if slot == "notification_channel" and v.lstrip("!") == code]
+
+
+@pytest.mark.parametrize(
     ("said", "channel"),
     [
         ("行吧，有结果微信上跟我说，别打电话，上班不方便接", "!wechat"),

@@ -236,12 +236,6 @@ _DONE: Final = LinearPattern(
     r"[打发来]过|[打发来过]了|(?i:called|texted|e-?mailed|rang|phoned|messaged)"
 )
 """A contact that happened (给我打了三次电话): a narrative, no instruction."""
-_REFUSED_AFTER: Final = LinearPattern(
-    r"^[^，,。！？；]{0,4}?(?:从来|从不|根本|基本|一般)?(?:不|没|很少)(?:看|用|接|回|怎么看|常看|查)"
-    r"|^\s*(?:通知|提醒|消息|推送|的)?\s*(?:就|也|都|可以)?(?:别|不要|不用|甭|不必|不需要)"
-)
-"""A channel refused after it is named ("email我从来不看", "短信通知别发了";
-not "短信通知我不要打电话")."""
 
 
 def observe_session(
@@ -544,11 +538,7 @@ class _Observer:
                         _OUTDONE.search(piece[max(0, m.start - 6) : m.start]) is None
                         and _NO_CHANNEL_AFTER.match(piece[m.end :]) is None
                     ):
-                        refused = (
-                            refusing
-                            or negated(piece, m.start, self.lang)
-                            or _REFUSED_AFTER.search(piece[m.end :]) is not None
-                        )
+                        refused = refusing or negated(piece, m.start, self.lang, m.end)
                         directed = asks and (
                             _ADDRESSED.search(piece) is not None
                             or _SWITCHED.search(piece[max(0, m.start - 24) : m.start]) is not None

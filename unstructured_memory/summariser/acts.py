@@ -114,10 +114,14 @@ _NEGATION_REACH: Final = {"zh": 6, "en": 24}
 _BREAK: Final = LinearPattern(r"[，,。！？!?；;\n]|但是|不过|而是|(?i: but )")
 
 
-def negated(text: str, at: int, lang: Lang) -> bool:
+def negated(text: str, at: int, lang: Lang, end: int | None = None) -> bool:
     """Whether a negation cue governs the word starting at ``text[at]``: a cue ends at
     most a few characters before it, in the same clause (``别再发邮件``, ``不要视频``,
-    ``no more texts``, ``don't call me``)."""
+    ``no more texts``, ``don't call me``); given the word's ``end``, also a refusal right
+    after it (:data:`~unstructured_memory.summariser.cues.REFUSED_AFTER`: ``短信我基本不看``,
+    ``邮件就别发了``)."""
+    if end is not None and cues.REFUSED_AFTER.search(text[end:]) is not None:
+        return True
     reach = _NEGATION_REACH[lang]
     window_start = max(0, at - reach - 8)
     window = text[window_start:at]
@@ -718,7 +722,7 @@ class _Sentence:
                 key
                 for key, codes in _CODED.items()
                 if any(
-                    negated(span, m.start, lang)
+                    negated(span, m.start, lang, m.end)
                     for m in mentions(span, _CODED_PATTERNS[key], codes)
                 )
             )
@@ -752,7 +756,7 @@ def _topics_of_clause(
         if topic.key in _CODED:
             said = mentions(piece, _CODED_PATTERNS[topic.key], _CODED[topic.key])
             wanted = instructed or topic.key in refusing
-            if not said or not (wanted or any(negated(piece, m.start, lang) for m in said)):
+            if not said or not (wanted or any(negated(piece, m.start, lang, m.end) for m in said)):
                 continue
             values += [(m.start, m.end) for m in said]
             found.append(topic.key)

@@ -70,6 +70,16 @@ _NEG_EN = (
 NEGATION: Final = _words(_NEG_ZH, _NEG_EN)
 """A negation cue; :func:`~unstructured_memory.summariser.acts.negated` decides what it governs."""
 
+REFUSED_AFTER_ZH: Final = (
+    r"(?:我|就|也|都|通知|提醒|消息|推送|的)?\s*(?:就|也|都|可以)?"
+    r"(?:(?:别|不要|不用|甭|不必|不需要)(?:再|给我)?"
+    r"|(?:从来|从不|根本|基本|一般|平时)?(?:不|没|很少)(?:怎么|常|太)?(?:看|用|接|回|查))"
+)
+"""A refusal right after the word it governs, in a topicalised clause ("短信我基本不看",
+"邮件就别发了", "电话就不用打了"): the tail :data:`REFUSED_AFTER` reads."""
+REFUSED_AFTER: Final = LinearPattern(r"^[^，,。！？；;\n]{0,2}?" + REFUSED_AFTER_ZH)
+"""A refusal of the word that ends where the text starts (see :data:`REFUSED_AFTER_ZH`)."""
+
 _FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
     r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|之后都|日后|下次|下回|一律|统一|统统|"
     r"从今天起|从现在起|从今往后|从此|以后都|打今儿起|打今天起|从今儿起|往后都|"

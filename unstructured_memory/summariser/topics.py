@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from policies.linear_re import LinearPattern, PatternSet
+from unstructured_memory.summariser.cues import REFUSED_AFTER_ZH
 from unstructured_memory.summariser.sizes import SIZE_WORN_EN, SIZE_WORN_ZH
 
 __all__ = [
@@ -159,6 +160,7 @@ CHANNEL: Final = _numbered(
     r"告知|催|说|讲|留言|发消息)",
     _CH_ZH + r"(?:就行|就好|就可以|吧|最好|比较好|方便)",
     _CH_ZH + r"比",
+    _CH_ZH + REFUSED_AFTER_ZH,
     r"(?:通知|联系|告诉|提醒|找)我[^，,。！？]{0,6}" + _CH_ZH,
     r"(?i:(?:notify|contact|reach|update|message|ping|tell|inform|alert|let)\s+(?:me\s+)?"
     r"(?:know\s+)?(?:only\s+)?(?:by|via|on|through|over|with)\s+(?:an?\s+)?" + _CH_EN + ")",
