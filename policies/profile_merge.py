@@ -37,6 +37,7 @@ from typing import Final
 
 __all__ = [
     "DEFAULT_CONFIRMATIONS",
+    "FORMERLY_KEPT",
     "MAX_CANDIDATES_PER_SLOT",
     "Candidate",
     "Change",
@@ -55,6 +56,9 @@ DEFAULT_CONFIRMATIONS: Final = 2
 
 MAX_CANDIDATES_PER_SLOT: Final = 5
 """Candidates kept per slot; the least recently mentioned beyond it are dropped."""
+
+FORMERLY_KEPT: Final = 3
+"""Former values a slot remembers (:attr:`Stable.formerly`)."""
 
 
 class ObservationKind(StrEnum):
@@ -106,7 +110,9 @@ class Stable:
 
     ``sessions`` counts the distinct sessions that established it (1 for a fact,
     the confirming sessions for a preference); ``session_id`` and ``observed_at``
-    are those of the latest mention.
+    are those of the latest mention; ``formerly`` the values the slot held before,
+    newest first (at most :data:`FORMERLY_KEPT`, none holding PII): what earlier
+    records may still name (:mod:`policies.superseded`).
     """
 
     value: str
@@ -114,6 +120,7 @@ class Stable:
     session_id: str
     ref: str | None = None
     sessions: int = 1
+    formerly: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +171,6 @@ class Merged:
     changes: tuple[Change, ...]
     temporary: tuple[Observation, ...]
     refused: tuple[tuple[str, str], ...] = ()
-    replaced: tuple[tuple[str, str, str], ...] = ()
-    """``(slot, former value, value)`` of every stable fact the merge replaced by another
-    value (neither holding PII): what earlier records may still name."""
 
 
 _ONE_PER_SCENARIO: Final = frozenset({"device_model"})
@@ -220,8 +224,20 @@ def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
     if current is not None and (current.value, current.ref) == (o.value, o.ref):
         facts[o.slot] = replace(current, observed_at=o.observed_at, session_id=o.session_id)
         return None
-    facts[o.slot] = Stable(o.value, o.observed_at, o.session_id, o.ref)
+    facts[o.slot] = Stable(
+        o.value, o.observed_at, o.session_id, o.ref, formerly=_formerly(current, o.value)
+    )
     return Change(o.slot, ChangeKind.FACT_SET)
+
+
+def _formerly(current: Stable | None, value: str) -> tuple[str, ...]:
+    """What a slot held before it takes ``value``: ``current``'s value (unless it holds PII
+    or is ``value`` again) before what it held itself, each once, newest first."""
+    if current is None:
+        return ()
+    was = (current.value,) if current.ref is None else ()
+    kept = dict.fromkeys(v for v in (*was, *current.formerly) if v.casefold() != value.casefold())
+    return tuple(kept)[:FORMERLY_KEPT]
 
 
 def _drop_slot(candidates: dict[tuple[str, str], Candidate], slot: str) -> None:
@@ -249,7 +265,9 @@ def _merge_instruction(
             stable, observed_at=max(stable.observed_at, o.observed_at), session_id=o.session_id
         )
         return None
-    preferences[o.slot] = Stable(o.value, o.observed_at, o.session_id)
+    preferences[o.slot] = Stable(
+        o.value, o.observed_at, o.session_id, formerly=_formerly(stable, o.value)
+    )
     return Change(o.slot, ChangeKind.PREFERENCE_SET)
 
 
@@ -275,7 +293,11 @@ def _merge_preference(
     sessions = found.sessions if o.session_id in found.sessions else (*found.sessions, o.session_id)
     if len(sessions) >= 1 + confirmations:
         preferences[o.slot] = Stable(
-            o.value, max(found.last_seen, o.observed_at), o.session_id, sessions=len(sessions)
+            o.value,
+            max(found.last_seen, o.observed_at),
+            o.session_id,
+            sessions=len(sessions),
+            formerly=_formerly(stable, o.value),
         )
         _drop_slot(candidates, o.slot)
         return Change(o.slot, ChangeKind.PREFERENCE_SET)
@@ -361,15 +383,7 @@ def merge(
             changes.append(change)
     _drop_restated(state.facts, facts, changes)
     final = ProfileState(facts=facts, preferences=preferences, candidates=candidates)
-    replaced = tuple(
-        (slot, was.value, now.value)
-        for slot, was in state.facts.items()
-        if (now := facts.get(slot)) is not None
-        and was.ref is None
-        and now.ref is None
-        and was.value.casefold() != now.value.casefold()
-    )
-    return Merged(final, _net(state, final, changes), tuple(temporary), tuple(refused), replaced)
+    return Merged(final, _net(state, final, changes), tuple(temporary), tuple(refused))
 
 
 _WORDS: Final = 4

@@ -27,6 +27,7 @@ from typing import Any
 
 from policies.errors import InvalidField
 from policies.pii import PiiKind, mask_pii, mask_value
+from policies.superseded import superseded_words, unsay
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
 from structured_memory.repositories.learned_profile import LEARNED_KEY
@@ -63,6 +64,8 @@ class _Words:
     """Words for coded values (a content format)."""
     note: str = "note"
     """The label of an instruction kept in the user's words (``note:…`` facts)."""
+    superseded: str = "[updated]"
+    """What a record shows in place of a value the user has since replaced."""
 
     def fact_label(self, key: str) -> str:
         """How a fact's key is shown: a topic's label, ``note`` for a note, else the key."""
@@ -112,6 +115,7 @@ _ZH = _Words(
         **{t.key: t.zh for t in TOPICS if t.key not in ("content_format",)},
     },
     note="用户嘱咐",
+    superseded="[已更新]",
     scenarios={
         "self": "自用",
         "parents": "给父母",
@@ -280,12 +284,32 @@ def business_items(profile: Profile, checks: Sequence[Verification]) -> list[Con
     return out
 
 
+def _superseded(profile: Profile) -> tuple[str, ...]:
+    """The words of the values learned slots held before their current ones
+    (:func:`~policies.superseded.superseded_words`); the profile line's slots left out."""
+    learned = profile.attributes.get(LEARNED_KEY)
+    out: list[str] = []
+    for part in ("facts", "preferences"):
+        entries = learned.get(part) if isinstance(learned, dict) else None
+        for slot, entry in entries.items() if isinstance(entries, dict) else ():
+            if str(slot).partition("@")[0] in _SHOWN_IN_PROFILE or not isinstance(entry, dict):
+                continue
+            now = entry.get("value")
+            now = now.get("masked") if isinstance(now, dict) else now
+            for former in entry.get("formerly", ()):
+                if isinstance(former, str) and isinstance(now, str):
+                    out += superseded_words(former, now)
+    return tuple(out)
+
+
 def record_items(profile: Profile, hits: Sequence[MemoryHit]) -> list[ContextItem]:
-    """Search hits as dated lines; pending ones as questions."""
+    """Search hits as dated lines; pending ones as questions. A value the user has since
+    replaced (a learned slot's former value) is shown as updated (:mod:`policies.superseded`)."""
     w = _words(profile)
+    former = _superseded(profile)
     out = []
     for h in hits:
-        text = _clean(h.text)
+        text = unsay(_clean(h.text), former, w.superseded) if former else _clean(h.text)
         if h.status == PENDING:
             out.append(
                 ContextItem(

@@ -193,3 +193,33 @@ def test_what_sessions_taught_reaches_the_block(mem: MemoryClient) -> None:
     assert "88VIP会员" in facts
     assert "800元" in facts
     assert "张杨路" not in ctx.text
+
+
+def test_a_record_naming_a_value_replaced_since_shows_it_as_replaced(mem: MemoryClient) -> None:
+    """An old record names the phone the user has since replaced: the ledger keeps its words
+    (search still finds them), the context shows the old model as updated, never as theirs."""
+    from datetime import UTC, datetime, timedelta
+
+    from sdk import Turn
+
+    mem.profiles.ensure("buyer-replaced")
+    then = datetime.now(UTC) - timedelta(days=40)
+    sessions = [
+        ("我用的是 iPhone 13，20W 的充电头有吗", "有的，这款 20W 快充适配 iPhone 13，39 元。"),
+        ("之前那个苹果不用了，换了华为 Mate 60 Pro，66W 的快充能用吧", "可以的，完全兼容。"),
+    ]
+    for n, (said, answer) in enumerate(sessions):
+        at = then + timedelta(days=30 * n)
+        mem.end_session(
+            "buyer-replaced",
+            f"s-{n}",
+            [Turn("user", said, at), Turn("assistant", answer, at + timedelta(minutes=1))],
+        )
+    ctx = mem.build_context("buyer-replaced", "iPhone 13 充电头还有吗", max_tokens=600)
+    records = [i.text for i in ctx.items if i.section is Section.RECORD]
+    assert any("[已更新]" in r and "充电头" in r for r in records), records
+    assert "iPhone 13" not in ctx.text
+    assert "iPhone13" not in ctx.text
+    assert "Mate 60 Pro" in ctx.text
+    hits = mem.search("buyer-replaced", "iPhone 13 充电头", limit=5)
+    assert any("iPhone 13" in h.text for h in hits), "the ledger keeps what was said"

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,6 +50,7 @@ from values.sessions import Turn
 
 FACT, PREF, TEMP = ObservationKind.FACT, ObservationKind.PREFERENCE, ObservationKind.TEMPORARY
 T0 = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
+DAY = timedelta(days=1)
 USER = "buyer-profile-01"
 ADDRESS = "北京市朝阳区建国路88号"
 PHONE = "13912345678"
@@ -78,6 +79,27 @@ def test_an_objective_fact_takes_the_newest_value() -> None:
     assert late.changes == ()
 
 
+def test_a_replaced_fact_remembers_what_it_was_newest_first() -> None:
+    s = ProfileState()
+    for n, model in enumerate(["iPhone 13", "iPhone 15", "华为 Mate 60 Pro", "iPhone 15"]):
+        s = merge(s, [obs(FACT, "device_model", model, f"s{n}", 10 * n, scenario="手机")]).state
+    assert s.facts["device_model@手机"].value == "iPhone 15"
+    assert s.facts["device_model@手机"].formerly == ("华为 Mate 60 Pro", "iPhone 13")
+    same = merge(s, [obs(FACT, "device_model", "iPhone 15", "s9", 90, scenario="手机")]).state
+    assert same.facts["device_model@手机"].formerly == ("华为 Mate 60 Pro", "iPhone 13")
+    many = s
+    for n in range(6):
+        many = merge(many, [obs(FACT, "member_level", f"V{n}会员", f"m{n}", 100 + n)]).state
+    assert many.facts["member_level"].formerly == ("V4会员", "V3会员", "V2会员"), "three kept"
+
+
+def test_a_replaced_preference_remembers_what_it_was() -> None:
+    said = Observation(PREF, "budget", "5000元", "s1", T0, "self", explicit=True)
+    s = merge(ProfileState(), [said]).state
+    s = merge(s, [replace(said, value="3000元", session_id="s2", observed_at=T0 + DAY)]).state
+    assert s.preferences["budget@self"].formerly == ("5000元",)
+
+
 def test_a_fact_restated_differently_takes_its_words_out_of_every_slot() -> None:
     said = "我女儿对芒果过敏"
     s = merge(
@@ -87,7 +109,7 @@ def test_a_fact_restated_differently_takes_its_words_out_of_every_slot() -> None
     later = merge(s, [obs(FACT, "diet", "她其实是对猕猴桃过敏", "s2", 10)])
     assert later.state.facts["diet"].value == "她其实是对猕猴桃过敏"
     assert "family@女儿" not in later.state.facts, "the old words stood as the daughter too"
-    assert later.replaced == (("diet", said, "她其实是对猕猴桃过敏"),)
+    assert later.state.facts["diet"].formerly == (said,)
     assert merge(later.state, [obs(FACT, "diet", "她其实是对猕猴桃过敏", "s2", 10)]).changes == ()
 
 

@@ -114,6 +114,7 @@ def _decode_stable(raw: Mapping[str, Any]) -> Stable | None:
             session_id=str(raw["session"]),
             ref=ref,
             sessions=int(raw.get("sessions", 1)),
+            formerly=tuple(v for v in raw.get("formerly", ()) if isinstance(v, str)),
         )
     except (KeyError, TypeError, ValueError):
         return None  # a hand-edited entry: left out, replaced by the next value said
@@ -150,6 +151,7 @@ def _encode_stable(s: Stable) -> dict[str, Any]:
         "at": s.observed_at.isoformat(),
         "session": s.session_id,
         "sessions": s.sessions,
+        **({"formerly": list(s.formerly)} if s.formerly else {}),
     }
 
 

@@ -1,0 +1,64 @@
+"""What a record still names of a value the user has since replaced (pure, no database)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from policies.superseded import superseded_words, unsay
+
+
+@pytest.mark.parametrize(
+    ("former", "now", "words"),
+    [
+        ("iPhone 13", "华为 Mate 60 Pro", ("iPhone 13", "iPhone13")),
+        ("75B", "80C", ("75B",)),
+        ("soccer jersey for my son, he's 10-12 years", "he's a 13-14 now", ("10-12",)),
+        ("120码（平时穿120的）", "130码（他现在穿130了）", ("120",)),
+        ("Our beagle Pretzel is 12 kg", "Pretzel's down to 10 kg", ("12 kg", "12kg")),
+        ("家里柯基11公斤", "它最近减到9公斤了", ("家里柯基11公斤", "11公斤")),
+        ("银卡会员", "金卡会员", ("银卡会员",)),
+        ("I put 15.5 collar for my husband's shirts", "his collar is 16.5 now", ("15.5",)),
+        ("iPhone 15", "iPhone 15 Pro", ()),  # still named by the value that replaced it
+        ("儿子今年上三年级，喜欢乐高", "儿子今年上四年级了", ()),  # no measure to tell apart
+        ("家里有两只猫，12岁了", "一只猫12岁了", ()),
+    ],
+)
+def test_the_words_that_name_a_former_value(former: str, now: str, words: tuple[str, ...]) -> None:
+    assert superseded_words(former, now) == words
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "shown"),
+    [
+        (
+            "用户咨询 iPhone 13（39 元）的相关事宜",
+            ("iPhone 13",),
+            "用户咨询 [x]（39 元）的相关事宜",
+        ),
+        ("用户咨询 iphone13 的充电头", ("iPhone 13", "iPhone13"), "用户咨询 [x] 的充电头"),
+        ("用户咨询秋裤的相关事宜：有 120 吗", ("120",), "用户咨询秋裤的相关事宜：有 [x] 吗"),
+        (
+            "订单 1201209 的秋裤 120 码",
+            ("120",),
+            "订单 1201209 的秋裤 [x] 码",
+        ),  # not inside a number
+        ("he's 10-12 years, 10-12 fits", ("10-12",), "he's [x] years, [x] fits"),
+        ("iPhone 13 mini", ("iPhone 13", "iPhone 13 mini"), "[x]"),  # the longest first
+        ("A120 and 1200", ("120",), "A120 and 1200"),
+    ],
+)
+def test_a_record_shows_a_former_value_as_replaced(
+    text: str, words: tuple[str, ...], shown: str
+) -> None:
+    assert unsay(text, words, "[x]") == shown
+
+
+@given(st.text(max_size=80), st.lists(st.text(min_size=1, max_size=8), max_size=4))
+def test_unsay_keeps_everything_but_the_words(text: str, words: list[str]) -> None:
+    shown = unsay(text, words, "\x00")
+    if not any(w.lower() in text.lower() for w in words):
+        assert shown == text
+    for piece in shown.split("\x00"):
+        assert piece in text
