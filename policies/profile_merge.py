@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_CONFIRMATIONS",
     "FORMERLY_KEPT",
     "MAX_CANDIDATES_PER_SLOT",
+    "REFERENCE",
     "Candidate",
     "Change",
     "ChangeKind",
@@ -200,6 +201,37 @@ def _fact_slot(facts: Mapping[str, Stable], o: Observation) -> str:
     return o.slot
 
 
+REFERENCE: Final = "~"
+"""Opens the scenario of a fact said of someone by a word that does not name them: ``~he``,
+``~she``, ``~it`` (a pet), ``~name:Pretzel``. The merge gives it to the one slot it can mean
+among the user's family members and pets (:func:`_referent`), or drops it; said in the
+session that named them, it adds to their words, said later, it replaces them."""
+
+_REFERABLE: Final = ("family", "pet")
+_HE: Final = frozenset(
+    {"儿子", "老公", "爸爸", "爷爷", "外公", "公公", "son", "husband", "dad", "grandpa"}
+)
+_SHE: Final = frozenset(
+    {"女儿", "老婆", "妈妈", "奶奶", "外婆", "婆婆", "daughter", "wife", "mom", "grandma"}
+)
+
+
+def _referent(facts: Mapping[str, Stable], reference: str) -> str | None:
+    """The one family or pet slot ``reference`` (a scenario after :data:`REFERENCE`) can
+    mean: ``he``/``she`` a family member of that sex, ``it`` a pet, ``name:X`` the member
+    or pet whose words name X after their first word; ``None`` for none or several."""
+    slots = [s for s in facts if s.partition("@")[0] in _REFERABLE]
+    if reference.startswith("name:"):
+        name = reference.removeprefix("name:")
+        found = [s for s in slots if f" {name}" in facts[s].value]
+    elif reference == "it":
+        found = [s for s in slots if s.partition("@")[0] == "pet"]
+    else:
+        sex = _HE if reference == "he" else _SHE if reference == "she" else frozenset()
+        found = [s for s in slots if s.partition("@")[0] == "family" and s.partition("@")[2] in sex]
+    return found[0] if len(found) == 1 else None
+
+
 def _clear_facts(facts: dict[str, Stable], o: Observation) -> Change | None:
     """A withdrawn topic: every slot of its key said before ``o`` leaves the profile."""
     gone = [
@@ -215,6 +247,17 @@ def _clear_facts(facts: dict[str, Stable], o: Observation) -> Change | None:
 def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
     if o.negated:
         return _clear_facts(facts, o)
+    if o.scenario is not None and o.scenario.startswith(REFERENCE):
+        meant = _referent(facts, o.scenario.removeprefix(REFERENCE))
+        if meant is None:
+            return None
+        key, _, scenario = meant.partition("@")
+        o = replace(o, key=key, scenario=scenario or None)
+        known = facts[meant]
+        if known.session_id == o.session_id and o.value not in known.value:  # one more trait
+            join = "，" if any("\u4e00" <= ch <= "\u9fff" for ch in known.value) else ", "
+            facts[meant] = replace(known, value=f"{known.value}{join}{o.value}")
+            return Change(meant, ChangeKind.FACT_SET)
     slot = _fact_slot(facts, o)
     if slot != o.slot:
         o = replace(o, key=slot.partition("@")[0], scenario=slot.partition("@")[2] or None)

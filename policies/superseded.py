@@ -59,39 +59,39 @@ def _measures(value: str) -> list[str]:
 
 def superseded_words(former: str, now: str) -> tuple[str, ...]:
     """The words that name ``former`` and that ``now`` (the value that replaced it) does not
-    hold, each also without its spaces: the whole of a short value, then its measures."""
+    hold, spaces aside: the whole of a short value, then its measures."""
     found: list[str] = []
     whole = " ".join(former.split())
     if whole and len(whole) <= _SHORT and _CLAUSE_MARK.search(whole) is None:
         found.append(whole)
     found += _measures(former)
-    held = "".join(now.split()).casefold()
-    out: list[str] = []
-    for word in found:
-        for spelt in (word, "".join(word.split())):
-            if spelt and "".join(spelt.split()).casefold() not in held and spelt not in out:
-                out.append(spelt)
-    return tuple(out)
+    held = _flat(now).casefold()
+    return tuple(dict.fromkeys(w for w in found if _flat(w).casefold() not in held))
+
+
+def _flat(text: str) -> str:
+    return "".join(text.split())
 
 
 def unsay(text: str, words: Iterable[str], marker: str) -> str:
-    """``text`` with each of ``words`` (case-insensitive) replaced by ``marker`` where it
-    stands alone: not inside a longer Latin word or number (``120`` in ``1200`` or ``A120``
-    stays); the longest word first."""
-    low = text.lower()
-    if len(low) != len(text):  # a letter whose lower case is longer: match as written
-        low = text
+    """``text`` with each of ``words`` replaced by ``marker`` where it stands alone (case and
+    spaces aside: records space a number from its unit, ``11 公斤``): not inside a longer Latin
+    word or number (``120`` in ``1200`` or ``A120`` stays); the longest word first."""
+    kept = [i for i, ch in enumerate(text) if not ch.isspace()]
+    flat = "".join(text[i] for i in kept)
+    fold = flat.lower() if len(flat.lower()) == len(flat) else flat  # else match as written
     spans: list[tuple[int, int]] = []
-    for word in sorted({w.lower() if low is not text else w for w in words if w}, key=len)[::-1]:
-        at = low.find(word)
+    wanted = {_flat(w).lower() if fold is not flat else _flat(w) for w in words}
+    for word in sorted(wanted - {""}, key=len, reverse=True):
+        at = fold.find(word)
         while at >= 0:
-            end = at + len(word)
-            alone = not (at > 0 and _alnum(word[0]) and _alnum(low[at - 1])) and not (
-                end < len(low) and _alnum(word[-1]) and _alnum(low[end])
+            a, b = kept[at], kept[at + len(word) - 1] + 1  # the span in ``text``
+            alone = not (a > 0 and _alnum(text[a]) and _alnum(text[a - 1])) and not (
+                b < len(text) and _alnum(text[b - 1]) and _alnum(text[b])
             )
-            if alone and not any(a < end and at < b for a, b in spans):
-                spans.append((at, end))
-            at = low.find(word, at + 1)
+            if alone and not any(x < b and a < y for x, y in spans):
+                spans.append((a, b))
+            at = fold.find(word, at + 1)
     out, last = [], 0
     for a, b in sorted(spans):
         out += [text[last:a], marker]

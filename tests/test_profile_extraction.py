@@ -100,6 +100,61 @@ def test_a_replaced_preference_remembers_what_it_was() -> None:
     assert s.preferences["budget@self"].formerly == ("5000元",)
 
 
+@pytest.mark.parametrize(
+    ("known", "said", "slot", "kept"),
+    [
+        (
+            {"family@son": "My son wears a kids' size 12"},
+            ("~he", "he's in a 13 now"),
+            "family@son",
+            True,
+        ),
+        (
+            {"family@儿子": "儿子5岁", "family@女儿": "女儿8岁"},
+            ("~she", "她现在9岁了"),
+            "family@女儿",
+            True,
+        ),
+        ({"pet": "家里柯基11公斤"}, ("~it", "它最近减到9公斤了"), "pet", True),
+        (
+            {"pet": "Our beagle Pretzel is 12 kg"},
+            ("~name:Pretzel", "Pretzel's down to 10 kg"),
+            "pet",
+            True,
+        ),
+        (
+            {"family@儿子": "儿子5岁", "family@老公": "老公在国外"},
+            ("~he", "他现在12岁了"),
+            None,
+            False,
+        ),
+        ({"family@女儿": "女儿8岁"}, ("~he", "他现在12岁了"), None, False),
+        ({}, ("~it", "it's 12 kg now"), None, False),
+    ],
+)
+def test_a_trait_said_of_he_she_it_or_a_name_goes_to_the_one_it_can_mean(
+    known: dict[str, str], said: tuple[str, str], slot: str | None, kept: bool
+) -> None:
+    state = ProfileState(facts={k: Stable(v, T0, "s1") for k, v in known.items()})
+    key = "pet" if said[0] == "~it" else "family"  # a name may be a pet's or a person's
+    merged = merge(state, [obs(FACT, key, said[1], "s2", 10, scenario=said[0])]).state
+    assert not [s for s in merged.facts if "~" in s], "a reference is never a slot"
+    if kept:
+        assert slot is not None
+        assert merged.facts[slot].value == said[1]
+        assert merged.facts[slot].formerly == (known[slot],)
+    else:
+        assert merged.facts == state.facts, "nobody it can mean: nothing changes"
+
+
+def test_a_trait_referred_to_in_the_session_that_named_them_adds_to_what_it_said() -> None:
+    son = obs(FACT, "family", "My son wears a kids' size 12", "s1", 0, scenario="son")
+    he = obs(FACT, "family", "He's 7", "s1", 1, scenario="~he")
+    facts = merge(ProfileState(), [son, he]).state.facts
+    assert facts["family@son"].value == "My son wears a kids' size 12, He's 7"
+    assert facts["family@son"].formerly == ()
+
+
 def test_a_fact_restated_differently_takes_its_words_out_of_every_slot() -> None:
     said = "我女儿对芒果过敏"
     s = merge(
@@ -445,6 +500,38 @@ def test_what_a_pronoun_goes_on_to_say_of_a_family_member_is_theirs(
     said: str, slot: str, family: str
 ) -> None:
     assert ("fact", slot, family) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        ("Those sneakers are already tight, he's in a 13 now.", "family@~he", "he's in a 13 now"),
+        ("上次那个裙子小了，她现在都12岁了", "family@~she", "她现在都12岁了"),
+        ("烘干箱声音特别大。对了它最近减到9公斤了", "pet@~it", "对了它最近减到9公斤了"),
+        (
+            "Reordering the vet diet kibble, Pretzel's down to 10 kg so it's working!",
+            "family@~name:Pretzel",
+            "Pretzel's down to 10 kg so it's working",
+        ),
+    ],
+)
+def test_a_trait_said_of_someone_named_before_refers_to_them(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "he's coming home on the 12th, can it arrive before?",  # a date, no trait
+        "他说12点前到",
+        "This is a 2 pack right?",
+        "it's 199 now? it was 159 yesterday",  # a price, not a pet's weight
+    ],
+)
+def test_a_number_after_a_pronoun_is_no_trait_by_itself(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if "~" in slot]
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,11 @@ from policies.superseded import superseded_words, unsay
 @pytest.mark.parametrize(
     ("former", "now", "words"),
     [
-        ("iPhone 13", "华为 Mate 60 Pro", ("iPhone 13", "iPhone13")),
+        ("iPhone 13", "华为 Mate 60 Pro", ("iPhone 13",)),
         ("75B", "80C", ("75B",)),
         ("soccer jersey for my son, he's 10-12 years", "he's a 13-14 now", ("10-12",)),
         ("120码（平时穿120的）", "130码（他现在穿130了）", ("120",)),
-        ("Our beagle Pretzel is 12 kg", "Pretzel's down to 10 kg", ("12 kg", "12kg")),
+        ("Our beagle Pretzel is 12 kg", "Pretzel's down to 10 kg", ("12 kg",)),
         ("家里柯基11公斤", "它最近减到9公斤了", ("家里柯基11公斤", "11公斤")),
         ("银卡会员", "金卡会员", ("银卡会员",)),
         ("I put 15.5 collar for my husband's shirts", "his collar is 16.5 now", ("15.5",)),
@@ -37,7 +37,9 @@ def test_the_words_that_name_a_former_value(former: str, now: str, words: tuple[
             ("iPhone 13",),
             "用户咨询 [x]（39 元）的相关事宜",
         ),
-        ("用户咨询 iphone13 的充电头", ("iPhone 13", "iPhone13"), "用户咨询 [x] 的充电头"),
+        ("用户咨询 iphone13 的充电头", ("iPhone 13",), "用户咨询 [x] 的充电头"),
+        ("用户购买建议：家里柯基 11 公斤", ("11公斤",), "用户购买建议：家里柯基 [x]"),
+        ("iPhone 13 mini 的壳", ("iPhone 13",), "[x] mini 的壳"),
         ("用户咨询秋裤的相关事宜：有 120 吗", ("120",), "用户咨询秋裤的相关事宜：有 [x] 吗"),
         (
             "订单 1201209 的秋裤 120 码",

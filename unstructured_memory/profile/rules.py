@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
-from policies.profile_merge import Observation, ObservationKind
+from policies.profile_merge import REFERENCE, Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.summariser import amounts, cues, sizes
@@ -601,6 +601,10 @@ class _Observer:
             piece = text[act.start : act.end]
             if act in going:
                 facts.setdefault(going[act], []).append(self._words(piece))
+            elif act.kind in _SAYING and not any(k in _FACT_KEYS for k in act.topics):
+                meant = _reference(piece)
+                if meant is not None:
+                    facts.setdefault(meant, []).append(self._words(piece))
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
@@ -649,6 +653,51 @@ def _going_on(text: str, acts: Sequence[Act]) -> list[tuple[Act, tuple[str, str 
     return out
 
 
+_REFERRED: Final = LinearPattern(
+    r"^\s*(?:而且|并且|还有|还|也|不过|但|可|对了|哦|另外)?[，,\s]*(?:(?P<he>他)|(?P<she>她)|(?P<it>它))"
+    r"(?:$|[^们])"
+    r"|(?i:^\s*(?:(?:and|but|also|oh|btw|plus)[\s,]+)?(?:(?P<he_en>he)|(?P<she_en>she)|(?P<it_en>it))"
+    r"(?:'s|’s|\s))"
+    r"|^\s*(?:(?:And|But|Also|Oh|Btw|Plus|and|but|also|oh|btw|plus)[\s,]+)?(?P<name>[A-Z][a-z]{2,})"
+    r"(?:'s|’s|\s+(?:is|was|has|weighs|wears|turned|got)\s)"
+)
+"""A clause that speaks of someone by a word that does not name them: 他/她/它, he/she/it,
+or a name (``Pretzel's down to 10 kg``)."""
+_TRAIT: Final = LinearPattern(
+    r"\d+(?:\.\d+)?(?:\s?[-~到至]\s?\d+)?\s?(?:周岁|岁|个月|公斤|斤|厘米|码)|穿\s?\d"
+    r"|(?i:\d+(?:\.\d+)?\s?(?:kgs?|lbs?|pounds?|cm|years? old|months? old)(?:$|[^a-z]))"
+)
+"""A measure of a person or a pet: an age, a weight, a height, a size."""
+_WORN_EN: Final = LinearPattern(
+    r"(?i:(?:'s|’s|\sis|\sin|\swears?|\swearing)\s+(?:now\s+)?(?:a |size )\d)"
+)
+"""A size said of a person in English: he's in a 13, she wears a 6."""
+_NOT_A_NAME: Final = LinearPattern(
+    r"^(?:Th(?:is|at|ese|ose|ere|ey)|Here|Wh(?:at|ich|o|ere|en|y)|How|The|One|Each|Every(?:thing)?|"
+    r"Nothing|Something|Anything|Mine|Yours|Shipping|Delivery|Order|Price|You|Your)$"
+)
+"""Capitalised words that open a clause and name nobody."""
+
+
+def _reference(piece: str) -> tuple[str, str] | None:
+    """The reference slot (:data:`~policies.profile_merge.REFERENCE`) of a clause that tells
+    a measure (:data:`_TRAIT`; a size said in English, for a person) of someone it does not
+    name: ``("family", "~he")``, ``("pet", "~it")``, ``("family", "~name:Pretzel")``."""
+    m = _REFERRED.search(piece)
+    if m is None or _NOT_A_NAME.search(m.group("name") or "") is not None:
+        return None
+    person = m.group("it") is None and m.group("it_en") is None
+    if _TRAIT.search(piece) is None and not (person and _WORN_EN.search(piece) is not None):
+        return None
+    if m.group("name"):
+        return (_FAMILY, f"{REFERENCE}name:{m.group('name')}")
+    if not person:
+        return ("pet", f"{REFERENCE}it")
+    return (_FAMILY, f"{REFERENCE}{'he' if m.group('he') or m.group('he_en') else 'she'}")
+
+
+_FACT_KEYS: Final = frozenset(t.key for t in TOPICS if t.fact)
+"""Topics that are facts about the user: a clause stating one is theirs, no reference."""
 _SIZE: Final = "size"
 _BEFORE_SIZE: Final = {"zh": 6, "en": 16}
 """How far before a size a past-time cue makes it a size no longer worn (characters)."""
