@@ -578,6 +578,10 @@ def test_a_negated_channel_is_never_the_preferred_one(channel: str, template: st
         (("不要发票纸质版，电子的就行",), "invoice", "电子"),
         (("For anything I send abroad from now on, please use DHL, never EMS",), "carrier", "DHL"),
         (("以后换货别让我自己拿去寄了，都直接安排上门取件",), "note:", "上门取件"),
+        (("你们默认发啥快递？除了中通都行，上回丢过一箱书",), "carrier", "除了中通都行"),
+        (("韵达以外都行，太慢了",), "carrier", "韵达以外都行"),
+        (("Any courier is fine, anything but ZTO, they lost two parcels",), "carrier", "but ZTO"),
+        (("Please no Yunda, it took three weeks last time",), "carrier", "no Yunda"),
     ],
 )
 def test_an_instruction_no_field_holds_becomes_an_explicit_fact(

@@ -228,11 +228,12 @@ def mentions(text: str, pattern: LinearPattern, codes: dict[str, str]) -> list[M
 
 _CARRIER_ZH = (
     r"(?:顺丰|德邦|京东(?:快递|物流)?|中通|圆通|申通|韵达|极兔|邮政|EMS|ems|菜鸟|跨越|百世|宅急送|丹鸟|"
-    r"安能|壹米滴答|(?i:sf|dhl|ups|fedex))"
+    r"安能|壹米滴答|(?i:sf|dhl|ups|fedex|zto|yto|sto))"
 )
 _CARRIER_EN = (
     r"(?:sf express|sf|deppon|jd logistics|jd|ups|fedex|dhl|usps|royal mail|dpd|evri|hermes|"
-    r"parcelforce|canada post|australia post|ems|china post|gls|tnt|yodel|amazon logistics)"
+    r"parcelforce|canada post|australia post|ems|china post|gls|tnt|yodel|amazon logistics|"
+    r"zto|yto|sto express|sto|yunda|j&t|jt express|best express|cainiao|zhongtong|yuantong)"
 )
 _TIME_ZH = (
     r"(?:工作日|周末|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|中午|晚上|"
@@ -271,7 +272,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "快递",
         "carrier",
         LinearPattern(
-            rf"(?:走|用|发|寄|选|换成|改成|改用|只要|要|都走|都用|别用|不要|不用|别走|别发)\s*{_CARRIER_ZH}"
+            rf"(?:走|用|发|寄|选|换成|改成|改用|只要|要|都走|都用|别用|不要|不用|别走|别发|除了|除)\s*{_CARRIER_ZH}"
+            rf"|{_CARRIER_ZH}(?:快递|物流)?(?:除外|以外都|之外都)"
             rf"|{_CARRIER_ZH}(?:快递|物流)?(?:就行|就好|吧|最好|比较好|靠谱|快|发货|到付|配送)"
             rf"|(?i:(?:ship|send|use|deliver|post)[a-z]*\s+(?:it\s+|them\s+|everything\s+|"
             rf"orders?\s+|parcels?\s+|big items\s+)?(?:with|via|by|through)\s+{_CARRIER_EN}"
