@@ -1127,3 +1127,61 @@ def test_what_the_agent_ordered_or_sent_is_named_in_the_record(
 )
 def test_an_order_or_a_ticket_is_no_thing_sent(said: str) -> None:
     assert committed_items([said], "zh" if not said.isascii() else "en") == ()
+
+
+# ------------------------------------------------------------------ the agent's general statements
+
+
+@pytest.mark.parametrize(
+    ("turns", "said", "unsaid"),
+    [
+        (
+            (
+                ("u", "手工皂碎了，订单 91177302640"),
+                ("a", "仅退款一般24小时内审核。您这单我直接给您通过了，退款单 20261127RF0451"),
+            ),
+            "20261127RF0451",
+            "24 小时",
+        ),
+        (
+            (
+                ("u", "这个窗帘能七天无理由吗，订单 SH20261119K3"),
+                ("a", "这款支持七天无理由，签收7天内不影响二次销售都能退。"),
+            ),
+            "SH20261119K3",
+            "7 天内",
+        ),
+        (
+            (("u", "剃须刀刀头多久换一次"), ("a", "刀头一般12到18个月需要更换一次。")),
+            "刀头",
+            "个月",
+        ),
+        (
+            (
+                ("u", "Where is my refund for order 55120387?"),
+                (
+                    "a",
+                    "Refunds usually take 3-5 business days on most cards. Yours went out today.",
+                ),
+            ),
+            "55120387",
+            "business days",
+        ),
+    ],
+)
+def test_how_things_usually_go_is_no_date_for_this_case(
+    turns: tuple[tuple[str, str], ...], said: str, unsaid: str
+) -> None:
+    text = summarise("u", "s", _turns(*turns)).summary_text
+    assert said in text
+    assert unsaid not in text
+
+
+def test_a_date_promised_for_this_case_stays_beside_a_general_one() -> None:
+    turns = _turns(
+        ("u", "退款咋还没到，RF88120463"),
+        ("a", "退款一般是3到5个工作日原路退回。您这笔预计明天到账。"),
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert "明天到账" in text
+    assert "工作日" not in text

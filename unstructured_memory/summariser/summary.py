@@ -521,6 +521,23 @@ _ETA_VERB = LinearPattern(
 """The verb the agent said right after the expected date: 明天发出, 48 小时内联系您."""
 
 
+_GENERAL: Final = LinearPattern(
+    r"一般|通常|正常情况|大多|大部分|普遍|往往|平均|签收|收货后|收到货|"
+    r"(?i:usually|typically|normally|generally|in general|on average|most (?:cards|banks|orders|"
+    r"cases|items)|tends? to|of (?:delivery|receipt))"
+)
+"""How things usually go, or a condition (一般24小时内审核, 签收7天内都能退, refunds usually take
+3-5 business days): a date after it in its clause is no date for this case."""
+_CLAUSE_END: Final = LinearPattern(r"[，,。！？!?；;\n]")
+
+
+def _general(text: str, at: int) -> bool:
+    """Whether the clause holding ``text[at]`` says how things usually go before it."""
+    before = text[max(0, at - 40) : at]
+    ends = [m.end() for m in _CLAUSE_END.finditer(before)]
+    return _GENERAL.search(before[ends[-1] if ends else 0 :]) is not None
+
+
 def _ids(text: str, entities: list[Entity], lang: Lang) -> tuple[tuple[str, tuple[str, ...]], ...]:
     named: dict[str, dict[str, None]] = {}
     for label in _ID_ORDER:
@@ -666,7 +683,10 @@ def _slots(
     etas = [
         e
         for e in entities
-        if e.type == "DATE" and _role_at(spans, e.start) == "assistant" and text[e.start] != " "
+        if e.type == "DATE"
+        and _role_at(spans, e.start) == "assistant"
+        and text[e.start] != " "
+        and not _general(text, e.start)
     ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
