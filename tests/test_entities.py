@@ -333,6 +333,21 @@ def test_an_id_whose_prefix_names_it_needs_no_cue(text: str, entity: tuple[str, 
     assert entity in [(e.type, e.text) for e in extract_entities(text)]
 
 
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        (
+            "您这单我直接给您通过了，退款单 20261127RF0451，原路退回",
+            ("REFUND_ID", "20261127RF0451"),
+        ),
+        ("退款申请单号 TK7781203 已提交", ("REFUND_ID", "TK7781203")),
+        ("退货单 TH-0917-4426 已生成", ("RETURN_ID", "TH-0917-4426")),
+    ],
+)
+def test_a_form_named_by_its_request_names_its_id(text: str, entity: tuple[str, str]) -> None:
+    assert entity in [(e.type, e.text) for e in extract_entities(text)]
+
+
 @pytest.mark.parametrize("text", ["小米 2 台都要", "买了华为 3 个月就坏了", "我妈 60 了"])
 def test_a_count_after_a_brand_is_no_generation(text: str) -> None:
     assert [e for e in extract_entities(text) if e.type == "MODEL"] == []

@@ -211,7 +211,7 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     (
         "REFUND_ID",
         1,
-        r"(?:退款(?:单号|编号|号)|(?i:refund)\s*(?i:id|number|no\.?|#))" + _SEP + _ID,
+        r"(?:退款(?:申请)?(?:单号|单|编号|号)|(?i:refund)\s*(?i:id|number|no\.?|#))" + _SEP + _ID,
         5,
     ),
     (
