@@ -522,6 +522,39 @@ def test_a_trait_said_of_someone_named_before_refers_to_them(
 
 
 @pytest.mark.parametrize(
+    ("said", "city"),
+    [
+        ("我们月中搬家了，现在住西安曲江新区，净化器也拉过来了", "西安"),
+        ("跟你说下我现在在广州天河这边了", "广州"),
+        ("空气净化器到了，能上门装一下不，我在成都高新区", "成都"),
+        ("搬到苏州了，以后寄苏州", "苏州"),
+        (
+            "First order since we moved to Portland, so make sure it goes to the new place",
+            "Portland",
+        ),
+        ("I live in Austin now, the old address is gone", "Austin"),
+        ("I'm based in New York", "New York"),
+    ],
+)
+def test_where_the_user_lives_is_a_fact(said: str, city: str) -> None:
+    assert [v for _, slot, v in _extract(said) if slot == "city" and city in v], _extract(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "发到上海仓库就行",
+        "我在北京出差，下周回来",
+        "Do you deliver to Sacramento by Saturday?",
+        "我在外地，晚点说",
+        "I'm in a hurry, just ship it",
+    ],
+)
+def test_a_place_said_in_passing_is_no_home(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if slot == "city"]
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "he's coming home on the 12th, can it arrive before?",  # a date, no trait

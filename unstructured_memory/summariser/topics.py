@@ -226,6 +226,18 @@ def mentions(text: str, pattern: LinearPattern, codes: dict[str, str]) -> list[M
     return out
 
 
+_CITY_ZH = (
+    r"北京|上海|天津|重庆|广州|深圳|杭州|南京|苏州|成都|武汉|西安|长沙|郑州|济南|青岛|大连|沈阳|"
+    r"哈尔滨|长春|石家庄|太原|合肥|南昌|福州|厦门|泉州|宁波|温州|无锡|常州|南通|徐州|佛山|东莞|"
+    r"珠海|中山|惠州|昆明|贵阳|南宁|海口|三亚|兰州|西宁|银川|乌鲁木齐|拉萨|呼和浩特|烟台|潍坊|"
+    r"绍兴|嘉兴|金华|台州|扬州|镇江|洛阳|保定|唐山|廊坊|香港|澳门|台北|[\u4e00-\u9fff]{2,3}市"
+)
+"""A city of residence: the big ones by name, any other with 市."""
+_CITY_TAIL = (
+    r"(?:[\u4e00-\u9fff]{1,5}?(?:新区|区|县|镇))?(?:$|[，,。！？!?；;\s了啦呢呀吧]"
+    r"|[\u4e00-\u9fff]{0,4}?(?:这边|那边|这儿|那儿)|住|工作|上班|定居|生活)"
+)
+"""What ends a city of residence: its district, the clause's end (not 在北京出差)."""
 _CARRIER_ZH = (
     r"(?:顺丰|德邦|京东(?:快递|物流)?|中通|圆通|申通|韵达|极兔|邮政|EMS|ems|菜鸟|跨越|百世|宅急送|丹鸟|"
     r"安能|壹米滴答|(?i:sf|dhl|ups|fedex|zto|yto|sto))"
@@ -432,6 +444,21 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"pay by (?:card|paypal)|i'?ll pay (?:for )?(?:the )?(?:shipping|postage))"
         ),
         names=LinearPattern(r"付款方式|支付方式|(?i:payment method)"),
+    ),
+    Topic(
+        "city",
+        "所在城市",
+        "city",
+        LinearPattern(
+            rf"(?:(?:我|我们|我家|人|家)(?:现在|目前|已经|如今)?(?:住|住在|在)"
+            rf"|(?:搬到|搬去|搬家到|搬来|定居在?|落户)\s*(?:了\s*)?|(?:现在|目前|如今)(?:住|住在|在))"
+            rf"\s*(?:{_CITY_ZH}){_CITY_TAIL}"
+            r"|(?i:(?:moved|relocated|moving) to|(?:i|we) (?:now )?live in|"
+            r"(?:i'?m|we'?re|i am|we are) (?:now )?(?:based|living|located) in|(?:i'?m|we'?re) in)"
+            r"\s+(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+        ),
+        fact=True,
+        context=True,
     ),
     Topic(
         "home",
