@@ -208,6 +208,7 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     # an id whose own prefix names it: RF-3309-1172, RMA-5512-0039
     ("REFUND_ID", 1, _B + r"(?P<id>RF[-_]\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
     ("RETURN_ID", 1, _B + r"(?P<id>(?i:rma)[-_]?\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
+    ("WORK_ORDER_ID", 1, _B + r"(?P<id>WO[-_]\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
     (
         "REFUND_ID",
         1,
@@ -255,7 +256,7 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
         "WORK_ORDER_ID",
         1,
         r"(?:(?:寄修|维修|返修|检修|报修|安装|派工)?工单(?:号|编号)?"
-        r"|(?:寄修|维修|返修|检修|报修|安装|派工)单(?:号|编号)?"
+        r"|(?:寄修|维修|返修|检修|报修|安装|派工|服务|售后)单(?:号|编号)?"
         rf"|(?i:work\s?order|repair(?:\s?order)?|service\s?order)(?:{_NO})?){_SEP}{_ID}",
         4,
     ),
