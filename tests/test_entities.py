@@ -344,7 +344,6 @@ def test_an_id_whose_prefix_names_it_needs_no_cue(text: str, entity: tuple[str, 
         ("退款申请单号 TK7781203 已提交", ("REFUND_ID", "TK7781203")),
         ("退货单 TH-0917-4426 已生成", ("RETURN_ID", "TH-0917-4426")),
         ("已为您创建西安曲江的上门服务单 WO-2026-1124-31", ("WORK_ORDER_ID", "WO-2026-1124-31")),
-        ("售后单 SV88120311 已受理", ("WORK_ORDER_ID", "SV88120311")),
     ],
 )
 def test_a_form_named_by_its_request_names_its_id(text: str, entity: tuple[str, str]) -> None:

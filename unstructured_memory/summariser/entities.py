@@ -256,7 +256,7 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
         "WORK_ORDER_ID",
         1,
         r"(?:(?:寄修|维修|返修|检修|报修|安装|派工)?工单(?:号|编号)?"
-        r"|(?:寄修|维修|返修|检修|报修|安装|派工|服务|售后)单(?:号|编号)?"
+        r"|(?:寄修|维修|返修|检修|报修|安装|派工)单(?:号|编号)?"
         rf"|(?i:work\s?order|repair(?:\s?order)?|service\s?order)(?:{_NO})?){_SEP}{_ID}",
         4,
     ),
