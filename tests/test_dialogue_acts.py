@@ -296,6 +296,34 @@ def test_substitution_replaces_a_code_holding_the_wrong_part() -> None:
     assert substitute("订单 5530217 已发货", [("5530217", "5530271")]) == "订单 5530271 已发货"
 
 
+@pytest.mark.parametrize(
+    ("text", "pairs", "expected"),
+    [
+        ("order 7730418825 is short", [("30", "32")], "order 7730418825 is short"),
+        ("订单 6353012 的 L30 太短", [("30", "32")], "订单 6353012 的 L32 太短"),
+        ("尺码 30 太小", [("30", "32")], "尺码 32 太小"),
+    ],
+)
+def test_a_wrong_number_is_never_replaced_inside_a_longer_one(
+    text: str, pairs: list[tuple[str, str]], expected: str
+) -> None:
+    assert substitute(text, pairs) == expected
+
+
+def test_a_number_put_right_by_a_word_is_no_correction() -> None:
+    """ "I'm a 32 inseam, not 30": the value put right is 32, never the word "inseam"; and
+    the order id holding 30 keeps its digits."""
+    turns = _turns(
+        ("u", "Hi, the Levi's 511 from order 7730418825 are way too short. I ordered W32 L30"),
+        ("a", "Would you like to exchange them for a different length?"),
+        ("u", "Yeah. I'm a 32 inseam, not 30. So W32 L32 please"),
+    )
+    summary = summarise("u", "s", turns)
+    texts = [t.text for t in turns]
+    assert all(right != "inseam" for _, right in summary.dialogue.pairs(texts))
+    assert "7730418825" in summary.summary_text
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(10**6, 10**8),

@@ -345,6 +345,8 @@ def _said_word(
         return None
     if _DEICTIC.match(wrong) is not None or _DEICTIC.match(right) is not None:
         return None  # "这个不是我的": no value replaced
+    if cues.NUMBER.fullmatch(wrong) is not None and cues.NUMBER.search(right) is None:
+        return None  # "I'm a 32 inseam, not 30": a number is put right by a number
     earlier = [t.text for t in utterances[:turn]] + [u.text[: m.start()]]
     marked = cues.CORRECTION_MARK.search(u.text) is not None  # said in an earlier session
     if not marked and not any(wrong.casefold() in t.casefold() for t in earlier):

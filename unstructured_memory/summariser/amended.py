@@ -82,20 +82,57 @@ class Amended:
 def substitute(text: str, pairs: Sequence[tuple[str, str]]) -> str:
     """``text`` with each ``(wrong, right)`` value replaced; a wrong value said as part of a
     longer code ("L2370" of "HL-L2370DW") replaces the code when the right one is as long
-    as it, else only its own part."""
+    as it (a bare number only its part: L30 to L32), else only its own part; never a part
+    of a longer number or word ("30" of order 7730418825)."""
     for wrong, right in pairs:
         out: list[str] = []
         at = 0
+        held = False  # a token holds the wrong value, alone or not
         for a, b in _TOKEN.spans(text):
             token = text[a:b]
             if wrong not in token:
                 continue
+            held = True
+            alone = [i for i in _at(token, wrong) if _alone(token, i, i + len(wrong))]
+            if not alone:
+                continue
             out.append(text[at:a])
-            whole = token == wrong or len(right) >= len(token) - 1
-            out.append(right if whole else token.replace(wrong, right))
+            whole = token == wrong or (len(right) >= len(token) - 1 and not right.isdigit())
+            out.append(right if whole else _put(token, alone, len(wrong), right))
             at = b
-        text = "".join(out) + text[at:] if out else text.replace(wrong, right)
+        if out:
+            text = "".join(out) + text[at:]
+        elif not held:
+            text = text.replace(wrong, right)
     return text
+
+
+def _at(token: str, word: str) -> list[int]:
+    found, i = [], token.find(word)
+    while i >= 0:
+        found.append(i)
+        i = token.find(word, i + len(word))
+    return found
+
+
+def _alone(token: str, a: int, b: int) -> bool:
+    """Whether ``token[a:b]`` does not run on into a digit from a digit or a letter from a
+    letter (L2370 of HL-L2370DW stands alone, 30 of 7730418825 does not)."""
+
+    def same(x: str, y: str) -> bool:
+        return (x.isdigit() and y.isdigit()) or (x.isalpha() and y.isalpha())
+
+    return not (a > 0 and same(token[a - 1], token[a])) and not (
+        b < len(token) and same(token[b - 1], token[b])
+    )
+
+
+def _put(token: str, at: Sequence[int], length: int, right: str) -> str:
+    out, last = [], 0
+    for i in at:
+        out += [token[last:i], right]
+        last = i + length
+    return "".join([*out, token[last:]])
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
