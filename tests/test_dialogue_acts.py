@@ -1213,3 +1213,29 @@ def test_a_date_promised_for_this_case_stays_beside_a_general_one() -> None:
     text = summarise("u", "s", turns).summary_text
     assert "明天到账" in text
     assert "工作日" not in text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Orders 6405521 and 6405538 both had the wrong yoga mat colour, and refund RF6405540 "
+        "for the first one is still pending",
+        "You sent the wrong size for order 7712034, refund RF7712040 please",
+    ],
+)
+def test_a_wrong_item_is_a_problem_not_a_correction(said: str) -> None:
+    summary = summarise("u", "s", _turns(("u", said)))
+    assert summary.dialogue.corrections == ()
+    ids = {e.text for e in summary.entities if e.type in ("ORDER_ID", "REFUND_ID")}
+    assert ids == {w for w in said.replace(",", " ").split() if w[-1].isdigit()}
+
+
+def test_a_wrong_number_said_by_the_user_is_still_put_right() -> None:
+    turns = _turns(("u", "Where is order 5530217?"), ("u", "Sorry, wrong number, it's 5530271"))
+    summary = summarise("u", "s", turns)
+    assert [e.text for e in summary.entities if e.type == "ORDER_ID"] == ["5530271"]
+    again = _turns(
+        ("u", "I ordered W32 L30 like always"),
+        ("u", "I've been buying the wrong length for years, I'm a 32 inseam, not 30"),
+    )
+    assert summarise("u", "s", again).dialogue.corrections, "the user's own error"

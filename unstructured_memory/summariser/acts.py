@@ -452,7 +452,7 @@ def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Corr
             continue
         wrong = _last_of(utterances, turn, a, None, u.text[a:b])
         if wrong is not None:
-            return [Correction(turn, (a, b), wrong, None)]
+            return [Correction(turn, (a, b), wrong, _label_at(utterances, wrong))]
     return _restated(utterances, turn, after)
 
 

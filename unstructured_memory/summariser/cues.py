@@ -210,13 +210,17 @@ NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 CORRECTION_MARK: Final = _words(
     r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"
     r"纠正|口误|笔误|打错字|反了",
-    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|wrong|mistyped|misspoke|actually|"
+    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|mistyped|misspoke|actually|"
+    r"(?:i|we)(?:'ve|\s+have)?(?:\s+been)?\s+(?:said|typed|gave|put|wrote|entered|quoted|told you|"
+    r"sent you|buying|ordering|ordered|bought|picked|chose|getting|got|using|used)\s+(?:you\s+)?"
+    r"(?:the\s+|a\s+)?wrong|wrong\s+(?:number|digits?|id|order number|code)|"
     r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that|"
     r"misspel+(?:ed|t)?|spel+(?:ed|t) (?:it|that|the [a-z]+|[a-z]+ name) wrong|"
     r"make (?:it|that) [a-z]*\d|(?:change|switch) (?:it|that) to|"
     r"oops|whoops|fat[- ]?finger(?:s|ed)?",
 )
-"""A word saying that something said before was wrong."""
+"""A word saying that something said before was wrong (not a wrong item: "you sent the wrong
+size")."""
 
 COLOUR_EN: Final = (
     r"black|white|gr[ae]y|silver|gold|rose gold|champagne|red|blue|navy|sky blue|green|olive|"
