@@ -353,3 +353,21 @@ def test_a_form_named_by_its_request_names_its_id(text: str, entity: tuple[str, 
 @pytest.mark.parametrize("text", ["小米 2 台都要", "买了华为 3 个月就坏了", "我妈 60 了"])
 def test_a_count_after_a_brand_is_no_generation(text: str) -> None:
     assert [e for e in extract_entities(text) if e.type == "MODEL"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "order"),
+    [
+        ("床垫 6530712 约个送货时间，18 号上午吧", "6530712"),
+        ("保温杯 6529063 要刻字的", "6529063"),
+        ("亲，电动牙刷 88231045 还没发货", "88231045"),
+        ("工号 1234567 的师傅来过了", None),
+        ("邮编 2000120 对吗", None),
+        ("乐高 42143 还有货吗", None),  # a set number, not an order
+    ],
+)
+def test_a_long_number_right_after_the_thing_it_is_for_is_its_order(
+    text: str, order: str | None
+) -> None:
+    orders = [e.text for e in extract_entities(text) if e.type == "ORDER_ID"]
+    assert orders == ([order] if order else [])

@@ -300,6 +300,15 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
         r"[^。！？!?；;\n0-9]{0,16}?[\s,，:：(（](?P<id>[0-9]{6,20})" + _E,
         6,
     ),
+    # a long number right after the thing it is for, opening a clause (床垫 6530712 约个送货时间);
+    # not after a word naming another number (工号, 邮编, 卡号)
+    (
+        "ORDER_ID",
+        2,
+        r"(?:^|[，,。！？!?；;\n])\s{0,2}[\x{4e00}-\x{9fff}]{0,4}"
+        r"[^\x00-\x{4dff}\x{9fa0}-\x{10ffff}号码卡编账机话户证]\s{0,2}(?P<id>[0-9]{7,20})" + _E,
+        7,
+    ),
     # a code cue is a word of its own (ref, never preference)
     ("CODE", 2, rf"(?P<pre>[^A-Za-z])(?:{_CODE_CUES_STRONG}){_SEP}{_ID}", 3),
     ("CODE", 2, rf"(?P<pre>[^A-Za-z])(?:{_CODE_CUES}){_SEP}{_ID}", 5),
