@@ -371,3 +371,18 @@ def test_a_long_number_right_after_the_thing_it_is_for_is_its_order(
 ) -> None:
     orders = [e.text for e in extract_entities(text) if e.type == "ORDER_ID"]
     assert orders == ([order] if order else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("已改约 28 号上午送货。", ["28 号上午"]),
+        ("师傅 5号下午上门", ["5号下午"]),
+        ("30日前发出", ["30日"]),
+        ("我穿 28 号的鞋", []),  # a size
+        ("放 3 号楼快递柜", []),  # a building
+        ("43 号有货吗", []),  # no day of a month
+    ],
+)
+def test_a_day_of_the_month_is_a_date(text: str, dates: list[str]) -> None:
+    assert [e.text for e in extract_entities(text) if e.type == "DATE"] == dates
