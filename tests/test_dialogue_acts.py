@@ -610,6 +610,16 @@ def test_a_negated_channel_is_never_the_preferred_one(channel: str, template: st
         (("韵达以外都行，太慢了",), "carrier", "韵达以外都行"),
         (("Any courier is fine, anything but ZTO, they lost two parcels",), "carrier", "but ZTO"),
         (("Please no Yunda, it took three weeks last time",), "carrier", "no Yunda"),
+        (
+            ("上个月那单发票抬头开成个人了，要改成公司的：苏州沐岚文化传媒有限公司，以后都开这个",),
+            "invoice",
+            "苏州沐岚文化传媒有限公司",
+        ),
+        (
+            ("From now on put the invoice under my company, Harbor Lane Studio LLC",),
+            "invoice",
+            "Harbor Lane Studio LLC",
+        ),
     ],
 )
 def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
@@ -618,6 +628,10 @@ def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
     got = _instructions(*texts)
     assert [k for k, _ in got if k.startswith(key)], got
     assert any(word in text for _, text in got)
+
+
+def test_a_company_said_in_passing_is_no_invoice_title() -> None:
+    assert not [k for k, _ in _instructions("我在深圳市腾讯计算机系统有限公司上班，快递寄公司")]
 
 
 def test_an_instruction_said_over_two_clauses_is_kept_whole_and_left_out_of_the_record() -> None:

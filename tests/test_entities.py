@@ -343,6 +343,8 @@ def test_an_id_whose_prefix_names_it_needs_no_cue(text: str, entity: tuple[str, 
         ),
         ("退款申请单号 TK7781203 已提交", ("REFUND_ID", "TK7781203")),
         ("退货单 TH-0917-4426 已生成", ("RETURN_ID", "TH-0917-4426")),
+        ("已为您提交退货申请 TH-0917-4426", ("RETURN_ID", "TH-0917-4426")),
+        ("我要退货 6353712 这单", ("ORDER_ID", "6353712")),  # the order it is for
         ("已为您创建西安曲江的上门服务单 WO-2026-1124-31", ("WORK_ORDER_ID", "WO-2026-1124-31")),
     ],
 )

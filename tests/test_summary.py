@@ -321,3 +321,16 @@ def test_the_record_takes_the_price_the_agent_confirmed_and_the_accessory_asked_
     assert "499" not in text  # the option quoted first and turned down
     assert "美的空气炸锅" in text  # Chinese parts of the product joined without a space
     assert "加热管" in text
+
+
+def test_an_approval_to_come_is_no_approval() -> None:
+    """ "审核通过后安排上门取件" says what happens once it is approved: the return is
+    submitted, under its id, for the reason the user gave."""
+    turns = [
+        Turn("user", "洗地机拖完地上一道一道的水痕，滚刷用两天就一股馊味，想退", _T0),
+        Turn("assistant", "已为您提交退货申请 TH-0917-4426，审核通过后安排上门取件。", _T0),
+    ]
+    s = summarise("u-1", "s-1", turns)
+    assert s.outcomes == (Outcome.RETURN_SUBMITTED,)
+    assert ("RETURN_ID", "TH-0917-4426") in [(e.type, e.text) for e in s.entities]
+    assert "同意退货" not in s.summary_text

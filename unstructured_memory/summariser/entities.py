@@ -234,7 +234,7 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     (
         "RETURN_ID",
         1,
-        rf"(?:退货(?:申请)?(?:单号|单|编号|号)|(?i:return)\s*(?i:request)?{_NO}|(?i:return)"
+        rf"(?:退货(?:申请(?:单号|单|编号|号)?|单号|单|编号|号)|(?i:return)\s*(?i:request)?{_NO}|(?i:return)"
         rf"|(?i:rma)(?:{_NO})?){_SEP}{_ID}",
         4,
     ),

@@ -23,6 +23,9 @@ __all__ = ["Outcome", "committed_items", "find_outcomes", "phrase"]
 _SENTENCE = r"[^。！？!?\n]"
 """A character that does not end a sentence."""
 
+_DONE = r"(?:$|[^后以之的])"
+"""After an approval, what makes it one given, not one to come (审核通过后安排取件)."""
+
 _PATTERNS: Final[tuple[tuple[Outcome, LinearPattern], ...]] = tuple(
     (outcome, LinearPattern(rx))
     for outcome, rx in (
@@ -44,9 +47,10 @@ _PATTERNS: Final[tuple[tuple[Outcome, LinearPattern], ...]] = tuple(
         (
             Outcome.EXCHANGE_APPROVED,
             r"换货(?:申请)?(?:已|已经)?(?:审核)?(?:通过|同意|批准)|(?:同意|批准|通过)了?(?:您的)?换货"
-            r"|(?:生成|创建)了?换货单|换货" + _SENTENCE + r"{0,40}审核(?:已|已经)?通过"
+            r"|(?:生成|创建)了?换货单"
             r"|(?i:(?:approved|accepted|arranged)\s+(?:an?\s+|your\s+)?(?:exchange|replacement))"
-            r"|(?i:(?:exchange|replacement)\s+(?:has\s+been|was|is)\s+approved)",
+            r"|(?i:(?:exchange|replacement)\s+(?:has\s+been|was|is)\s+approved)"
+            r"|换货" + _SENTENCE + r"{0,40}审核(?:已|已经)?通过" + _DONE,
         ),
         (
             Outcome.EXCHANGE_SUBMITTED,
@@ -57,9 +61,9 @@ _PATTERNS: Final[tuple[tuple[Outcome, LinearPattern], ...]] = tuple(
         (
             Outcome.RETURN_APPROVED,
             r"退货(?:申请)?(?:已|已经)?(?:审核)?(?:通过|同意|批准|受理)|(?:同意|批准|受理)了?(?:您的)?退货"
-            r"|退货" + _SENTENCE + r"{0,40}审核(?:已|已经)?通过"
             r"|(?i:(?:approved|accepted)\s+(?:the\s+|your\s+|a\s+)?return)"
-            r"|(?i:return\s+(?:has\s+been|was|is)\s+approved)",
+            r"|(?i:return\s+(?:has\s+been|was|is)\s+approved)"
+            r"|退货" + _SENTENCE + r"{0,40}审核(?:已|已经)?通过" + _DONE,
         ),
         (
             Outcome.RETURN_SUBMITTED,
