@@ -1253,3 +1253,48 @@ def test_a_wrong_number_said_by_the_user_is_still_put_right() -> None:
         ("u", "I've been buying the wrong length for years, I'm a 32 inseam, not 30"),
     )
     assert summarise("u", "s", again).dialogue.corrections, "the user's own error"
+
+
+@pytest.mark.parametrize(
+    ("turns", "kept", "gone"),
+    [
+        (
+            (
+                ("u", "The latch on the tackle box snapped. I want to return it."),
+                ("a", "Sorry! Return RMA-48820-T is set up."),
+                ("u", "Oh and is the SPRING20 code still valid for a fishing rod?"),
+                ("a", "It expired last week, sorry."),
+                ("u", "Ok, forget it then."),
+            ),
+            "return",
+            "SPRING20",
+        ),
+        (
+            (
+                ("u", "破壁机漏水，我要退货"),
+                ("a", "已为您提交退货申请。"),
+                ("u", "还有个事，我有张满300减40的券咋用不了"),
+                ("a", "这张券限家电品类。"),
+                ("u", "哦那算了"),
+            ),
+            "退货",
+            "满300",
+        ),
+    ],
+)
+def test_a_bare_retraction_takes_back_the_latest_ask(
+    turns: tuple[tuple[str, str], ...], kept: str, gone: str
+) -> None:
+    summary = summarise("u", "s", _turns(*turns))
+    assert summary.dialogue.retracted == ()
+    assert kept in summary.summary_text
+    assert gone not in summary.summary_text.replace(" ", "")
+
+
+def test_a_bare_retraction_with_no_request_before_keeps_the_question() -> None:
+    turns = _turns(
+        ("u", "帮同事问一下 她对坚果过敏 这款黄油曲奇里头有没有坚果啊"),
+        ("a", "这款含有杏仁粉，不建议坚果过敏的人食用。"),
+        ("u", "那算了不给她了，我自己吃，给我来两盒"),
+    )
+    assert "曲奇" in summarise("u", "s", turns).summary_text

@@ -564,7 +564,9 @@ def _object_of(
 ) -> tuple[str, ...] | None:
     """The request families the retraction ``acts[k]`` takes back: those it names, else
     those of an earlier clause of its turn ("那个退货，算了吧"), else the user's last
-    request's, unless the agent offered more help since (then ``None``: "不用了，谢谢")."""
+    request's, unless the agent offered more help since (then ``None``: "不用了，谢谢") or
+    the user asked a question in a later turn than it (then ``None``, the question taken
+    back: "is the SPRING20 code still valid?" … "forget it then")."""
     act = acts[k]
     if act.families:
         return act.families
@@ -573,13 +575,22 @@ def _object_of(
             break
         if prev.families:
             return prev.families
-    for prev in reversed(acts[:k]):
+    asked: int | None = None  # the user's latest question
+    for j in range(k - 1, -1, -1):
+        prev = acts[j]
         if prev.role != "user":
             if offered is not None and not prev.families and offered(prev):
                 return None
             continue
-        if prev.live and prev.families:
+        if not prev.live:
+            continue
+        if prev.families:
+            if asked is not None and acts[asked].turn > prev.turn:
+                _take_back(acts, asked)  # "is SPRING20 still valid?" … "forget it then"
+                return None
             return prev.families
+        if asked is None and prev.kind is ActKind.QUESTION:
+            asked = j
     return None
 
 

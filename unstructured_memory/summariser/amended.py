@@ -28,7 +28,7 @@ from typing import Final
 
 from policies.linear_re import LinearPattern
 from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
-from unstructured_memory.summariser.entities import Entity, Lang
+from unstructured_memory.summariser.entities import ID_LABELS, Entity, Lang
 from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 
 __all__ = ["Amended", "amend", "substitute", "words_in"]
@@ -179,11 +179,20 @@ def amend(
         r = text[starts[c.turn] + c.right[0] : starts[c.turn] + c.right[1]]
         if w and r and w != r:
             substitutions.append((w, r))
+    # what a question taken back named ("is SPRING20 still valid?" … "forget it"), ids aside
+    asked_back = [
+        (starts[a.turn] + a.start, starts[a.turn] + a.end)
+        for a in dialogue.acts
+        if a.role == "user" and not a.live and a.kind is ActKind.QUESTION
+    ]
     kept_entities = [
         e
         for e in entities
         if not any(a < e.end and e.start < b for a, b in wrong_spans)
         and not _holds_wrong(text[e.start : e.end].casefold(), wrong)
+        and not (
+            e.type not in ID_LABELS and any(a <= e.start and e.end <= b for a, b in asked_back)
+        )
     ]
     for c in dialogue.corrections:  # a right value of no entity takes the wrong one's label
         a, b = starts[c.turn] + c.right[0], starts[c.turn] + c.right[1]

@@ -163,11 +163,12 @@ PAST: Final = _words(
 """A narrative of what happened ("上周你们放门口那件被人顺走了"): no instruction for later."""
 
 QUESTION: Final = LinearPattern(
-    r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少"
-    r"|(?i:^\s*(?:how|what|when|where|which|why|who)\s)"
-    r"|(?i:^\s*(?:can|could|would|will|is|are|does|did|have|has|should)\s+(?:you|i|it|we|"
-    r"they|he|she|this|that|these|those|my|your|the|there|a|an)\s)"
-    r"|(?i:^\s*do\s+(?:you|i|we|they|these|those|my|your|the|there)\s)"
+    r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少|咋(?:$|[^办])|为啥"
+    r"|(?i:^\s*(?:(?:oh|and|also|so|ok|okay|btw|but|plus|hey|um|well)[\s,]+)*"
+    r"(?:(?:how|what|when|where|which|why|who)\s"
+    r"|(?:can|could|would|will|is|are|does|did|have|has|should)\s+(?:you|i|it|we|"
+    r"they|he|she|this|that|these|those|my|your|the|there|a|an)\s"
+    r"|do\s+(?:you|i|we|they|these|those|my|your|the|there)\s))"
     r"|(?i:any (?:news|update))"
 )
 """A question (a clause asking, not telling; "do it after 6pm" tells)."""
