@@ -1298,3 +1298,19 @@ def test_a_bare_retraction_with_no_request_before_keeps_the_question() -> None:
         ("u", "那算了不给她了，我自己吃，给我来两盒"),
     )
     assert "曲奇" in summarise("u", "s", turns).summary_text
+
+
+@pytest.mark.parametrize(
+    ("agent", "unsaid"),
+    [
+        ("It expired last week, sorry. Return RMA-48820-T is set up.", "last week"),
+        ("您是 25 号下的单，订单 6623019 已发货。", "25 号"),
+        ("退款昨天已经退回，RF6623020。", "昨天"),
+    ],
+)
+def test_a_date_in_the_past_is_no_expectation(agent: str, unsaid: str) -> None:
+    turns = _turns(
+        ("u", "我的订单到哪了" if "单" in agent else "Where is my return?"), ("a", agent)
+    )
+    text = summarise("u", "s", turns).summary_text
+    assert unsaid not in text

@@ -531,6 +531,21 @@ _GENERAL: Final = LinearPattern(
 _CLAUSE_END: Final = LinearPattern(r"[，,。！？!?；;\n]")
 
 
+_PAST_DAY: Final = LinearPattern(
+    r"^(?:昨天|前天|昨晚|上周|上个?月|上个?星期|上个?礼拜|去年)|(?i:^(?:yesterday|last\s))"
+)
+_DONE_ON: Final = LinearPattern(
+    r"^\s*(?:就|都)?(?:已经?|下的|下了|买的|拍的|签收的?|发的|付的|到的|退的|申请的|提交的)"
+    r"|(?i:^\s*(?:ago|already))"
+)
+"""Right after a date, what says it is past: 25 号下的单, 3 天前已…, two days ago."""
+
+
+def _past(text: str, start: int, end: int) -> bool:
+    """Whether the date ``text[start:end]`` is a day gone by (昨天, last week, 25 号下的单)."""
+    return _PAST_DAY.search(text[start:end]) is not None or _DONE_ON.search(text[end:]) is not None
+
+
 def _general(text: str, at: int) -> bool:
     """Whether the clause holding ``text[at]`` says how things usually go before it."""
     before = text[max(0, at - 40) : at]
@@ -687,6 +702,7 @@ def _slots(
         and _role_at(spans, e.start) == "assistant"
         and text[e.start] != " "
         and not _general(text, e.start)
+        and not _past(text, e.start, e.end)
     ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
