@@ -254,9 +254,13 @@ def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
         key, _, scenario = meant.partition("@")
         o = replace(o, key=key, scenario=scenario or None)
         known = facts[meant]
-        if known.session_id == o.session_id and o.value not in known.value:  # one more trait
+        if known.session_id == o.session_id:  # one more trait of whom the session named
+            if o.value in known.value:
+                return None
             join = "，" if any("\u4e00" <= ch <= "\u9fff" for ch in known.value) else ", "
-            facts[meant] = replace(known, value=f"{known.value}{join}{o.value}")
+            value = f"{known.value}{join}{o.value}"
+            kept = tuple(v for v in known.formerly if v != value)
+            facts[meant] = replace(known, value=value, formerly=kept)
             return Change(meant, ChangeKind.FACT_SET)
     slot = _fact_slot(facts, o)
     if slot != o.slot:
@@ -267,6 +271,13 @@ def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
     if current is not None and (current.value, current.ref) == (o.value, o.ref):
         facts[o.slot] = replace(current, observed_at=o.observed_at, session_id=o.session_id)
         return None
+    if (
+        current is not None
+        and current.session_id == o.session_id
+        and o.observed_at <= current.observed_at
+        and o.value in current.value
+    ):
+        return None  # the same session merged again: its words are already there
     facts[o.slot] = Stable(
         o.value, o.observed_at, o.session_id, o.ref, formerly=_formerly(current, o.value)
     )

@@ -153,6 +153,12 @@ def test_a_trait_referred_to_in_the_session_that_named_them_adds_to_what_it_said
     facts = merge(ProfileState(), [son, he]).state.facts
     assert facts["family@son"].value == "My son wears a kids' size 12, He's 7"
     assert facts["family@son"].formerly == ()
+    again = merge(ProfileState(facts=facts), [son, he])
+    assert again.changes == ()
+    assert again.state.facts == facts, "merging the same session again changes nothing"
+    later = obs(FACT, "family", "he's in a 13 now", "s2", 60, scenario="~he")
+    once = merge(ProfileState(facts=facts), [later]).state
+    assert merge(once, [later]).state == once
 
 
 def test_a_fact_restated_differently_takes_its_words_out_of_every_slot() -> None:
