@@ -248,20 +248,32 @@ def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
     if o.negated:
         return _clear_facts(facts, o)
     if o.scenario is not None and o.scenario.startswith(REFERENCE):
-        meant = _referent(facts, o.scenario.removeprefix(REFERENCE))
-        if meant is None:
-            return None
-        key, _, scenario = meant.partition("@")
-        o = replace(o, key=key, scenario=scenario or None)
-        known = facts[meant]
-        if known.session_id == o.session_id:  # one more trait of whom the session named
-            if o.value in known.value:
-                return None
-            join = "，" if any("\u4e00" <= ch <= "\u9fff" for ch in known.value) else ", "
-            value = f"{known.value}{join}{o.value}"
-            kept = tuple(v for v in known.formerly if v != value)
-            facts[meant] = replace(known, value=value, formerly=kept)
-            return Change(meant, ChangeKind.FACT_SET)
+        return _merge_referred(facts, o)
+    return _set_fact(facts, o)
+
+
+def _merge_referred(facts: dict[str, Stable], o: Observation) -> Change | None:
+    """A fact said of someone by a word that does not name them (:data:`REFERENCE`)."""
+    meant = _referent(facts, (o.scenario or "").removeprefix(REFERENCE))
+    if meant is None:
+        return None
+    key, _, scenario = meant.partition("@")
+    o = replace(o, key=key, scenario=scenario or None)
+    known = facts[meant]
+    if known.session_id != o.session_id:
+        return _set_fact(facts, o)
+    if o.value in known.value:  # one more trait of whom the session named, said already
+        return None
+    join = "，" if any("\u4e00" <= ch <= "\u9fff" for ch in known.value) else ", "
+    value = f"{known.value}{join}{o.value}"
+    facts[meant] = replace(
+        known, value=value, formerly=tuple(v for v in known.formerly if v != value)
+    )
+    return Change(meant, ChangeKind.FACT_SET)
+
+
+def _set_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
+    """An objective fact: the newest value of its slot wins."""
     slot = _fact_slot(facts, o)
     if slot != o.slot:
         o = replace(o, key=slot.partition("@")[0], scenario=slot.partition("@")[2] or None)
