@@ -79,9 +79,10 @@ def unsay(text: str, words: Iterable[str], marker: str) -> str:
     word or number (``120`` in ``1200`` or ``A120`` stays); the longest word first."""
     kept = [i for i, ch in enumerate(text) if not ch.isspace()]
     flat = "".join(text[i] for i in kept)
-    fold = flat.lower() if len(flat.lower()) == len(flat) else flat  # else match as written
+    folds = len(flat.lower()) == len(flat)  # else a letter's lower case is longer: as written
+    fold = flat.lower() if folds else flat
     spans: list[tuple[int, int]] = []
-    wanted = {_flat(w).lower() if fold is not flat else _flat(w) for w in words}
+    wanted = {_flat(w).lower() if folds else _flat(w) for w in words}
     for word in sorted(wanted - {""}, key=len, reverse=True):
         at = fold.find(word)
         while at >= 0:
