@@ -538,7 +538,7 @@ _DONE_ON: Final = LinearPattern(
     r"^\s*(?:就|都)?(?:已经?|下的|下了|买的|拍的|签收的?|发的|付的|到的|退的|申请的|提交的)"
     r"|(?i:^\s*(?:ago|already))"
 )
-"""Right after a date, what says it is past: 25 号下的单, 3 天前已…, two days ago."""
+"""Right after a date, what says it is past: 25 号下的单, 25 号已签收, two days ago."""
 
 
 def _past(text: str, start: int, end: int) -> bool:
