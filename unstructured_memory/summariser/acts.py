@@ -561,12 +561,12 @@ _GOES_ON: Final = frozenset({ActKind.STATEMENT, ActKind.REQUEST, ActKind.TEMPORA
 
 def _object_of(
     acts: list[Act], k: int, offered: Callable[[Act], bool] | None
-) -> tuple[str, ...] | None:
-    """The request families the retraction ``acts[k]`` takes back: those it names, else
+) -> tuple[str, ...] | int | None:
+    """What the retraction ``acts[k]`` takes back: the request families it names, else
     those of an earlier clause of its turn ("那个退货，算了吧"), else the user's last
-    request's, unless the agent offered more help since (then ``None``: "不用了，谢谢") or
-    the user asked a question in a later turn than it (then ``None``, the question taken
-    back: "is the SPRING20 code still valid?" … "forget it then")."""
+    request's; unless the agent offered more help since (then ``None``: "不用了，谢谢") or
+    the user asked a question in a later turn than that request (then the question's index:
+    "is the SPRING20 code still valid?" … "forget it then")."""
     act = acts[k]
     if act.families:
         return act.families
@@ -585,10 +585,8 @@ def _object_of(
         if not prev.live:
             continue
         if prev.families:
-            if asked is not None and acts[asked].turn > prev.turn:
-                _take_back(acts, asked)  # "is SPRING20 still valid?" … "forget it then"
-                return None
-            return prev.families
+            later = asked is not None and acts[asked].turn > prev.turn
+            return asked if later else prev.families
         if asked is None and prev.kind is ActKind.QUESTION:
             asked = j
     return None
@@ -610,6 +608,9 @@ def _retract(
     """Apply the retraction ``acts[k]``; the families it took back and those it found no
     earlier request for."""
     fams = _object_of(acts, k, offered)
+    if isinstance(fams, int):  # a question asked since the request goes, not the request
+        _take_back(acts, fams)
+        return (), ()
     if fams is None:  # "不用了，谢谢", or a topic withdrawn ("饮食要求作废"): no request
         return (), ()
     found: set[str] = set()
