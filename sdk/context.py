@@ -229,20 +229,29 @@ def learned_items(profile: Profile) -> list[ContextItem]:
     a device or a member level, and stable preferences such as a budget per scenario)
     as lines of facts; a value holding PII shows its masked form only."""
     w = _words(profile)
-    learned = profile.attributes.get(LEARNED_KEY)
     out: list[ContextItem] = []
+    for slot, entry in _learned_entries(profile):
+        key, _, scenario = slot.partition("@")
+        label = w.learned.get(key, key)
+        if scenario:
+            label = w.scenario.format(label=label, scenario=w.scenarios.get(scenario, scenario))
+        value = entry["value"]
+        shown = _display(w.values.get(value, value) if isinstance(value, str) else value)
+        out.append(ContextItem(Section.FACT, f"{_clean(label)}：{shown}", f"learned:{slot}"))
+    return out
+
+
+def _learned_entries(profile: Profile) -> list[tuple[str, dict[str, Any]]]:
+    """The learned slots the fact lines show (``attributes["learned"]``, facts then
+    preferences, each by slot; the profile line's slots left out), with their entries."""
+    learned = profile.attributes.get(LEARNED_KEY)
+    out = []
     for part in ("facts", "preferences"):
         entries = learned.get(part) if isinstance(learned, dict) else None
         for slot, entry in sorted(entries.items() if isinstance(entries, dict) else ()):
-            key, _, scenario = str(slot).partition("@")
-            if key in _SHOWN_IN_PROFILE or not isinstance(entry, dict) or "value" not in entry:
-                continue
-            label = w.learned.get(key, key)
-            if scenario:
-                label = w.scenario.format(label=label, scenario=w.scenarios.get(scenario, scenario))
-            value = entry["value"]
-            shown = _display(w.values.get(value, value) if isinstance(value, str) else value)
-            out.append(ContextItem(Section.FACT, f"{_clean(label)}：{shown}", f"learned:{slot}"))
+            key = str(slot).partition("@")[0]
+            if key not in _SHOWN_IN_PROFILE and isinstance(entry, dict) and "value" in entry:
+                out.append((str(slot), entry))
     return out
 
 
@@ -287,18 +296,13 @@ def business_items(profile: Profile, checks: Sequence[Verification]) -> list[Con
 def _superseded(profile: Profile) -> tuple[str, ...]:
     """The words of the values learned slots held before their current ones
     (:func:`~policies.superseded.superseded_words`); the profile line's slots left out."""
-    learned = profile.attributes.get(LEARNED_KEY)
     out: list[str] = []
-    for part in ("facts", "preferences"):
-        entries = learned.get(part) if isinstance(learned, dict) else None
-        for slot, entry in entries.items() if isinstance(entries, dict) else ():
-            if str(slot).partition("@")[0] in _SHOWN_IN_PROFILE or not isinstance(entry, dict):
-                continue
-            now = entry.get("value")
-            now = now.get("masked") if isinstance(now, dict) else now
-            for former in entry.get("formerly", ()):
-                if isinstance(former, str) and isinstance(now, str):
-                    out += superseded_words(former, now)
+    for _, entry in _learned_entries(profile):
+        now = entry["value"]
+        now = now.get("masked") if isinstance(now, dict) else now
+        for former in entry.get("formerly", ()):
+            if isinstance(former, str) and isinstance(now, str):
+                out += superseded_words(former, now)
     return tuple(out)
 
 
