@@ -125,26 +125,32 @@ def _escaped(value: str) -> str:
 def _naming(values: int, also: int, latest: bool) -> Select[Any]:
     """:meth:`FragmentLedger.naming` for ``values`` and ``also`` values (``held_<i>`` and
     ``also_<i>``, escaped), the ``latest`` most recent only when said (built once per
-    shape: every session end with a correction runs one)."""
+    shape: every session end with a correction runs one).
+
+    The rows are found first (through the user's index) and locked in id order after: asked
+    as one ``ORDER BY id ... FOR UPDATE``, a planner whose statistics say the table is empty
+    walks the whole primary key instead, reading every user's rows
+    (``tests/test_query_plans.py``)."""
 
     def holding(name: str) -> ColumnElement[bool]:
         return _T.c.text.icontains(bindparam(name, type_=_T.c.text.type), escape=_ESCAPE)
 
     mine = owned_by(_T, bindparam("scope_user", type_=String))
-    query = select(_T.c.id, _T.c.text, _T.c.entities).where(
+    chosen = select(_T.c.id).where(
         mine,
         _T.c.kind.in_(bindparam("kinds", expanding=True)),
         or_(*(holding(f"held_{i}") for i in range(values))),
         *(holding(f"also_{i}") for i in range(also)),
     )
     if latest:
-        chosen = (
-            query.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(bindparam("latest")).subquery()
-        )
-        query = select(_T.c.id, _T.c.text, _T.c.entities).where(
-            mine, _T.c.id.in_(select(chosen.c.id))
-        )
-    return query.order_by(_T.c.id).with_for_update()
+        chosen = chosen.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(bindparam("latest"))
+    found = func.array(chosen.scalar_subquery())
+    return (
+        select(_T.c.id, _T.c.text, _T.c.entities)
+        .where(mine, _T.c.id == any_(found))
+        .order_by(_T.c.id)
+        .with_for_update()
+    )
 
 
 _PROFILE = table_of(UserProfile)
