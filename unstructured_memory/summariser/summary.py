@@ -65,6 +65,7 @@ from unstructured_memory.summariser.entities import (
 )
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import committed_items, find_outcomes, phrase
+from unstructured_memory.summariser.own_words import quote, with_own_words
 from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
@@ -1041,6 +1042,11 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     sentence = (_sentence_zh if language == "zh" else _sentence_en)(
         intent.label, slots, "\n".join(live)
     )
+    user_turns = {k: (s.start, s.end) for k, s in enumerate(spans) if s.role == "user"}
+    words = quote(
+        sentence, view, user_turns, dialogue, lang=language, tidy=lambda p: _tidy(p, language)
+    )
+    sentence = with_own_words(sentence, words, language)
     unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
     return SessionSummary(
         user_id=user_id,

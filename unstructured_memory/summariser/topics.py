@@ -23,6 +23,7 @@ from unstructured_memory.summariser.sizes import SIZE_WORN_EN, SIZE_WORN_ZH
 __all__ = [
     "CHANNEL",
     "CHANNEL_CODES",
+    "CITY_ZH",
     "FORMAT",
     "FORMAT_CODES",
     "NOTE",
@@ -226,7 +227,7 @@ def mentions(text: str, pattern: LinearPattern, codes: dict[str, str]) -> list[M
     return out
 
 
-_CITY_ZH = (
+CITY_ZH: Final = (
     r"北京|上海|天津|重庆|广州|深圳|杭州|南京|苏州|成都|武汉|西安|长沙|郑州|济南|青岛|大连|沈阳|"
     r"哈尔滨|长春|石家庄|太原|合肥|南昌|福州|厦门|泉州|宁波|温州|无锡|常州|南通|徐州|佛山|东莞|"
     r"珠海|中山|惠州|昆明|贵阳|南宁|海口|三亚|兰州|西宁|银川|乌鲁木齐|拉萨|呼和浩特|烟台|潍坊|"
@@ -456,7 +457,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
         LinearPattern(
             rf"(?:(?:我|我们|我家|人|家)(?:现在|目前|已经|如今)?(?:住|住在|在)"
             rf"|(?:搬到|搬去|搬家到|搬来|定居在?|落户)\s*(?:了\s*)?|(?:现在|目前|如今)(?:住|住在|在))"
-            rf"\s*(?:{_CITY_ZH}){_CITY_TAIL}"
+            rf"\s*(?:{CITY_ZH}){_CITY_TAIL}"
             r"|(?i:(?:moved|relocated|moving) to|(?:i|we) (?:now )?live in|"
             r"(?:i'?m|we'?re|i am|we are) (?:now )?(?:based|living|located) in|(?:i'?m|we'?re) in)"
             r"\s+(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
