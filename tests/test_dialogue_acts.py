@@ -338,6 +338,73 @@ def test_any_corrected_order_number_is_dropped(number: int, shift: int, mark: st
     assert right in summary.summary_text
 
 
+@pytest.mark.parametrize(
+    ("turns", "pair"),
+    [
+        (
+            _turns(
+                ("u", "帮我看看工单 WX-72-11093 处理到哪一步了"),
+                ("a", "WX-72-11093 这个编号查不到，您核对一下？"),
+                ("u", "我看了下邮件，是 WX-72-11039"),
+            ),
+            ("WX-72-11093", "WX-72-11039"),
+        ),
+        (
+            _turns(
+                ("u", "寄修单 KM31-0412-7751 帮我查一下"),
+                ("a", "没有查到这个单号。"),
+                ("u", "抱歉 手滑多打了个7 应该是 KM31-0412-751"),
+            ),
+            ("KM31-0412-7751", "KM31-0412-751"),
+        ),
+        (
+            _turns(
+                ("u", "Any news on case CS-88-20417?"),
+                ("a", "I can't find CS-88-20417 on your account, could you double-check?"),
+                ("u", "Found the email, it's CS-88-20471."),
+            ),
+            ("CS-88-20417", "CS-88-20471"),
+        ),
+        (
+            _turns(
+                ("u", "Repair ticket RK45-1102-3361 please"),
+                ("a", "Hmm, nothing under that number."),
+                ("u", "Fat fingers, I typed an extra 3: RK45-1102-361"),
+            ),
+            ("RK45-1102-3361", "RK45-1102-361"),
+        ),
+    ],
+)
+def test_an_id_given_again_in_its_shape_after_it_was_not_found_puts_it_right(
+    turns: list[Turn], pair: tuple[str, str]
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.pairs([t.text for t in turns]) == [pair]
+    assert pair[0] not in summary.summary_text
+    assert pair[1] in summary.summary_text
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        _turns(
+            ("u", "订单 6532813 的物流查下"),
+            ("a", "这个订单查不到，麻烦核对下"),
+            ("u", "那帮我查下退款 RF20261102 吧"),
+        ),
+        _turns(
+            ("u", "order 7712345 arrived damaged"),
+            ("a", "Sorry to hear that! Anything else?"),
+            ("u", "yes, order 7712354 is late too"),
+        ),
+    ],
+)
+def test_another_id_of_another_shape_or_without_doubt_puts_nothing_right(
+    turns: list[Turn],
+) -> None:
+    assert summarise("u", "s", turns).dialogue.pairs([t.text for t in turns]) == []
+
+
 # --------------------------------------------------------------------------- retractions
 
 

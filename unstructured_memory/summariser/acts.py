@@ -432,9 +432,76 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
             if wrong is not None:
                 ra, rb = _own_part(u.text, (ra, rb), utterances[wrong[0]].text[wrong[1] : wrong[2]])
             out.append(Correction(turn, (ra, rb), wrong, label))
-    if mark is not None and not out:
-        out += _marked(utterances, turn, mark.end())
-    return out
+    return out or _unnamed(utterances, turn, mark)
+
+
+def _unnamed(
+    utterances: Sequence[Utterance], turn: int, mark: LinearMatch | None
+) -> list[Correction]:
+    """A correction no pattern names: an identifier given again after a word of error or
+    the agent's doubt (:func:`_id_again`), else a value after a word of error
+    (:func:`_marked`)."""
+    if mark is None:
+        return _id_again(utterances, turn, 0) if _doubted(utterances, turn) else []
+    return _id_again(utterances, turn, mark.end()) or _marked(utterances, turn, mark.end())
+
+
+def _doubted(utterances: Sequence[Utterance], turn: int) -> bool:
+    """Whether the agent's turn right before ``turn`` doubted a number the user gave."""
+    before = utterances[turn - 1] if turn > 0 else None
+    return (
+        before is not None
+        and before.role != "user"
+        and cues.DOUBTED.search(before.text) is not None
+    )
+
+
+_ID_TOKEN: Final = LinearPattern(r"[0-9A-Za-z]+(?:[-_./][0-9A-Za-z]+)*")
+_DIGITS: Final = LinearPattern(r"[0-9]+")
+
+
+def _skeleton(value: str) -> str:
+    """An id's shape: its letters case-folded, each run of digits one ``9`` (``bx9-9-9``)."""
+    return _DIGITS.sub("9", value.casefold())
+
+
+def _slip(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` mistyped: at most two slips (a character more, less or
+    changed, two next to each other swapped), of one shape, one character longer at most."""
+    if abs(len(a) - len(b)) > 1 or _skeleton(a) != _skeleton(b):
+        return False
+    x, y = a.casefold(), b.casefold()
+    d = [[i + j if not i * j else 0 for j in range(len(y) + 1)] for i in range(len(x) + 1)]
+    for i in range(1, len(x) + 1):
+        for j in range(1, len(y) + 1):
+            cost = x[i - 1] != y[j - 1]
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and x[i - 1] == y[j - 2] and x[i - 2] == y[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(x)][len(y)] <= 2
+
+
+def _id_again(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
+    """An identifier said after ``after`` that is a slip away from one said before, of its
+    shape (``TK-63-00418`` … ``是 TK-63-00481``, ``BX26-0718-8442`` … ``BX26-0718-442``),
+    puts that one right: said after a word of error or the agent's doubt."""
+    u = utterances[turn]
+    for x, y in _ID_TOKEN.spans(u.text[after:]):
+        a, b = x + after, y + after
+        right = u.text[a:b]
+        if len(right) < 5 or _DIGITS.search(right) is None:
+            continue
+        for i in range(turn, -1, -1):
+            limit = a if i == turn else len(utterances[i].text)
+            said = [
+                e
+                for e in utterances[i].entities
+                if e.type in ID_LABELS and e.end <= limit and e.text != right
+            ]
+            wrong = next((e for e in reversed(said) if _slip(e.text, right)), None)
+            if wrong is not None:
+                return [Correction(turn, (a, b), (i, wrong.start, wrong.end), wrong.type)]
+    return []
 
 
 def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:

@@ -31,6 +31,7 @@ __all__ = [
     "CORRECTION",
     "CORRECTION_MARK",
     "DIRECTIVE",
+    "DOUBTED",
     "FACT",
     "FUTURE",
     "HABIT",
@@ -210,8 +211,10 @@ NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 
 CORRECTION_MARK: Final = _words(
     r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"
-    r"纠正|口误|笔误|打错字|反了",
-    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|mistyped|misspoke|actually|"
+    r"纠正|口误|笔误|打错字|反了|"
+    r"手滑(?:打|按|输|写)|[多少漏][打输写]了?(?:一|个|一个)?(?:\d|[一两]?位|数字|字母)",
+    r"sorry|typo|(?:typed|added|put in) an extra|extra digit|(?:missed|dropped|left out) a digit|"
+    r"i meant|i mean|correction|my bad|my mistake|mistyped|misspoke|actually|"
     r"(?:i|we)(?:'ve|\s+have)?(?:\s+been)?\s+(?:said|typed|gave|put|wrote|entered|quoted|told you|"
     r"sent you|buying|ordering|ordered|bought|picked|chose|getting|got|using|used)\s+(?:you\s+)?"
     r"(?:the\s+|a\s+)?wrong|wrong\s+(?:number|digits?|id|order number|code)|"
@@ -222,6 +225,17 @@ CORRECTION_MARK: Final = _words(
 )
 """A word saying that something said before was wrong (not a wrong item: "you sent the wrong
 size")."""
+
+DOUBTED: Final = _words(
+    r"(?:单号|订单号?|编号|号码|工单|单子)[^，,。！？!?]{0,8}(?:查不到|没查到|没有查到|找不到|不存在|有误)|"
+    r"(?:查不到|没查到|没有查到|找不到)[^，,。！？!?]{0,8}(?:单号|订单|编号|号码|工单|单子)|"
+    r"不[是在]您?(?:的)?名下|是不是记错|是否记错|核对",
+    r"can(?:'?t|not) (?:find|locate)|couldn'?t (?:find|locate)|"
+    r"(?:no|nothing) (?:order|record|ticket|case|claim)?s? ?(?:under|with|matching)|"
+    r"(?:doesn'?t|does not) (?:match|exist)|double[- ]check|not (?:on|under) your account",
+)
+"""The agent doubting a number the user gave: not found, not theirs, to be checked
+("这个单号查不到", "不是您名下的", "I can't find that order", "could you double-check?")."""
 
 COLOUR_EN: Final = (
     r"black|white|gr[ae]y|silver|gold|rose gold|champagne|red|blue|navy|sky blue|green|olive|"
