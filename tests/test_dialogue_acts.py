@@ -437,6 +437,37 @@ def test_a_refused_request_is_no_request() -> None:
 
 
 @pytest.mark.parametrize(
+    ("turns", "kept", "gone"),
+    [
+        (
+            _turns(
+                ("u", "电饭煲内胆有划痕，订单 7723105，退点钱给我吧"),
+                ("a", "可以给您部分退款 35 元，或者换一个新内胆，您选哪个？"),
+                ("u", "钱就算了，还是给我换个内胆吧"),
+            ),
+            "7723105",
+            "35 元",
+        ),
+        (
+            _turns(
+                ("u", "The lid of my kettle is cracked, order 5512093, can I get some money back?"),
+                ("a", "We can offer a partial refund of $15, or send a replacement lid."),
+                ("u", "Forget the money, just send a new lid please"),
+            ),
+            "5512093",
+            "$15",
+        ),
+    ],
+)
+def test_the_amount_of_a_refund_taken_back_is_no_amount_of_the_case(
+    turns: list[Turn], kept: str, gone: str
+) -> None:
+    text = summarise("u", "s", turns).summary_text
+    assert kept in text
+    assert gone not in text
+
+
+@pytest.mark.parametrize(
     ("turns", "why", "stale"),
     [
         (

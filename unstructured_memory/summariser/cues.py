@@ -324,7 +324,7 @@ RETRACTION: Final = _words(
 REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
     (name, LinearPattern(rx))
     for name, rx in (
-        ("refund", r"退款|退钱|仅退款|(?i:refund|money back)"),
+        ("refund", r"退款|退(?:点|些|一点|一些|部分|一部分)?钱|仅退款|(?i:refund|money back)"),
         ("return", r"退货|退掉|退回|寄回|退了|上门取件|(?i:return|send (?:it|them|this) back)"),
         (
             "exchange",

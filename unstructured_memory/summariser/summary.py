@@ -705,6 +705,7 @@ def _slots(
         and not _past(text, e.start, e.end)
     ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
+    said = [e for e in entities if text[e.start] != " "]  # not in a clause that stopped counting
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
     reason = _clause(
         text,
@@ -727,7 +728,7 @@ def _slots(
         amount=(
             choice.option.price
             if choice is not None and choice.option.price
-            else _first(entities, "AMOUNT", spans, "user") or _last_said(entities, "AMOUNT", spans)
+            else _first(said, "AMOUNT", spans, "user") or _last_said(said, "AMOUNT", spans)
         ),
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
