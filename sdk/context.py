@@ -23,11 +23,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from policies.errors import InvalidField
 from policies.pii import PiiKind, mask_pii, mask_value
 from policies.superseded import refused_words, superseded_words, unsay
+from policies.temporary import TEMPORARY_NOTE, lapsed
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
 from structured_memory.repositories.learned_profile import LEARNED_KEY
@@ -312,12 +314,16 @@ def record_items(
 ) -> list[ContextItem]:
     """Search hits as dated lines; pending ones as questions. A value the user has since
     replaced (a learned slot's former value) or refused in an instruction now in force (a
-    fact's words: ``以后别再往星河大厦送了``) is shown as updated (:mod:`policies.superseded`)."""
+    fact's words: ``以后别再往星河大厦送了``) is shown as updated (:mod:`policies.superseded`);
+    a temporary intent whose time is over is left out (:mod:`policies.temporary`)."""
     w = _words(profile)
     former = _superseded(profile)
     said = [f.value for f in facts if f.status != PENDING and isinstance(f.value, str)]
+    now = datetime.now(UTC)
     out = []
     for h in hits:
+        if h.metadata.get("note") == TEMPORARY_NOTE and lapsed(h.text, h.occurred_at, now):
+            continue
         text = _clean(h.text)
         words = [*former, *(x for s in said for x in refused_words(s, text, _governed))]
         text = unsay(text, words, w.superseded) if words else text

@@ -56,6 +56,7 @@ from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.pii import PiiMatch, check_pii_values, find_pii
 from policies.scope import UserScope
+from policies.temporary import TEMPORARY_NOTE
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import (
     check_json,
@@ -355,7 +356,7 @@ class WritePath:
                         index_text=" ".join(words),
                         token_count=len(words),
                         entities=_entity_dicts(analyse_text(note).entities),
-                        metadata={"source": "end_session", "note": "temporary_intent"},
+                        metadata={"source": "end_session", "note": TEMPORARY_NOTE},
                     ),
                     [],
                 )
