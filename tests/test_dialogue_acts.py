@@ -468,6 +468,37 @@ def test_the_amount_of_a_refund_taken_back_is_no_amount_of_the_case(
 
 
 @pytest.mark.parametrize(
+    ("turns", "belief"),
+    [
+        (
+            _turns(
+                ("u", "把订单 7781204 取消吧，我妈可能已经在超市买了同款电水壶"),
+                ("a", "这单今天下午发货，确定取消吗？"),
+                ("u", "哦 她买的是保温杯 不取消了 照常发吧"),
+            ),
+            "已经在超市买了",
+        ),
+        (
+            _turns(
+                ("u", "Cancel order 4410923 please, I believe my husband already ordered one."),
+                ("a", "Sure, before I do: it ships today, cancel it?"),
+                ("u", "Wait, he got a toaster. Don't cancel, I'll keep it coming."),
+            ),
+            "already ordered",
+        ),
+    ],
+)
+def test_a_cancellation_refused_later_is_withdrawn_with_the_belief_it_rested_on(
+    turns: list[Turn], belief: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.retracted == ("cancel",)
+    assert belief not in summary.summary_text
+    got = RuleExtractor().extract(turns, summary).observations
+    assert not any(belief in str(o.value) for o in got)
+
+
+@pytest.mark.parametrize(
     ("turns", "why", "stale"),
     [
         (

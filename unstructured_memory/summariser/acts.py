@@ -659,21 +659,27 @@ def _object_of(
     return None
 
 
-def _take_back(acts: list[Act], j: int) -> None:
-    """``acts[j]`` stops counting, and so do the clauses of its turn that go on with it."""
+def _take_back(acts: list[Act], j: int, hedged: Callable[[Act], bool] | None = None) -> None:
+    """``acts[j]`` stops counting, and so do the clauses of its turn that go on with it: a
+    fact among them only when ``hedged`` (a belief given as the reason: "I think my wife
+    already bought one", "我老婆好像已经买了")."""
     acts[j] = replace(acts[j], live=False)
     for n in range(j + 1, len(acts)):
         nxt = acts[n]
-        if nxt.turn != acts[j].turn or nxt.families or nxt.kind not in _GOES_ON:
+        believed = nxt.kind is ActKind.FACT and hedged is not None and hedged(nxt)
+        if nxt.turn != acts[j].turn or nxt.families or (nxt.kind not in _GOES_ON and not believed):
             break
         acts[n] = replace(nxt, live=False)
 
 
 def _retract(
-    acts: list[Act], k: int, offered: Callable[[Act], bool] | None = None
+    acts: list[Act],
+    k: int,
+    offered: Callable[[Act], bool] | None = None,
+    hedged: Callable[[Act], bool] | None = None,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Apply the retraction ``acts[k]``; the families it took back and those it found no
-    earlier request for."""
+    earlier request for (a belief given as a request's reason goes with it: ``hedged``)."""
     fams = _object_of(acts, k, offered)
     if isinstance(fams, int):  # a question asked since the request goes, not the request
         _take_back(acts, fams)
@@ -685,7 +691,7 @@ def _retract(
         prev = acts[j]
         hit = set(prev.families) & set(fams)
         if hit and prev.live and prev.kind in _TAKEN_BACK:
-            _take_back(acts, j)
+            _take_back(acts, j, hedged)
             if prev.role == "user":
                 found |= hit
     if acts[k].refusal:  # refusing what nobody asked for withdraws nothing
@@ -1011,13 +1017,16 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         text = utterances[act.turn].text[act.start : act.end]
         return _OFFER.search(text) is not None
 
+    def hedged(act: Act) -> bool:
+        return cues.HEDGE.search(utterances[act.turn].text[act.start : act.end]) is not None
+
     for k in range(len(acts)):
         if acts[k].kind is not ActKind.RETRACTION:
             continue
         if acts[k].role != "user":  # the agent confirming an undoing: no step of its own
             acts[k] = replace(acts[k], live=False)
             continue
-        taken, missing = _retract(acts, k, offered)
+        taken, missing = _retract(acts, k, offered, hedged)
         retracted += [f for f in taken if f not in retracted]
         unmatched += [f for f in missing if f not in unmatched]
     picked = _pick_offered(utterances, acts)

@@ -35,6 +35,7 @@ __all__ = [
     "FACT",
     "FUTURE",
     "HABIT",
+    "HEDGE",
     "INSTRUCTION",
     "MEMO",
     "NEGATION",
@@ -237,6 +238,12 @@ DOUBTED: Final = _words(
 """The agent doubting a number the user gave: not found, not theirs, to be checked
 ("这个单号查不到", "不是您名下的", "I can't find that order", "could you double-check?")."""
 
+HEDGE: Final = _words(
+    r"好像|可能|也许|大概|估计|应该是|说不定|似乎|不确定",
+    r"i think|i guess|i believe|maybe|probably|perhaps|might|not sure|apparently|seems",
+)
+"""A belief rather than a fact ("我老婆好像已经买了", "I think my wife already bought one")."""
+
 COLOUR_EN: Final = (
     r"black|white|gr[ae]y|silver|gold|rose gold|champagne|red|blue|navy|sky blue|green|olive|"
     r"sage|mint|teal|yellow|mustard|orange|pink|purple|lavender|lilac|beige|cream|ivory|khaki|"
@@ -308,7 +315,8 @@ RETRACTION: Final = _words(
     r"不(?:退|换|投诉|催|修|改|寄|要求|申请|合并|拦截|加急|保价|包装|开票|改地址|转寄)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约|取件)|"
-    r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消",
+    r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消|"
+    r"(?:不|别|不用|不要)(?:再)?取消了",
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
@@ -317,7 +325,7 @@ RETRACTION: Final = _words(
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
     r"forget what i said|undo|call off|disregard|cancel that|don'?t worry about|skip the|"
     r"hold off on|(?:i'?ve )?changed my mind|let'?s not|not any ?more|i'?ll pass|drop it|"
-    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want",
+    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want|(?:don'?t|do not) cancel(?:$|[^a-z])",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 
