@@ -72,7 +72,11 @@ from structured_memory.repositories.session import (
     chain_digest,
 )
 from unstructured_memory.profile.base import ProfileExtractor
-from unstructured_memory.summariser.summary import summarise, withdrawal_pairs
+from unstructured_memory.summariser.summary import (
+    summarise,
+    withdrawal_pairs,
+    without_request_detail,
+)
 from unstructured_memory.summariser.topics import TOPICS, Topic
 from values.inputs import MemoryInput
 from values.sessions import ROLES, Role, SessionRecord, Turn, TurnsAppended
@@ -347,7 +351,9 @@ class SessionPath:
             if corrected:
                 self._writes.amend(conn, scope, corrected)
             if withdrawn:  # a request of an earlier session taken back: its latest record
-                self._writes.amend(conn, scope, withdrawn, latest=1, naming=named_ids)
+                self._writes.amend(
+                    conn, scope, withdrawn, latest=1, naming=named_ids, then=without_request_detail
+                )
             return fragments
 
         memory_id = self._writes.write_record(

@@ -640,12 +640,14 @@ class WritePath:
         *,
         latest: int | None = None,
         naming: Sequence[str] = (),
+        then: Callable[[str], str] | None = None,
     ) -> int:
         """Rewrite the user's interaction records and notes that name a value the user
         corrected since (``(wrong, right)`` pairs): the wrong value replaced by the right
         one in text, entities, keyword terms and vector, and the derived index told; the
-        ``latest`` most recent only and those also holding all of ``naming``, when given.
-        Values holding PII are never searched for. Returns how many records changed."""
+        ``latest`` most recent only and those also holding all of ``naming``, when given;
+        ``then`` rewrites the text further. Values holding PII are never searched for.
+        Returns how many records changed."""
         pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
         rows = self._ledger.naming(
             conn, scope, [w for w, _ in pairs], _RECORDS, latest=latest, also=naming
@@ -656,7 +658,7 @@ class WritePath:
             [
                 (
                     fragment_id,
-                    substitute(text, pairs),
+                    then(substitute(text, pairs)) if then else substitute(text, pairs),
                     [
                         {**e, "text": substitute(str(e.get("text", "")), pairs)}
                         if isinstance(e, dict)

@@ -499,6 +499,23 @@ def test_a_cancellation_refused_later_is_withdrawn_with_the_belief_it_rested_on(
 
 
 @pytest.mark.parametrize(
+    ("said", "family", "words"),
+    [
+        ("换货单 HX778102 帮我撤销吧，鞋子其实挺合脚的", "exchange", "撤回"),
+        ("Please cancel refund RF550217, the parcel turned up after all.", "refund", "withdrew"),
+        ("Cancel return RT220913 please, my son decided to keep the jacket.", "return", "withdrew"),
+    ],
+)
+def test_cancelling_an_earlier_request_by_its_form_withdraws_it(
+    said: str, family: str, words: str
+) -> None:
+    summary = summarise("u", "s", _turns(("u", said)))
+    assert summary.dialogue.retracted == (family,)
+    assert summary.dialogue.unmatched == (family,), "an earlier session's request"
+    assert words in summary.summary_text
+
+
+@pytest.mark.parametrize(
     ("turns", "why", "stale"),
     [
         (

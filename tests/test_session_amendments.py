@@ -159,3 +159,29 @@ def test_a_withdrawn_plan_leaves_no_note_of_it(mem: MemoryClient) -> None:
     ctx = mem.build_context(USER, "包裹今天能送到家吗", max_tokens=600)
     assert "驿站" not in ctx.text
     assert "6353712" in ctx.text
+
+
+def test_a_request_cancelled_by_its_form_later_loses_its_reason_and_date(
+    mem: MemoryClient,
+) -> None:
+    """The reason and the date of a request withdrawn since were the request's: the earlier
+    record keeps the order and says the request was withdrawn."""
+    mem.profiles.ensure(USER)
+    _session(
+        mem,
+        "s-1",
+        ("u", "I want to return the lamp from order 7781203, it flickers all the time."),
+        ("a", "Return RT7781203 created; the courier comes Monday morning."),
+    )
+    _session(
+        mem, "s-2", ("u", "Please cancel return RT7781203, it was the bulb."), ("a", "Done."), day=1
+    )
+    records = sorted(
+        (m for m in mem.memories.list(USER) if m.kind == "interaction_record"),
+        key=lambda m: m.occurred_at,
+    )
+    first = records[0].text
+    assert "withdrew the return request" in first, first
+    assert "flickers" not in first, first
+    assert "Monday" not in first, first
+    assert "7781203" in first

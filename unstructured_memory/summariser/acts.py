@@ -635,8 +635,9 @@ def _object_of(
     the user asked a question in a later turn than that request (then the question's index:
     "is the SPRING20 code still valid?" … "forget it then")."""
     act = acts[k]
-    if act.families:
-        return act.families
+    named = tuple(f for f in act.families if f != "cancel") or act.families
+    if named:  # "取消退货单", "cancel return RT…": the cancel is the taking back
+        return named
     for prev in reversed(acts[:k]):
         if prev.turn != act.turn or prev.role != "user":
             break

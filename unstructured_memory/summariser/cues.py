@@ -316,10 +316,12 @@ RETRACTION: Final = _words(
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约|取件)|"
     r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消|"
+    r"(?:退款|退货|换货|维修|投诉)(?:单|申请)[^，,。！？!?；;\n]{0,20}?(?:帮我|给我|麻烦)?(?:取消|撤销|撤回)|"
     r"(?:不|别|不用|不要)(?:再)?取消了",
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
-    r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
+    r"repair|appointment|change)|cancel (?:return|refund|exchange|claim|complaint|repair)s?|"
+    r"withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"

@@ -872,6 +872,20 @@ def withdrawal_pairs(families: Sequence[str]) -> list[tuple[str, str]]:
     return [pair for f in families for pair in _REQUESTED.get(f, ())]
 
 
+def without_request_detail(text: str) -> str:
+    """An earlier record whose request was withdrawn since, without that request's reason
+    and expected date (``because …``, ``; expected …``, ``，预计…``): they were the
+    request's, and the request is no more."""
+    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        parts = text.split("，")
+        return "，".join(p for i, p in enumerate(parts) if not (i and p.startswith("预计")))
+    body, end = (text[:-1], ".") if text.endswith(".") else (text, "")
+    parts = body.split("; ")
+    kept = [p for i, p in enumerate(parts) if not (i and p.startswith("expected "))]
+    head, cut, _ = kept[0].partition(" because ")
+    return "; ".join([head if cut else kept[0], *kept[1:]]) + end
+
+
 def _withdrawn(s: _Slots, lang: Lang) -> str:
     names = [_WITHDRAWN[f][0 if lang == "zh" else 1] for f in s.withdrawn if f in _WITHDRAWN]
     return ("、" if lang == "zh" else " and ").join(names)
