@@ -71,7 +71,9 @@ __all__ = [
     "Utterance",
     "clauses",
     "families",
+    "ids_after_error",
     "instructs",
+    "mistyped",
     "negated",
     "read_dialogue",
     "topic_named",
@@ -465,7 +467,7 @@ def _skeleton(value: str) -> str:
     return _DIGITS.sub("9", value.casefold())
 
 
-def _slip(a: str, b: str) -> bool:
+def mistyped(a: str, b: str) -> bool:
     """Whether ``b`` is ``a`` mistyped: at most two slips (a character more, less or
     changed, two next to each other swapped), of one shape, one character longer at most."""
     if abs(len(a) - len(b)) > 1 or _skeleton(a) != _skeleton(b):
@@ -479,6 +481,35 @@ def _slip(a: str, b: str) -> bool:
             if i > 1 and j > 1 and x[i - 1] == y[j - 2] and x[i - 2] == y[j - 1]:
                 d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
     return d[len(x)][len(y)] <= 2
+
+
+def ids_after_error(utterances: Sequence[Utterance], dialogue: Dialogue) -> list[tuple[str, str]]:
+    """``(label, id)`` of the identifiers the user gave after a word of error in a turn
+    that puts nothing of the session right ("昨天那个单号我看串了，应该是 7719534"; a long
+    number of no label, ``""``: "I misread it, it's 5528417"): each may put right an
+    earlier session's id it is a slip of."""
+    corrected = {c.turn for c in dialogue.corrections if c.wrong is not None}
+    out: list[tuple[str, str]] = []
+    for turn, u in enumerate(utterances):
+        mark = cues.CORRECTION_MARK.search(u.text) if u.role == "user" else None
+        if mark is None or turn in corrected:
+            continue
+        out += [
+            (e.type, e.text) for e in u.entities if e.type in ID_LABELS and e.start >= mark.start()
+        ]
+        at = mark.start()
+        out += [  # a long number of no label
+            ("", u.text[at + x : at + y])
+            for x, y in _ID_TOKEN.spans(u.text[at:])
+            if u.text[at + x : at + y].isdigit()
+            and y - x >= _LONG_NUMBER
+            and not any(e.start < at + y and at + x < e.end for e in u.entities)
+        ]
+    return out
+
+
+_LONG_NUMBER: Final = 6
+"""Fewest digits of a number the user may give as an id with no word naming it."""
 
 
 def _id_again(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
@@ -498,7 +529,7 @@ def _id_again(utterances: Sequence[Utterance], turn: int, after: int) -> list[Co
                 for e in utterances[i].entities
                 if e.type in ID_LABELS and e.end <= limit and e.text != right
             ]
-            wrong = next((e for e in reversed(said) if _slip(e.text, right)), None)
+            wrong = next((e for e in reversed(said) if mistyped(e.text, right)), None)
             if wrong is not None:
                 return [Correction(turn, (a, b), (i, wrong.start, wrong.end), wrong.type)]
     return []
