@@ -11,17 +11,20 @@ for the user's current one.
   whole value when it is a short phrase (a model, a size code, a member level), and the
   measures of it (a number of three or more characters, or a number with its unit: ``10-12``,
   ``120``, ``12 kg``, ``11公斤``);
+- :func:`refused_words`: the words of a record naming a value the user's instruction now
+  in force refuses (``以后别再往星河大厦送了`` against ``默认送公司 星河大厦``);
 - :func:`unsay`: a text with those words, standing alone, replaced by a marker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Final
 
 from policies.linear_re import LinearPattern
 
-__all__ = ["superseded_words", "unsay"]
+__all__ = ["refused_words", "superseded_words", "unsay"]
 
 _SHORT: Final = 24
 """Longest value taken whole (characters): a model or a code, not a clause."""
@@ -98,3 +101,99 @@ def unsay(text: str, words: Iterable[str], marker: str) -> str:
         out += [text[last:a], marker]
         last = b
     return "".join([*out, text[last:]])
+
+
+_RUN: Final = LinearPattern(r"[0-9A-Za-z\u3400-\u9fff]+(?: [0-9A-Z][0-9A-Za-z]*)*")
+"""A run of words with no punctuation between (Latin words go on while capitalised)."""
+_NAME_EN: Final = LinearPattern(
+    r"(?:[0-9A-Za-z]*(?:[0-9][A-Za-z]|[A-Za-z][0-9]|[a-z0-9][A-Z])[0-9A-Za-z]*"
+    r"|[A-Z][A-Za-z]+|[0-9]{1,4})(?: (?:[0-9A-Za-z]*[0-9][0-9A-Za-z]*|[A-Z][A-Za-z]*))*"
+)
+"""A Latin name: a token mixing letters and digits or cases (4B, ZTO, XPS13, 7C) or a
+capitalised word, and the capitalised or numbered words after it (Unit 7C)."""
+_CJK: Final = LinearPattern(r"[\u3400-\u9fff]")
+_LONG_DIGITS: Final = LinearPattern(r"[0-9]{5}")
+_CJK_NAME: Final = 4
+"""Fewest Chinese characters of a value a refusal names (星河大厦; not 打电话)."""
+_LONGEST_NAME: Final = 16
+"""Longest stretch of Chinese taken as one name (characters)."""
+
+
+def refused_words(
+    said: str, record: str, governed: Callable[[str, int, int | None], bool]
+) -> tuple[str, ...]:
+    """The words of ``record`` naming a value ``said`` (the user's instruction now in force)
+    refuses: a name a negation governs in ``said`` (``governed(text, start, end)``) that
+    ``record`` states and does not refuse itself: four Chinese characters or more, or with
+    letters and digits (``别再往星河大厦送了``, ``金融港B座``), or a Latin name (``with 4B
+    anymore``, ``to Unit 7C``); never an id (five digits in a row)."""
+    found: list[str] = []
+    folded = record.casefold()
+    for word, at in _names(said, folded, governed):
+        if _LONG_DIGITS.search(word) is not None or not governed(said, at, at + len(word)):
+            continue
+        spot = folded.find(word.casefold())
+        while spot >= 0 and (
+            governed(record, spot, spot + len(word)) or not _whole(record, spot, spot + len(word))
+        ):
+            spot = folded.find(word.casefold(), spot + 1)
+        if spot >= 0 and word not in found:
+            found.append(word)
+    return tuple(found)
+
+
+def _names(
+    said: str, record: str, governed: Callable[[str, int, int | None], bool]
+) -> list[tuple[str, int]]:
+    """The names of ``said`` that ``record`` (case-folded) holds and a negation may govern,
+    longest first: its Latin names, and the longest stretch of a run from each governed
+    start holding four Chinese characters or more (or two with letters or digits)."""
+    latin, starts = _governed_starts(said, governed)
+    out = [(word, at) for word, at in latin if word.casefold() in record]
+    taken = 0  # where the last stretch taken ends: no part of it is taken again
+    for i, b in starts:
+        if i < taken:
+            continue
+        for j in range(min(b, i + _LONGEST_NAME), i + 1, -1):
+            piece = said[i:j]
+            cjk = sum(1 for ch in piece if "\u3400" <= ch <= "\u9fff")
+            if cjk < 2 or not _whole(said, i, j) or piece.casefold() not in record:
+                continue
+            if cjk >= _CJK_NAME or (cjk < len(piece) and piece.strip() == piece):
+                out.append((piece, i))
+                taken = j
+                break
+    return sorted(out, key=lambda w: -len(w[0]))
+
+
+@lru_cache(maxsize=256)
+def _governed_starts(
+    said: str, governed: Callable[[str, int, int | None], bool]
+) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]]:
+    """The Latin names of ``said``, and the Chinese characters a negation governs with the
+    end of their run (read once per instruction, not once per record)."""
+    latin = tuple(
+        (said[a:b], a)
+        for a, b in _NAME_EN.spans(said)
+        if _whole(said, a, b) and not _first_word(said, a, said[a:b])
+    )
+    starts = tuple(
+        (i, b)
+        for a, b in _RUN.spans(said)
+        for i in range(a, b)
+        if _CJK.match(said[i]) and governed(said, i, None)
+    )
+    return latin, starts
+
+
+def _first_word(text: str, at: int, word: str) -> bool:
+    """Whether a capitalised word opens its sentence (capitalised as any first word is)."""
+    head = text[:at].rstrip()
+    return (not head or head[-1] in ".!?;:,\n") and word.isalpha() and word[1:].islower()
+
+
+def _whole(text: str, a: int, b: int) -> bool:
+    """Whether ``text[a:b]`` does not cut a Latin word or a number."""
+    return not (a > 0 and _alnum(text[a - 1]) and _alnum(text[a])) and not (
+        b < len(text) and _alnum(text[b - 1]) and _alnum(text[b])
+    )

@@ -23,15 +23,18 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from policies.errors import InvalidField
 from policies.pii import PiiKind, mask_pii, mask_value
-from policies.superseded import superseded_words, unsay
+from policies.superseded import refused_words, superseded_words, unsay
+from policies.temporary import TEMPORARY_NOTE, lapsed
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
 from structured_memory.repositories.learned_profile import LEARNED_KEY
 from unstructured_memory.profile.rules import NOTE_PREFIX
+from unstructured_memory.summariser.acts import negated
 from unstructured_memory.summariser.topics import TOPICS
 from values.context import ContextItem, MemoryContext, Section
 from values.hits import MemoryHit
@@ -306,14 +309,24 @@ def _superseded(profile: Profile) -> tuple[str, ...]:
     return tuple(out)
 
 
-def record_items(profile: Profile, hits: Sequence[MemoryHit]) -> list[ContextItem]:
+def record_items(
+    profile: Profile, hits: Sequence[MemoryHit], facts: Sequence[Fact] = ()
+) -> list[ContextItem]:
     """Search hits as dated lines; pending ones as questions. A value the user has since
-    replaced (a learned slot's former value) is shown as updated (:mod:`policies.superseded`)."""
+    replaced (a learned slot's former value) or refused in an instruction now in force (a
+    fact's words: ``以后别再往星河大厦送了``) is shown as updated (:mod:`policies.superseded`);
+    a temporary intent whose time is over is left out (:mod:`policies.temporary`)."""
     w = _words(profile)
     former = _superseded(profile)
+    said = [f.value for f in facts if f.status != PENDING and isinstance(f.value, str)]
+    now = datetime.now(UTC)
     out = []
     for h in hits:
-        text = unsay(_clean(h.text), former, w.superseded) if former else _clean(h.text)
+        if h.metadata.get("note") == TEMPORARY_NOTE and lapsed(h.text, h.occurred_at, now):
+            continue
+        text = _clean(h.text)
+        words = [*former, *(x for s in said for x in refused_words(s, text, _governed))]
+        text = unsay(text, words, w.superseded) if words else text
         if h.status == PENDING:
             out.append(
                 ContextItem(
@@ -325,6 +338,11 @@ def record_items(profile: Profile, hits: Sequence[MemoryHit]) -> list[ContextIte
                 ContextItem(Section.RECORD, f"[{h.occurred_at:%Y-%m-%d}] {text}", str(h.memory_id))
             )
     return out
+
+
+def _governed(text: str, at: int, end: int | None) -> bool:
+    """Whether a negation governs ``text[at:end]`` (the acts' :func:`negated`)."""
+    return negated(text, at, "en" if text.isascii() else "zh", end)
 
 
 def render(header: str, titles: dict[Section, str], items: Sequence[ContextItem]) -> str:
@@ -386,7 +404,7 @@ def assemble(
         *fact_items(profile, facts, reveal),
         *learned_items(profile),
         *business_items(profile, checks),
-        *record_items(profile, hits),
+        *record_items(profile, hits, facts),
     ]
     text, chosen, omitted = fit(w.header, w.titles, items, max_tokens)
     return MemoryContext(text, count_tokens(text), chosen, omitted, degraded)

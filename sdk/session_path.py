@@ -72,10 +72,15 @@ from structured_memory.repositories.session import (
     chain_digest,
 )
 from unstructured_memory.profile.base import ProfileExtractor
-from unstructured_memory.summariser.summary import summarise, withdrawal_pairs
+from unstructured_memory.summariser.acts import Utterance, ids_after_error, mistyped
+from unstructured_memory.summariser.summary import (
+    summarise,
+    withdrawal_pairs,
+    without_request_detail,
+)
 from unstructured_memory.summariser.topics import TOPICS, Topic
 from values.inputs import MemoryInput
-from values.sessions import ROLES, Role, SessionRecord, Turn, TurnsAppended
+from values.sessions import ROLES, Role, SessionRecord, SessionSummary, Turn, TurnsAppended
 
 __all__ = ["MAX_APPEND_TURNS", "SessionConfig", "SessionPath"]
 
@@ -303,7 +308,7 @@ class SessionPath:
         if extraction.record_text:
             summary = replace(summary, summary_text=extraction.record_text)
         observations = [*extraction.observations, *_stored_addresses(stored, session_id)]
-        corrected = summary.dialogue.pairs([turns[i].text for i in summary.turn_index])
+        corrected, slipped = self._corrected(scope, turns, summary)
         withdrawn = withdrawal_pairs(summary.dialogue.unmatched)
         named_ids = sorted({e.text for e in summary.entities if e.type in ENTITY_LINK_TYPES})[:1]
         notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
@@ -311,7 +316,7 @@ class SessionPath:
             (ENTITY_LINK_TYPES[e.type], e.text)
             for e in summary.entities
             if e.type in ENTITY_LINK_TYPES
-        }
+        } | slipped
 
         def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
             advance(conn, fragments[0].id)
@@ -347,7 +352,9 @@ class SessionPath:
             if corrected:
                 self._writes.amend(conn, scope, corrected)
             if withdrawn:  # a request of an earlier session taken back: its latest record
-                self._writes.amend(conn, scope, withdrawn, latest=1, naming=named_ids)
+                self._writes.amend(
+                    conn, scope, withdrawn, latest=1, naming=named_ids, then=without_request_detail
+                )
             return fragments
 
         memory_id = self._writes.write_record(
@@ -365,6 +372,32 @@ class SessionPath:
             within=within,
         )
         return SessionRecord(memory_id=memory_id, summary=summary)
+
+    def _corrected(
+        self, scope: UserScope, turns: Sequence[Turn], summary: SessionSummary
+    ) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
+        """``(wrong, right)`` of the session's corrections, and of each id the user gave
+        after a word of error with nothing of this session to put right and the id linked
+        now (of its type, if it has one) it is a slip of: an earlier session's
+        (``昨天那个单号我看串了，应该是 7719534`` after 7719354); with the links those ids
+        call for, ``(type, right)``."""
+        pairs = summary.dialogue.pairs([turns[i].text for i in summary.turn_index])
+        utterances = [
+            Utterance(turns[i].role, turns[i].text, ents)
+            for i, ents in zip(summary.turn_index, summary.turn_entities, strict=False)
+        ]
+        said = ids_after_error(utterances, summary.dialogue)
+        linked = self._links.valid_at(scope) if said else []
+        here = {e.text for e in summary.entities} | {r for _, r in said}
+        slips = [
+            (link.entity_type, link.entity_id, right)
+            for label, right in said
+            for link in linked
+            if link.entity_type == ENTITY_LINK_TYPES.get(label, link.entity_type)
+            and link.entity_id not in here  # said in this session too: no slip of it
+            and mistyped(link.entity_id, right)
+        ]
+        return pairs + [(w, r) for _, w, r in slips], {(t, r) for t, _, r in slips}
 
     def _last_record(
         self, scope: UserScope, session_id: str, seen: SessionMark, transcript: Sequence[Turn]

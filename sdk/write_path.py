@@ -56,6 +56,7 @@ from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.pii import PiiMatch, check_pii_values, find_pii
 from policies.scope import UserScope
+from policies.temporary import TEMPORARY_NOTE
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import (
     check_json,
@@ -355,7 +356,7 @@ class WritePath:
                         index_text=" ".join(words),
                         token_count=len(words),
                         entities=_entity_dicts(analyse_text(note).entities),
-                        metadata={"source": "end_session", "note": "temporary_intent"},
+                        metadata={"source": "end_session", "note": TEMPORARY_NOTE},
                     ),
                     [],
                 )
@@ -639,12 +640,14 @@ class WritePath:
         *,
         latest: int | None = None,
         naming: Sequence[str] = (),
+        then: Callable[[str], str] | None = None,
     ) -> int:
         """Rewrite the user's interaction records and notes that name a value the user
         corrected since (``(wrong, right)`` pairs): the wrong value replaced by the right
         one in text, entities, keyword terms and vector, and the derived index told; the
-        ``latest`` most recent only and those also holding all of ``naming``, when given.
-        Values holding PII are never searched for. Returns how many records changed."""
+        ``latest`` most recent only and those also holding all of ``naming``, when given;
+        ``then`` rewrites the text further. Values holding PII are never searched for.
+        Returns how many records changed."""
         pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
         rows = self._ledger.naming(
             conn, scope, [w for w, _ in pairs], _RECORDS, latest=latest, also=naming
@@ -655,7 +658,7 @@ class WritePath:
             [
                 (
                     fragment_id,
-                    substitute(text, pairs),
+                    then(substitute(text, pairs)) if then else substitute(text, pairs),
                     [
                         {**e, "text": substitute(str(e.get("text", "")), pairs)}
                         if isinstance(e, dict)

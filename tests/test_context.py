@@ -223,3 +223,44 @@ def test_a_record_naming_a_value_replaced_since_shows_it_as_replaced(mem: Memory
     assert "Mate 60 Pro" in ctx.text
     hits = mem.search("buyer-replaced", "iPhone 13 充电头", limit=5)
     assert any("iPhone 13" in h.text for h in hits), "the ledger keeps what was said"
+
+
+def test_a_record_naming_a_value_refused_since_shows_it_as_replaced(mem: MemoryClient) -> None:
+    """An instruction now in force refuses a place an old record names: the record shows
+    it as updated, the instruction keeps its own words."""
+    mem.profiles.ensure("buyer-refused")
+    mem.write("buyer-refused", "用户咨询：默认送到金融港B座 前台签收", lifecycle_policy=IMPLICIT)
+    mem.facts.put(
+        "buyer-refused",
+        "收货方式",
+        "以后别再往金融港B座送了 都送小区门口",
+        lifecycle_policy=EXPLICIT,
+    )
+    ctx = mem.build_context("buyer-refused", "快递送哪", max_tokens=600)
+    records = [i.text for i in ctx.items if i.section is Section.RECORD]
+    assert any("前台签收" in r and "[已更新]" in r and "金融港B座" not in r for r in records)
+    assert "别再往金融港B座送了" in ctx.text
+
+
+@pytest.mark.parametrize(("days", "shown"), [(20, False), (2, True)])
+def test_a_temporary_intent_whose_week_is_over_is_left_out(
+    mem: MemoryClient, days: int, shown: bool
+) -> None:
+    """A note of this week said 20 days ago is history: the context leaves it out."""
+    from datetime import UTC, datetime, timedelta
+
+    from sdk import Turn
+
+    user = f"buyer-away-{days}"
+    mem.profiles.ensure(user)
+    at = datetime.now(UTC) - timedelta(days=days)
+    mem.end_session(
+        user,
+        "s-away",
+        [
+            Turn("user", "这周我在外地培训 快递先放物业前台 回来了还是送家里", at),
+            Turn("assistant", "好的，本周快递先放物业前台。", at + timedelta(minutes=1)),
+        ],
+    )
+    ctx = mem.build_context(user, "快递放哪了", max_tokens=600)
+    assert ("在外地培训" in ctx.text) is shown

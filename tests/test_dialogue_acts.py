@@ -338,6 +338,73 @@ def test_any_corrected_order_number_is_dropped(number: int, shift: int, mark: st
     assert right in summary.summary_text
 
 
+@pytest.mark.parametrize(
+    ("turns", "pair"),
+    [
+        (
+            _turns(
+                ("u", "帮我看看工单 WX-72-11093 处理到哪一步了"),
+                ("a", "WX-72-11093 这个编号查不到，您核对一下？"),
+                ("u", "我看了下邮件，是 WX-72-11039"),
+            ),
+            ("WX-72-11093", "WX-72-11039"),
+        ),
+        (
+            _turns(
+                ("u", "寄修单 KM31-0412-7751 帮我查一下"),
+                ("a", "没有查到这个单号。"),
+                ("u", "抱歉 手滑多打了个7 应该是 KM31-0412-751"),
+            ),
+            ("KM31-0412-7751", "KM31-0412-751"),
+        ),
+        (
+            _turns(
+                ("u", "Any news on case CS-88-20417?"),
+                ("a", "I can't find CS-88-20417 on your account, could you double-check?"),
+                ("u", "Found the email, it's CS-88-20471."),
+            ),
+            ("CS-88-20417", "CS-88-20471"),
+        ),
+        (
+            _turns(
+                ("u", "Repair ticket RK45-1102-3361 please"),
+                ("a", "Hmm, nothing under that number."),
+                ("u", "Fat fingers, I typed an extra 3: RK45-1102-361"),
+            ),
+            ("RK45-1102-3361", "RK45-1102-361"),
+        ),
+    ],
+)
+def test_an_id_given_again_in_its_shape_after_it_was_not_found_puts_it_right(
+    turns: list[Turn], pair: tuple[str, str]
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.pairs([t.text for t in turns]) == [pair]
+    assert pair[0] not in summary.summary_text
+    assert pair[1] in summary.summary_text
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        _turns(
+            ("u", "订单 6532813 的物流查下"),
+            ("a", "这个订单查不到，麻烦核对下"),
+            ("u", "那帮我查下退款 RF20261102 吧"),
+        ),
+        _turns(
+            ("u", "order 7712345 arrived damaged"),
+            ("a", "Sorry to hear that! Anything else?"),
+            ("u", "yes, order 7712354 is late too"),
+        ),
+    ],
+)
+def test_another_id_of_another_shape_or_without_doubt_puts_nothing_right(
+    turns: list[Turn],
+) -> None:
+    assert summarise("u", "s", turns).dialogue.pairs([t.text for t in turns]) == []
+
+
 # --------------------------------------------------------------------------- retractions
 
 
@@ -367,6 +434,85 @@ def test_a_refused_request_is_no_request() -> None:
         _turns(("u", "I don't want to cancel order 6174456, just hold it until the 12th")),
     )
     assert "cancel" not in english.summary_text.lower()
+
+
+@pytest.mark.parametrize(
+    ("turns", "kept", "gone"),
+    [
+        (
+            _turns(
+                ("u", "电饭煲内胆有划痕，订单 7723105，退点钱给我吧"),
+                ("a", "可以给您部分退款 35 元，或者换一个新内胆，您选哪个？"),
+                ("u", "钱就算了，还是给我换个内胆吧"),
+            ),
+            "7723105",
+            "35 元",
+        ),
+        (
+            _turns(
+                ("u", "The lid of my kettle is cracked, order 5512093, can I get some money back?"),
+                ("a", "We can offer a partial refund of $15, or send a replacement lid."),
+                ("u", "Forget the money, just send a new lid please"),
+            ),
+            "5512093",
+            "$15",
+        ),
+    ],
+)
+def test_the_amount_of_a_refund_taken_back_is_no_amount_of_the_case(
+    turns: list[Turn], kept: str, gone: str
+) -> None:
+    text = summarise("u", "s", turns).summary_text
+    assert kept in text
+    assert gone not in text
+
+
+@pytest.mark.parametrize(
+    ("turns", "belief"),
+    [
+        (
+            _turns(
+                ("u", "把订单 7781204 取消吧，我妈可能已经在超市买了同款电水壶"),
+                ("a", "这单今天下午发货，确定取消吗？"),
+                ("u", "哦 她买的是保温杯 不取消了 照常发吧"),
+            ),
+            "已经在超市买了",
+        ),
+        (
+            _turns(
+                ("u", "Cancel order 4410923 please, I believe my husband already ordered one."),
+                ("a", "Sure, before I do: it ships today, cancel it?"),
+                ("u", "Wait, he got a toaster. Don't cancel, I'll keep it coming."),
+            ),
+            "already ordered",
+        ),
+    ],
+)
+def test_a_cancellation_refused_later_is_withdrawn_with_the_belief_it_rested_on(
+    turns: list[Turn], belief: str
+) -> None:
+    summary = summarise("u", "s", turns)
+    assert summary.dialogue.retracted == ("cancel",)
+    assert belief not in summary.summary_text
+    got = RuleExtractor().extract(turns, summary).observations
+    assert not any(belief in str(o.value) for o in got)
+
+
+@pytest.mark.parametrize(
+    ("said", "family", "words"),
+    [
+        ("换货单 HX778102 帮我撤销吧，鞋子其实挺合脚的", "exchange", "撤回"),
+        ("Please cancel refund RF550217, the parcel turned up after all.", "refund", "withdrew"),
+        ("Cancel return RT220913 please, my son decided to keep the jacket.", "return", "withdrew"),
+    ],
+)
+def test_cancelling_an_earlier_request_by_its_form_withdraws_it(
+    said: str, family: str, words: str
+) -> None:
+    summary = summarise("u", "s", _turns(("u", said)))
+    assert summary.dialogue.retracted == (family,)
+    assert summary.dialogue.unmatched == (family,), "an earlier session's request"
+    assert words in summary.summary_text
 
 
 @pytest.mark.parametrize(

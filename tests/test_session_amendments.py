@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from sdk import MemoryClient, Settings
 from unstructured_memory.summariser import Turn
 
@@ -79,6 +81,45 @@ def test_a_correction_in_a_later_session_rewrites_what_the_earlier_one_stored(
     assert not [t for t in texts if "6334412" in t], texts
     hits = mem.search(USER, "6334421 钓鱼竿", limit=5)
     assert len([h for h in hits if "6334421" in h.text]) == 2, "the rewritten record is found"
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "wrong", "right"),
+    [
+        (
+            [
+                ("u", "台灯到了少个灯罩，订单 7719354"),
+                ("a", "系统里没有查到 7719354，麻烦您核对下？"),
+            ],
+            [("u", "昨天那个单号我看串了，应该是 7719534，台灯少了个灯罩"), ("a", "查到了。")],
+            "7719354",
+            "7719534",
+        ),
+        (
+            [("u", "The desk lamp from order 5528147 came without a shade"), ("a", "Let me look.")],
+            [("u", "Sorry, I misread the number yesterday, it's 5528417."), ("a", "Found it.")],
+            "5528147",
+            "5528417",
+        ),
+    ],
+)
+def test_an_id_put_right_after_a_word_of_error_replaces_its_slip_of_an_earlier_session(
+    mem: MemoryClient,
+    first: list[tuple[str, str]],
+    later: list[tuple[str, str]],
+    wrong: str,
+    right: str,
+) -> None:
+    """The earlier session's id a slip away from the one given now after a word of error
+    (看串了, misread) is the wrong one: its link ends and the records name the right one."""
+    mem.profiles.ensure(USER)
+    _session(mem, "s-1", *first)
+    _session(mem, "s-2", *later, day=1)
+    valid = {link.entity_id for link in mem.links.valid_now(USER)}
+    assert right in valid
+    assert wrong not in valid, "the link to the slip is ended"
+    texts = [m.text for m in mem.memories.list(USER)]
+    assert not [t for t in texts if wrong in t], texts
 
 
 def test_a_withdrawn_topic_leaves_the_profile(mem: MemoryClient) -> None:
@@ -159,3 +200,29 @@ def test_a_withdrawn_plan_leaves_no_note_of_it(mem: MemoryClient) -> None:
     ctx = mem.build_context(USER, "包裹今天能送到家吗", max_tokens=600)
     assert "驿站" not in ctx.text
     assert "6353712" in ctx.text
+
+
+def test_a_request_cancelled_by_its_form_later_loses_its_reason_and_date(
+    mem: MemoryClient,
+) -> None:
+    """The reason and the date of a request withdrawn since were the request's: the earlier
+    record keeps the order and says the request was withdrawn."""
+    mem.profiles.ensure(USER)
+    _session(
+        mem,
+        "s-1",
+        ("u", "I want to return the lamp from order 7781203, it flickers all the time."),
+        ("a", "Return RT7781203 created; the courier comes Monday morning."),
+    )
+    _session(
+        mem, "s-2", ("u", "Please cancel return RT7781203, it was the bulb."), ("a", "Done."), day=1
+    )
+    records = sorted(
+        (m for m in mem.memories.list(USER) if m.kind == "interaction_record"),
+        key=lambda m: m.occurred_at,
+    )
+    first = records[0].text
+    assert "withdrew the return request" in first, first
+    assert "flickers" not in first, first
+    assert "Monday" not in first, first
+    assert "7781203" in first

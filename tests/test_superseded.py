@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policies.superseded import superseded_words, unsay
+from policies.superseded import refused_words, superseded_words, unsay
+from unstructured_memory.summariser.acts import negated
 
 
 @pytest.mark.parametrize(
@@ -64,3 +65,38 @@ def test_unsay_keeps_everything_but_the_words(text: str, words: list[str]) -> No
         assert shown == text
     for piece in shown.split("\x00"):
         assert piece in text
+
+
+def _governed(text: str, at: int, end: int | None) -> bool:
+    return negated(text, at, "en" if text.isascii() else "zh", end)
+
+
+@pytest.mark.parametrize(
+    ("said", "record", "words"),
+    [
+        ("以后别再往金融港B座送了 都送小区门口", "默认送到金融港B座 前台签收", ("金融港B座",)),
+        (
+            "跟你们说下 东湖花园那套卖了 不要再寄东湖花园了",
+            "用户咨询：寄到东湖花园吧",
+            ("东湖花园",),
+        ),
+        (
+            "Please stop sending parcels to Unit 7C, the concierge takes them now",
+            "The user contacted customer service: if I'm out leave it with Unit 7C next door",
+            ("Unit 7C",),
+        ),
+        (
+            "No more deliveries to the Harlow office please",
+            "ship it to the Harlow office",
+            ("Harlow",),
+        ),
+        ("以后都送金融港B座", "默认送到金融港B座 前台签收", ()),  # no refusal
+        ("别再往金融港B座送了", "用户要求别送金融港B座了", ()),  # the record refuses it too
+        ("don't cancel order 6532183", "asked to cancel order 6532183", ()),  # an id is no value
+        ("不要再打电话了", "客服已打电话联系用户", ()),  # a common word is no value
+    ],
+)
+def test_the_words_a_refusal_takes_from_a_record(
+    said: str, record: str, words: tuple[str, ...]
+) -> None:
+    assert refused_words(said, record, _governed) == words

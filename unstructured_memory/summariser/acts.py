@@ -71,7 +71,9 @@ __all__ = [
     "Utterance",
     "clauses",
     "families",
+    "ids_after_error",
     "instructs",
+    "mistyped",
     "negated",
     "read_dialogue",
     "topic_named",
@@ -432,9 +434,105 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
             if wrong is not None:
                 ra, rb = _own_part(u.text, (ra, rb), utterances[wrong[0]].text[wrong[1] : wrong[2]])
             out.append(Correction(turn, (ra, rb), wrong, label))
-    if mark is not None and not out:
-        out += _marked(utterances, turn, mark.end())
+    return out or _unnamed(utterances, turn, mark)
+
+
+def _unnamed(
+    utterances: Sequence[Utterance], turn: int, mark: LinearMatch | None
+) -> list[Correction]:
+    """A correction no pattern names: an identifier given again after a word of error or
+    the agent's doubt (:func:`_id_again`), else a value after a word of error
+    (:func:`_marked`)."""
+    if mark is None:
+        return _id_again(utterances, turn, 0) if _doubted(utterances, turn) else []
+    return _id_again(utterances, turn, mark.end()) or _marked(utterances, turn, mark.end())
+
+
+def _doubted(utterances: Sequence[Utterance], turn: int) -> bool:
+    """Whether the agent's turn right before ``turn`` doubted a number the user gave."""
+    before = utterances[turn - 1] if turn > 0 else None
+    return (
+        before is not None
+        and before.role != "user"
+        and cues.DOUBTED.search(before.text) is not None
+    )
+
+
+_ID_TOKEN: Final = LinearPattern(r"[0-9A-Za-z]+(?:[-_./][0-9A-Za-z]+)*")
+_DIGITS: Final = LinearPattern(r"[0-9]+")
+
+
+def _skeleton(value: str) -> str:
+    """An id's shape: its letters case-folded, each run of digits one ``9`` (``bx9-9-9``)."""
+    return _DIGITS.sub("9", value.casefold())
+
+
+def mistyped(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` mistyped: at most two slips (a character more, less or
+    changed, two next to each other swapped), of one shape, one character longer at most."""
+    if abs(len(a) - len(b)) > 1 or _skeleton(a) != _skeleton(b):
+        return False
+    x, y = a.casefold(), b.casefold()
+    d = [[i + j if not i * j else 0 for j in range(len(y) + 1)] for i in range(len(x) + 1)]
+    for i in range(1, len(x) + 1):
+        for j in range(1, len(y) + 1):
+            cost = x[i - 1] != y[j - 1]
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and x[i - 1] == y[j - 2] and x[i - 2] == y[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(x)][len(y)] <= 2
+
+
+def ids_after_error(utterances: Sequence[Utterance], dialogue: Dialogue) -> list[tuple[str, str]]:
+    """``(label, id)`` of the identifiers the user gave after a word of error in a turn
+    that puts nothing of the session right ("昨天那个单号我看串了，应该是 7719534"; a long
+    number of no label, ``""``: "I misread it, it's 5528417"): each may put right an
+    earlier session's id it is a slip of."""
+    corrected = {c.turn for c in dialogue.corrections if c.wrong is not None}
+    out: list[tuple[str, str]] = []
+    for turn, u in enumerate(utterances):
+        mark = cues.CORRECTION_MARK.search(u.text) if u.role == "user" else None
+        if mark is None or turn in corrected:
+            continue
+        out += [
+            (e.type, e.text) for e in u.entities if e.type in ID_LABELS and e.start >= mark.start()
+        ]
+        at = mark.start()
+        out += [  # a long number of no label
+            ("", u.text[at + x : at + y])
+            for x, y in _ID_TOKEN.spans(u.text[at:])
+            if u.text[at + x : at + y].isdigit()
+            and y - x >= _LONG_NUMBER
+            and not any(e.start < at + y and at + x < e.end for e in u.entities)
+        ]
     return out
+
+
+_LONG_NUMBER: Final = 6
+"""Fewest digits of a number the user may give as an id with no word naming it."""
+
+
+def _id_again(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
+    """An identifier said after ``after`` that is a slip away from one said before, of its
+    shape (``TK-63-00418`` … ``是 TK-63-00481``, ``BX26-0718-8442`` … ``BX26-0718-442``),
+    puts that one right: said after a word of error or the agent's doubt."""
+    u = utterances[turn]
+    for x, y in _ID_TOKEN.spans(u.text[after:]):
+        a, b = x + after, y + after
+        right = u.text[a:b]
+        if len(right) < 5 or _DIGITS.search(right) is None:
+            continue
+        for i in range(turn, -1, -1):
+            limit = a if i == turn else len(utterances[i].text)
+            said = [
+                e
+                for e in utterances[i].entities
+                if e.type in ID_LABELS and e.end <= limit and e.text != right
+            ]
+            wrong = next((e for e in reversed(said) if mistyped(e.text, right)), None)
+            if wrong is not None:
+                return [Correction(turn, (a, b), (i, wrong.start, wrong.end), wrong.type)]
+    return []
 
 
 def _marked(utterances: Sequence[Utterance], turn: int, after: int) -> list[Correction]:
@@ -568,8 +666,9 @@ def _object_of(
     the user asked a question in a later turn than that request (then the question's index:
     "is the SPRING20 code still valid?" … "forget it then")."""
     act = acts[k]
-    if act.families:
-        return act.families
+    named = tuple(f for f in act.families if f != "cancel") or act.families
+    if named:  # "取消退货单", "cancel return RT…": the cancel is the taking back
+        return named
     for prev in reversed(acts[:k]):
         if prev.turn != act.turn or prev.role != "user":
             break
@@ -592,21 +691,27 @@ def _object_of(
     return None
 
 
-def _take_back(acts: list[Act], j: int) -> None:
-    """``acts[j]`` stops counting, and so do the clauses of its turn that go on with it."""
+def _take_back(acts: list[Act], j: int, hedged: Callable[[Act], bool] | None = None) -> None:
+    """``acts[j]`` stops counting, and so do the clauses of its turn that go on with it: a
+    fact among them only when ``hedged`` (a belief given as the reason: "I think my wife
+    already bought one", "我老婆好像已经买了")."""
     acts[j] = replace(acts[j], live=False)
     for n in range(j + 1, len(acts)):
         nxt = acts[n]
-        if nxt.turn != acts[j].turn or nxt.families or nxt.kind not in _GOES_ON:
+        believed = nxt.kind is ActKind.FACT and hedged is not None and hedged(nxt)
+        if nxt.turn != acts[j].turn or nxt.families or (nxt.kind not in _GOES_ON and not believed):
             break
         acts[n] = replace(nxt, live=False)
 
 
 def _retract(
-    acts: list[Act], k: int, offered: Callable[[Act], bool] | None = None
+    acts: list[Act],
+    k: int,
+    offered: Callable[[Act], bool] | None = None,
+    hedged: Callable[[Act], bool] | None = None,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Apply the retraction ``acts[k]``; the families it took back and those it found no
-    earlier request for."""
+    earlier request for (a belief given as a request's reason goes with it: ``hedged``)."""
     fams = _object_of(acts, k, offered)
     if isinstance(fams, int):  # a question asked since the request goes, not the request
         _take_back(acts, fams)
@@ -618,7 +723,7 @@ def _retract(
         prev = acts[j]
         hit = set(prev.families) & set(fams)
         if hit and prev.live and prev.kind in _TAKEN_BACK:
-            _take_back(acts, j)
+            _take_back(acts, j, hedged)
             if prev.role == "user":
                 found |= hit
     if acts[k].refusal:  # refusing what nobody asked for withdraws nothing
@@ -944,13 +1049,16 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         text = utterances[act.turn].text[act.start : act.end]
         return _OFFER.search(text) is not None
 
+    def hedged(act: Act) -> bool:
+        return cues.HEDGE.search(utterances[act.turn].text[act.start : act.end]) is not None
+
     for k in range(len(acts)):
         if acts[k].kind is not ActKind.RETRACTION:
             continue
         if acts[k].role != "user":  # the agent confirming an undoing: no step of its own
             acts[k] = replace(acts[k], live=False)
             continue
-        taken, missing = _retract(acts, k, offered)
+        taken, missing = _retract(acts, k, offered, hedged)
         retracted += [f for f in taken if f not in retracted]
         unmatched += [f for f in missing if f not in unmatched]
     picked = _pick_offered(utterances, acts)

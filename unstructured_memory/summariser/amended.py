@@ -196,6 +196,12 @@ def amend(
     ]
     for c in dialogue.corrections:  # a right value of no entity takes the wrong one's label
         a, b = starts[c.turn] + c.right[0], starts[c.turn] + c.right[1]
+        if c.label in ID_LABELS:  # an id is whole: no model of its first part (BX26 of BX26-…)
+            kept_entities = [
+                e
+                for e in kept_entities
+                if not (a <= e.start and e.end <= b and e.end - e.start < b - a)
+            ]
         if c.label is not None and not any(e.start < b and a < e.end for e in kept_entities):
             kept_entities.append(Entity(c.label, text[a:b], a, b))
     kept_entities.sort(key=lambda e: e.start)

@@ -31,9 +31,11 @@ __all__ = [
     "CORRECTION",
     "CORRECTION_MARK",
     "DIRECTIVE",
+    "DOUBTED",
     "FACT",
     "FUTURE",
     "HABIT",
+    "HEDGE",
     "INSTRUCTION",
     "MEMO",
     "NEGATION",
@@ -210,8 +212,10 @@ NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 
 CORRECTION_MARK: Final = _words(
     r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"
-    r"纠正|口误|笔误|打错字|反了",
-    r"sorry|typo|i meant|i mean|correction|my bad|my mistake|mistyped|misspoke|actually|"
+    r"纠正|口误|笔误|打错字|反了|"
+    r"手滑(?:打|按|输|写)|[多少漏][打输写]了?(?:一|个|一个)?(?:\d|[一两]?位|数字|字母)",
+    r"sorry|typo|(?:typed|added|put in) an extra|extra digit|(?:missed|dropped|left out) a digit|"
+    r"i meant|i mean|correction|my bad|my mistake|mistyped|misspoke|actually|"
     r"(?:i|we)(?:'ve|\s+have)?(?:\s+been)?\s+(?:said|typed|gave|put|wrote|entered|quoted|told you|"
     r"sent you|buying|ordering|ordered|bought|picked|chose|getting|got|using|used)\s+(?:you\s+)?"
     r"(?:the\s+|a\s+)?wrong|wrong\s+(?:number|digits?|id|order number|code)|"
@@ -222,6 +226,23 @@ CORRECTION_MARK: Final = _words(
 )
 """A word saying that something said before was wrong (not a wrong item: "you sent the wrong
 size")."""
+
+DOUBTED: Final = _words(
+    r"(?:单号|订单号?|编号|号码|工单|单子)[^，,。！？!?]{0,8}(?:查不到|没查到|没有查到|找不到|不存在|有误)|"
+    r"(?:查不到|没查到|没有查到|找不到)[^，,。！？!?]{0,8}(?:单号|订单|编号|号码|工单|单子)|"
+    r"不[是在]您?(?:的)?名下|是不是记错|是否记错|核对",
+    r"can(?:'?t|not) (?:find|locate)|couldn'?t (?:find|locate)|"
+    r"(?:no|nothing) (?:order|record|ticket|case|claim)?s? ?(?:under|with|matching)|"
+    r"(?:doesn'?t|does not) (?:match|exist)|double[- ]check|not (?:on|under) your account",
+)
+"""The agent doubting a number the user gave: not found, not theirs, to be checked
+("这个单号查不到", "不是您名下的", "I can't find that order", "could you double-check?")."""
+
+HEDGE: Final = _words(
+    r"好像|可能|也许|大概|估计|应该是|说不定|似乎|不确定",
+    r"i think|i guess|i believe|maybe|probably|perhaps|might|not sure|apparently|seems",
+)
+"""A belief rather than a fact ("我老婆好像已经买了", "I think my wife already bought one")."""
 
 COLOUR_EN: Final = (
     r"black|white|gr[ae]y|silver|gold|rose gold|champagne|red|blue|navy|sky blue|green|olive|"
@@ -294,23 +315,26 @@ RETRACTION: Final = _words(
     r"不(?:退|换|投诉|催|修|改|寄|要求|申请|合并|拦截|加急|保价|包装|开票|改地址|转寄)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约|取件)|"
-    r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消",
+    r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消|"
+    r"(?:退款|退货|换货|维修|投诉)(?:单|申请)[^，,。！？!?；;\n]{0,20}?(?:帮我|给我|麻烦)?(?:取消|撤销|撤回)|"
+    r"(?:不|别|不用|不要)(?:再)?取消了",
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
-    r"repair|appointment|change)|withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
+    r"repair|appointment|change)|cancel (?:return|refund|exchange|claim|complaint|repair)s?|"
+    r"withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
     r"forget what i said|undo|call off|disregard|cancel that|don'?t worry about|skip the|"
     r"hold off on|(?:i'?ve )?changed my mind|let'?s not|not any ?more|i'?ll pass|drop it|"
-    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want",
+    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want|(?:don'?t|do not) cancel(?:$|[^a-z])",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 
 REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
     (name, LinearPattern(rx))
     for name, rx in (
-        ("refund", r"退款|退钱|仅退款|(?i:refund|money back)"),
+        ("refund", r"退款|退(?:点|些|一点|一些|部分|一部分)?钱|仅退款|(?i:refund|money back)"),
         ("return", r"退货|退掉|退回|寄回|退了|上门取件|(?i:return|send (?:it|them|this) back)"),
         (
             "exchange",

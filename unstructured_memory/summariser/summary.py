@@ -706,6 +706,7 @@ def _slots(
         and not _past(text, e.start, e.end)
     ]
     verb = _ETA_VERB.match(text[etas[-1].end : etas[-1].end + 24]) if etas else None
+    said = [e for e in entities if text[e.start] != " "]  # not in a clause that stopped counting
     agent = [text[s.start : s.end] for s in spans if s.role == "assistant"]
     reason = _clause(
         text,
@@ -728,7 +729,7 @@ def _slots(
         amount=(
             choice.option.price
             if choice is not None and choice.option.price
-            else _first(entities, "AMOUNT", spans, "user") or _last_said(entities, "AMOUNT", spans)
+            else _first(said, "AMOUNT", spans, "user") or _last_said(said, "AMOUNT", spans)
         ),
         eta=etas[-1].text if etas else "",
         eta_verb=(verb.group(1) or "") if verb is not None else "",
@@ -870,6 +871,20 @@ def withdrawal_pairs(families: Sequence[str]) -> list[tuple[str, str]]:
     """``(as recorded, as withdrawn)`` phrases of the requests of ``families``: what an
     earlier session's record says of a request this session took back."""
     return [pair for f in families for pair in _REQUESTED.get(f, ())]
+
+
+def without_request_detail(text: str) -> str:
+    """An earlier record whose request was withdrawn since, without that request's reason
+    and expected date (``because …``, ``; expected …``, ``，预计…``): they were the
+    request's, and the request is no more."""
+    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        parts = text.split("，")
+        return "，".join(p for i, p in enumerate(parts) if not (i and p.startswith("预计")))
+    body, end = (text[:-1], ".") if text.endswith(".") else (text, "")
+    parts = body.split("; ")
+    kept = [p for i, p in enumerate(parts) if not (i and p.startswith("expected "))]
+    head, cut, _ = kept[0].partition(" because ")
+    return "; ".join([head if cut else kept[0], *kept[1:]]) + end
 
 
 def _withdrawn(s: _Slots, lang: Lang) -> str:
