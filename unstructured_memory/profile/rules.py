@@ -31,10 +31,10 @@ from typing import Any, Final
 
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
-from policies.profile_merge import REFERENCE, Observation, ObservationKind
+from policies.profile_merge import PREVIOUS, REFERENCE, Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser import amounts, cues, sizes
+from unstructured_memory.summariser import amounts, cues, shapes, sizes
 from unstructured_memory.summariser.acts import asked_topic, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
@@ -322,6 +322,44 @@ def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observ
     return observe_session(turns, summary)[0]
 
 
+_FOR_IT_EN: Final = LinearPattern(r"(?:^|[^A-Za-z])(?i:for\s+(?:(?:my|our|the)\s+)?)$")
+"""Right before a model something is bought for, said as the user's own or the one they
+mean (tabs for the Bosch …, a charger for my Dell …; not ``for a Pixel 8``: any one)."""
+_OF_IT_ZH: Final = LinearPattern(r"^\s?的\s?[\x{4e00}-\x{9fff}]")
+"""Right after a model, a thing of it: ``P40 的钢化膜``, ``Find X7 的屏幕``."""
+_SOMEONE_ELSE: Final = LinearPattern(r"(?:[他她]|别人|朋友|同事)的?\s*$")
+
+_SWITCHED_TO: Final = LinearPattern(
+    r"(?:换了|换成|改用|升级到|升级成|升到|入了)了?\s*$"
+    r"|(?i:(?:switched|moved|changed|upgraded)(?:\s+over)?\s+to|jumped ship[^.;!?]{0,12}?got"
+    r"|replaced\s+(?:it|mine|my\s+[a-z]+|the\s+[a-z]+)\s+with|traded\s+up\s+to)"
+    r"\s+(?:an?\s+|the\s+|my\s+)?$"
+)
+"""Right before a device the user switched to (换成了 vivo X100 Pro, upgraded to an iPhone 15
+Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
+
+
+def _bought_for(sentence: str, start: int, end: int) -> bool:
+    """Whether the model at ``sentence[start:end]`` (its brand included) is what something
+    is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕; not its
+    price, colour or other attribute, nor the model of someone named before it: 给我妈的 iPhone
+    13 的壳), or what a thing is for (screen protectors for the Galaxy S23, filters for my
+    Shark NV360)."""
+    before = sentence[:start]
+    clause = before[_clause_around(sentence, start)[0] :]
+    if _MEMBER_OF.search(clause) is not None or _SOMEONE_ELSE.search(clause) is not None:
+        return False
+    if _FOR_IT_EN.search(before) is not None:
+        return True
+    m = _OF_IT_ZH.match(sentence[end:])
+    return m is not None and bool(shapes.thing_opening(sentence[end + m.end() - 1 :]))
+
+
+def _clause_around(sentence: str, at: int) -> tuple[int, int]:
+    """The clause of ``sentence`` (cut at commas and sentence ends) holding ``sentence[at]``."""
+    return next(((a, b) for a, b in _CLAUSE.spans(sentence) if a <= at < b), (0, len(sentence)))
+
+
 _MEMBER_OF = LinearPattern(
     r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|爸|妈|"
     r"(?i:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
@@ -409,7 +447,7 @@ class _Observer:
         if fixed:  # a device said before its correction is the corrected one
             out += self._devices_corrected(text)
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
-        named: tuple[str, list[Entity]] | None = None  # the last sentence naming a model
+        named: tuple[str, list[Entity], int] | None = None  # the last sentence naming a model
         for a, b in cues.SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
@@ -417,11 +455,11 @@ class _Observer:
             mine = [x for x in acts if a <= x.start < b and x.live]
             here = [e for e in entities if a <= e.start and e.end <= b]
             if not fixed:
-                out += self._device(sentence, here)
+                out += self._device(sentence, here, a)
                 if named is not None and _MINE.search(sentence) is not None:
                     out += self._device(*named, owned=True)  # "… a Pixel 8 Pro? … on mine."
                 if any(e.type == "MODEL" for e in here):
-                    named = (sentence, here)
+                    named = (sentence, here, a)
             out += self._member(sentence)
             rescheduled = any(w in sentence.casefold() for w in self.wrong)
             if _TEMPORARY.search(sentence) is not None and not rescheduled:
@@ -475,26 +513,58 @@ class _Observer:
         entities = extract_entities(fixed)
         out = []
         for a, b in cues.SENTENCE.spans(fixed):
-            out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b])
+            out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b], a)
         return out
 
     def _device(
-        self, sentence: str, entities: list[Entity], *, owned: bool = False
+        self, sentence: str, entities: list[Entity], at: int = 0, *, owned: bool = False
     ) -> list[Observation]:
-        """The devices a sentence says are the user's (``owned``: the next one said so)."""
+        """The devices a sentence (at ``at`` of the turn) says are the user's (``owned``: the
+        next one said so), names as what something is bought for (:func:`_bought_for`) or
+        as switched to (:data:`_SWITCHED_TO`: it replaces the one the user had); a device's
+        product is the one named in its own clause, never what is bought for it."""
         models = [e for e in entities if e.type == "MODEL"]
-        if not models or not (owned or _OWN.search(sentence) is not None):
+        if not models:
             return []
+        owns = owned or _OWN.search(sentence) is not None
         out = []
         for model in models:
             brand = brand_of(entities, model)
-            if _PAPER.match(sentence[model.start :]) is not None:
+            start, end = model.start - at, model.end - at
+            if _PAPER.match(sentence[start:]) is not None:
                 continue  # "A4 纸": a paper size, no device
-            products = [e for e in entities if e.type == "PRODUCT"]
+            opening = (
+                max(
+                    (
+                        e.start
+                        for e in entities
+                        if e.type == "BRAND" and e.text == brand and e.end <= model.start
+                    ),
+                    default=model.start,
+                )
+                - at
+            )  # the brand's start, or the model's
+            bought_for = _bought_for(sentence, opening, end)
+            switched = _SWITCHED_TO.search(sentence[max(0, opening - 24) : opening])
+            if not (owns or bought_for or switched):
+                continue
+            a, b = _clause_around(sentence, start)
+            products = [
+                e for e in entities if e.type == "PRODUCT" and a <= e.start - at and e.end - at <= b
+            ]
             after = [e for e in products if e.start >= model.end]
             product = (after[0] if after else products[-1]).text if products else None
             value = f"{brand} {model.text}" if brand else model.text
-            out.append(self._make(ObservationKind.FACT, "device_model", value, scenario=product))
+            scenario = None if bought_for else product
+            out.append(
+                self._make(
+                    ObservationKind.FACT,
+                    "device_model",
+                    value,
+                    scenario=scenario,
+                    replaces=None if switched is None else PREVIOUS,
+                )
+            )
         return out
 
     def _member(self, sentence: str) -> list[Observation]:

@@ -36,7 +36,7 @@ import rjieba
 from policies.linear_re import LinearPattern, Subject
 from unstructured_memory.summariser import symptoms
 
-__all__ = ["brand_before", "chinese_products", "english_products", "latin_names"]
+__all__ = ["brand_before", "chinese_products", "english_products", "latin_names", "thing_opening"]
 
 Span = tuple[str, int, int]
 """A found entity: (label, start, end)."""
@@ -751,6 +751,27 @@ def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
         if head != word:
             break
     return end
+
+
+_THING_TAGS: Final = frozenset({"n", "nz", "ng"})
+
+
+def thing_opening(text: str) -> str:
+    """The noun phrase of a thing opening ``text`` (钢化膜 of 钢化膜还有货吗, 屏幕 of 屏幕碎了), or
+    ``""``: none, or a word about a thing rather than a thing (价格, 颜色: :data:`_ATTRIBUTES`)."""
+    cut = next((i for i, c in enumerate(text[:8]) if not "\u4e00" <= c <= "\u9fff"), len(text[:8]))
+    tags = rjieba.tag(text[:cut]) if cut else []
+    n = _np(tags)
+    thing = text[:n]
+    if (
+        not n
+        or not (tags[0][1] in _THING_TAGS or n > len(tags[0][0]))  # 充电|头: a verb modifies
+        or tags[0][0] in _ATTRIBUTES
+        or thing in _ATTRIBUTES
+        or thing.endswith("色")
+    ):
+        return ""
+    return thing
 
 
 def chinese_products(
