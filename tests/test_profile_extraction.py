@@ -518,6 +518,35 @@ def test_a_model_something_is_bought_for_is_the_users_device(
 
 
 @pytest.mark.parametrize(
+    ("said", "devices"),
+    [
+        ("我的车是 22款宋PLUS EV 前排头枕有点松", [("device_model@车", "22款宋PLUS EV")]),
+        ("这个座套我那车是海鸥 24款的 能装吗", [("device_model@车", "海鸥 24款")]),
+        ("问下这个膜，我的是10th gen 10.9寸的", [("device_model", "10th gen 10.9寸")]),
+        ("mine's a Fairphone (5) so the port is usb-c", [("device_model", "Fairphone (5)")]),
+        (
+            "My car is a 2017 Honda Civic hatchback, do the mats fit",
+            [
+                ("device_model@car", "2017 Honda Civic"),
+            ],
+        ),
+        ("我的是 XL 码的", []),  # a size
+        ("我的是上周三到的", []),
+        ("我车是白色的", []),
+        ("我觉得是 iPhone 的问题", []),  # no possession: what the user thinks
+        ("my name is Tom Lee", []),
+        ("my husband is a Leo", []),
+        ("我的订单是 6630712", []),
+    ],
+)
+def test_what_the_users_thing_is_said_to_be_is_their_device(
+    said: str, devices: list[tuple[str, str]]
+) -> None:
+    got = [(slot, v) for _, slot, v in _extract(said) if slot.startswith("device_model")]
+    assert got == devices
+
+
+@pytest.mark.parametrize(
     ("said", "device"),
     [
         ("小米的不用了，换成了 vivo X100 Pro", "vivo X100 Pro"),

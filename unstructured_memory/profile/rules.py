@@ -29,6 +29,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import rjieba
+
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import PREVIOUS, REFERENCE, Observation, ObservationKind
@@ -338,6 +340,71 @@ _SWITCHED_TO: Final = LinearPattern(
 """Right before a device the user switched to (换成了 vivo X100 Pro, upgraded to an iPhone 15
 Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
 
+Span = tuple[int, int]
+
+_SAID_TO_BE_ZH: Final = LinearPattern(
+    r"我(?P<mark>的|家里?的?|[这那](?:台|辆|部|个|款|只)?)?"
+    r"(?P<kind>[\x{4e00}-\x{9fff}]{1,4}?|[A-Za-z]{2,12}\s?)?(?:就|也)?是\s{0,2}"
+)
+"""What the user's thing is (我那车是, 我的是, 我家扫地机是; not 我是): a name follows."""
+_SAID_TO_BE_EN: Final = LinearPattern(
+    r"(?:^|[^A-Za-z])(?i:(?:my|our)\s+(?P<kind>[a-z]+)(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))"
+    r"\s+(?i:(?:an?|the)\s+)?"
+)
+"""What the user's thing is in English: my car is a, our motor's a, mine's a."""
+_NAME_ZH: Final = LinearPattern(
+    r"^(?:[0-9]{2}款)?[\x{4e00}-\x{9fff}]{0,4}\s?[A-Za-z0-9][A-Za-z0-9.+()-]*"
+    r"(?:\s?[A-Za-z0-9][A-Za-z0-9.+()-]*)*(?:\s?[\x{4e00}-\x{9fff}]{0,2}[版款代寸])?"
+    r"|^[\x{4e00}-\x{9fff}]{1,4}\s?[0-9]{2}款"
+)
+"""A name said as what a thing is: 23款秦PLUS DM-i, 海豹 23款, 9th gen 10.2寸, 华为 Mate 60."""
+_NAME_EN: Final = LinearPattern(
+    r"^(?:(?:19|20)[0-9]{2}\s+)?(?:[A-Z0-9][A-Za-z0-9+.-]*|[a-z]+[A-Z][A-Za-z0-9]*|\([A-Za-z0-9]+\))"
+    r"(?:\s+(?:[A-Z0-9][A-Za-z0-9+.-]*|[a-z]+[A-Z][A-Za-z0-9]*|\([A-Za-z0-9]+\)))*"
+)
+"""A name in English: capitalised words and models (2019 Skoda Octavia, Nothing Phone (2a))."""
+_NAMED: Final = LinearPattern(
+    r"[A-Za-z]{3,}|[A-Za-z][0-9]|[0-9][A-Za-z]|[\x{4e00}-\x{9fff}][^款版代寸]*[0-9]"
+)
+"""A name, not a measure, a size or a year (XL, 42, 2019 款 are none)."""
+_NOT_A_NAME_AFTER: Final = LinearPattern(r"^\s?(?:会员|码|号|色|卡|(?i:size|member))")
+_NOT_A_THING: Final = LinearPattern(
+    r"^(?:名字|姓名|邮箱|微信|账号|账户|地址|电话|手机号|订单|单号|尺码|鞋码|会员|等级|预算|生日|身高|体重|颜色|尺寸"
+    r"|快递|问题|意思|想法|狗|猫|狗狗|猫咪|兔子"
+    r"|(?i:name|address|email|number|order|account|size|budget|birthday|favou?rite|problem"
+    r"|question|issue|guess|point|plan|fault|bad|dog|cat|puppy|pup|kitten|bird|rabbit))$"
+)
+"""What the user's things are not devices of: their name, order, size, pets."""
+_NOT_A_KIND_TAGS: Final = frozenset("vdrpcuamtf")
+
+
+def _things_said_to_be(sentence: str) -> list[tuple[int, int, str | None, str]]:
+    """What ``sentence`` says the user's things are (my car is a 2017 Honda Civic, mine's a
+    Fairphone (5), 我那车是23款秦PLUS DM-i, 我的是10th gen 10.2寸的): per saying, the span of
+    what follows it in its clause, the thing's kind (车, car; none for 我的是, mine's) and
+    the name said (``""`` when it names no device: a size, a colour, a person, a pet)."""
+    out = []
+    for rx, name_rx in ((_SAID_TO_BE_ZH, _NAME_ZH), (_SAID_TO_BE_EN, _NAME_EN)):
+        for m in rx.finditer(sentence):
+            kind = (m.group("kind") or "").strip() or None
+            if rx is _SAID_TO_BE_ZH and kind is None and m.group("mark") is None:
+                continue  # 我是…: the user, not their thing
+            a, b = m.end(), _clause_around(sentence, m.end())[1]
+            found = name_rx.search(sentence[a:b])
+            name = (found.group(0) or "").rstrip(".") if found is not None else ""
+            named = bool(name) and _NAMED.search(name) is not None
+            if not named or _NOT_A_NAME_AFTER.match(sentence[a + len(name) : b]) is not None:
+                name = ""
+            if kind is not None and (
+                _NOT_A_THING.match(kind) is not None
+                or _MEMBER_OF.fullmatch(kind) is not None
+                or kind[-1] in "码号单"
+                or rjieba.tag(kind)[-1][1][0] in _NOT_A_KIND_TAGS
+            ):
+                name = ""  # my husband is a Leo, 我的订单是 6630712, 我觉得是…
+            out.append((a, b, kind, name))
+    return out
+
 
 def _bought_for(sentence: str, start: int, end: int) -> bool:
     """Whether the model at ``sentence[start:end]`` (its brand included) is what something
@@ -455,7 +522,13 @@ class _Observer:
             mine = [x for x in acts if a <= x.start < b and x.live]
             here = [e for e in entities if a <= e.start and e.end <= b]
             if not fixed:
-                out += self._device(sentence, here, a)
+                said_to_be, claimed = self._said_to_be(sentence, a)
+                here = [e for e in here if not any(x <= e.start < y for x, y in claimed)]
+                out += said_to_be
+                values = {o.value.casefold() for o in said_to_be}
+                out += [
+                    o for o in self._device(sentence, here, a) if o.value.casefold() not in values
+                ]
                 if named is not None and _MINE.search(sentence) is not None:
                     out += self._device(*named, owned=True)  # "… a Pixel 8 Pro? … on mine."
                 if any(e.type == "MODEL" for e in here):
@@ -566,6 +639,18 @@ class _Observer:
                 )
             )
         return out
+
+    def _said_to_be(self, sentence: str, at: int) -> tuple[list[Observation], list[Span]]:
+        """The devices ``sentence`` (at ``at`` of the turn) says the user's things are
+        (:func:`_things_said_to_be`), and the spans of the turn that say what the user's
+        things or people are (models there are read here only: my husband is a Leo)."""
+        out = []
+        claimed = []
+        for a, b, kind, name in _things_said_to_be(sentence):
+            claimed.append((at + a, at + b))
+            if name:
+                out.append(self._make(ObservationKind.FACT, "device_model", name, scenario=kind))
+        return out, claimed
 
     def _member(self, sentence: str) -> list[Observation]:
         m = _MEMBER.search(sentence)
