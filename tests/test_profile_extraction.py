@@ -520,6 +520,31 @@ def test_a_model_something_is_bought_for_is_the_users_device(
 @pytest.mark.parametrize(
     ("said", "devices"),
     [
+        (
+            [
+                "Which ink fits an Epson ET-2800?",
+                "Wait, I looked at the sticker, it is an ET-2850, not the 2800. Same ink?",
+            ],
+            ["ET-2850"],
+        ),
+        (
+            ["这个滤芯米家净水器 600G 能用吗", "我刚看了下机器背面 写的是 H800G 不是 600G"],
+            ["H800G"],
+        ),
+        (["想买 Mate 60 有货吗", "不对，是 Mate 60 Pro，不是 Mate 60"], []),  # what they want
+    ],
+)
+def test_a_model_put_right_from_the_thing_itself_is_the_users(
+    said: list[str], devices: list[str]
+) -> None:
+    """Looked up on the thing (its label, its settings), a model put right is what they have."""
+    got = [v for _, slot, v in _extract(*said) if slot.startswith("device_model")]
+    assert got[-1:] == devices
+
+
+@pytest.mark.parametrize(
+    ("said", "devices"),
+    [
         ("我的车是 22款宋PLUS EV 前排头枕有点松", [("device_model@车", "22款宋PLUS EV")]),
         ("这个座套我那车是海鸥 24款的 能装吗", [("device_model@车", "海鸥 24款")]),
         ("问下这个膜，我的是10th gen 10.9寸的", [("device_model", "10th gen 10.9寸")]),

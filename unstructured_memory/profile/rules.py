@@ -269,7 +269,7 @@ def observe_session(
             said = instructions.setdefault(key, [])
             if text not in said:
                 said.append(text)
-    return _last_of_each(observations), [
+    return _one_per_model(_last_of_each(observations)), [
         Instruction(key, "；".join(texts)[:MAX_INSTRUCTION_CHARS])
         for key, texts in instructions.items()
     ]
@@ -319,6 +319,17 @@ def _last_of_each(observations: list[Observation]) -> list[Observation]:
     return out[::-1]
 
 
+def _one_per_model(observations: list[Observation]) -> list[Observation]:
+    """``observations`` without a device said elsewhere in the session with its brand
+    (``V12`` beside ``戴森 V12``): one model, one device."""
+    devices = [o.value.casefold() for o in observations if o.key == "device_model"]
+    return [
+        o
+        for o in observations
+        if o.key != "device_model" or not any(d.endswith(f" {o.value.casefold()}") for d in devices)
+    ]
+
+
 def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
     """The observations of :func:`observe_session`."""
     return observe_session(turns, summary)[0]
@@ -329,6 +340,12 @@ _FOR_IT_EN: Final = LinearPattern(r"(?:^|[^A-Za-z])(?i:for\s+(?:(?:my|our|the)\s
 mean (tabs for the Bosch …, a charger for my Dell …; not ``for a Pixel 8``: any one)."""
 _OF_IT_ZH: Final = LinearPattern(r"^\s?的\s?[\x{4e00}-\x{9fff}]")
 """Right after a model, a thing of it: ``P40 的钢化膜``, ``Find X7 的屏幕``."""
+_CHECKED: Final = LinearPattern(
+    r"看了?一?下|看了|查了?一?下|写的是|写着|显示的?是|标的是|铭牌|标签"
+    r"|(?i:checked|looked at|the label|sticker|settings|it says)"
+)
+"""A look at the thing itself (I checked the label, 看了下设置里 写的是 nova 12): a model the
+user puts right after it is the one they have."""
 _SOMEONE_ELSE: Final = LinearPattern(r"(?:[他她]|别人|朋友|同事)的?\s*$")
 
 _SWITCHED_TO: Final = LinearPattern(
@@ -578,15 +595,25 @@ class _Observer:
 
     def _devices_corrected(self, text: str) -> list[Observation]:
         """The devices of a turn read with every corrected-away value replaced by the right
-        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``); none in a turn
+        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``); a model put right
+        after a look at the thing itself is the user's (:data:`_CHECKED`); none in a turn
         whose every clause stopped counting."""
         fixed = substitute(text, self.pairs)
         if not fixed.strip():
             return []
         entities = extract_entities(fixed)
+        checked = _CHECKED.search(text) is not None
+        right = [r.casefold() for _, r in self.pairs]
         out = []
         for a, b in cues.SENTENCE.spans(fixed):
-            out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b], a)
+            here = [e for e in entities if a <= e.start and e.end <= b]
+            put_right = [
+                e for e in here if e.type != "MODEL" or any(r in e.text.casefold() for r in right)
+            ]
+            if checked and any(e.type == "MODEL" for e in put_right):
+                out += self._device(fixed[a:b], put_right, a, owned=True)
+            else:
+                out += self._device(fixed[a:b], here, a)
         return out
 
     def _device(
