@@ -40,6 +40,10 @@ def _named(text: str) -> list[tuple[str, str]]:
         ("订单 7730215 的不锈钢保温杯漏水", [("PRODUCT", "不锈钢保温杯")]),
         ("那个 24 寸拉杆箱轮子掉了", [("PRODUCT", "24 寸拉杆箱")]),
         ("给我爸买个按摩椅", [("PRODUCT", "按摩椅")]),
+        # the last character of a name jieba glues to the word after it (暖手|宝坏|了)
+        ("订单里那个暖手宝坏了", [("PRODUCT", "暖手宝")]),
+        ("上次买的筋膜枪帮我换个新的", [("PRODUCT", "筋膜枪")]),
+        ("那个电热毯帮我退了", [("PRODUCT", "电热毯")]),
         # English measured phrases
         ("the 65-inch OLED panel has a dead pixel", [("PRODUCT", "65-inch OLED panel")]),
         ("I want a 2-person tent for hiking", [("PRODUCT", "2-person tent")]),

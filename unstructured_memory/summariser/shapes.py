@@ -718,6 +718,19 @@ _CLOSED: Final = frozenset(
 _MEASURE_END: Final = frozenset("个台款件只部双把套张条支块份瓶盒袋")
 
 
+def _glued(word: str, rest: list[tuple[str, str]]) -> bool:
+    """Whether jieba glued a name's last character to the word after it: two characters,
+    not a noun, the second opening a problem (宝坏|了) or a request (枪帮|我)."""
+    if len(word) != 2 or not "\u4e00" <= word[0] <= "\u9fff" or word[0] in _FUNCTION_CHARS:
+        return False
+    after = word[1] + "".join(w for w, _ in rest)
+    return word[1] in _GLUED_AFTER or symptoms.PROBLEM_ZH.match(after) is not None
+
+
+_GLUED_AFTER: Final = frozenset("帮给把被让")
+"""Characters that open a request right after a name (筋膜枪帮我退了)."""
+
+
 def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
     """Characters of the noun phrase opening ``tags``: nouns, after a verb as a modifier
     (折叠|婴儿床, 登|机箱), up to a symptom, a part, an attribute or a function word glued
@@ -734,6 +747,8 @@ def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
         modifier = (
             i == 0 and tag == "v" and len(word) <= 2 and len(tags) > 1 and tags[1][1] in _NOUNS
         )
+        if length and end == length and _glued(word, tags[i + 1 :]) and length < 8:
+            return length + 1  # 暖手|宝坏|了, 筋膜|枪帮|我: the name's last character
         if not (noun or modifier) or not all("\u4e00" <= c <= "\u9fff" for c in word):
             break
         if length and (
