@@ -44,6 +44,10 @@ def _named(text: str) -> list[tuple[str, str]]:
         ("订单里那个暖手宝坏了", [("PRODUCT", "暖手宝")]),
         ("上次买的筋膜枪帮我换个新的", [("PRODUCT", "筋膜枪")]),
         ("那个电热毯帮我退了", [("PRODUCT", "电热毯")]),
+        # a thing named after what it is for: 要穿的, 要送的 (a relative clause of use)
+        ("女儿周末比赛要穿的泳衣还没到", [("PRODUCT", "泳衣")]),
+        ("过年要送的茶叶礼盒能加急吗", [("PRODUCT", "茶叶礼盒")]),
+        ("这是要吃的", []),
         # English measured phrases
         ("the 65-inch OLED panel has a dead pixel", [("PRODUCT", "65-inch OLED panel")]),
         ("I want a 2-person tent for hiking", [("PRODUCT", "2-person tent")]),
