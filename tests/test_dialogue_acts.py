@@ -1171,6 +1171,21 @@ def test_an_order_or_a_ticket_is_no_thing_sent(said: str) -> None:
     assert committed_items([said], "zh" if not said.isascii() else "en") == ()
 
 
+@pytest.mark.parametrize(
+    ("said", "items"),
+    [
+        ("好的，HEPA 滤网 89 元已下单。", (("下单", "HEPA 滤网"),)),
+        ("抱歉，杯盖已为您补发，明天到。", (("补发", "杯盖"),)),
+        ("您的包裹已寄出", ()),
+        ("好的，订单已为您下单。", ()),
+    ],
+)
+def test_a_thing_named_before_it_was_ordered_is_the_thing_sent(
+    said: str, items: tuple[tuple[str, str], ...]
+) -> None:
+    assert committed_items([said], "zh") == items
+
+
 # ------------------------------------------------------------------ the agent's general statements
 
 
