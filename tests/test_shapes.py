@@ -48,6 +48,12 @@ def _named(text: str) -> list[tuple[str, str]]:
         ("女儿周末比赛要穿的泳衣还没到", [("PRODUCT", "泳衣")]),
         ("过年要送的茶叶礼盒能加急吗", [("PRODUCT", "茶叶礼盒")]),
         ("这是要吃的", []),
+        # English: the thing a clause opens on that a problem follows; of a part, its whole
+        ("The hinge on the jewelry box snapped off yesterday.", [("PRODUCT", "jewelry box")]),
+        ("my camping lantern is broken, can I return it", [("PRODUCT", "camping lantern")]),
+        ("Hi, the salad spinner keeps leaking from the bottom", [("PRODUCT", "salad spinner")]),
+        ("the package arrived late", []),
+        ("the order never arrived", []),
         # English measured phrases
         ("the 65-inch OLED panel has a dead pixel", [("PRODUCT", "65-inch OLED panel")]),
         ("I want a 2-person tent for hiking", [("PRODUCT", "2-person tent")]),

@@ -656,6 +656,10 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
                 _Candidate(label, _PHRASE_PRIORITY, a, b)
                 for label, a, b in shapes.english_products(line)
             ]
+        named += [
+            _Candidate(label, _PHRASE_PRIORITY, a, b)
+            for label, a, b in shapes.english_subjects(line)
+        ]
         return tuple(named)
     out: list[_Candidate] = []
     for k, c in enumerate(named):

@@ -36,7 +36,14 @@ import rjieba
 from policies.linear_re import LinearPattern, Subject
 from unstructured_memory.summariser import symptoms
 
-__all__ = ["brand_before", "chinese_products", "english_products", "latin_names", "thing_opening"]
+__all__ = [
+    "brand_before",
+    "chinese_products",
+    "english_products",
+    "english_subjects",
+    "latin_names",
+    "thing_opening",
+]
 
 Span = tuple[str, int, int]
 """A found entity: (label, start, end)."""
@@ -475,6 +482,74 @@ def english_products(text: str) -> list[Span]:
             kept.append(w)
         if kept and not kept[-1][0].isdigit():
             out.append(("PRODUCT", a, a + len(" ".join(kept))))
+    return out
+
+
+_EN_SUBJECT = LinearPattern(
+    r"(?:^|[.!?;,:]\s*|\s(?:and|but|so|because|hi|hey)\s+)(?i:the|my|our|this|that|his|her)\s+"
+    r"(?P<np>[a-z]+(?:[ -][a-z]+){0,6})"
+)
+"""A clause opening on a determiner and lower-case words: the thing it may be about."""
+_EN_BROKEN = LinearPattern(
+    r"(?i:^\s(?:(?:is|was|are|were|got|has been|came)\s+)?(?:snap(?:ped|s)?|broken|broke|bust|torn"
+    r"|ripped|split|cracked|damaged|dented|faulty|defective|loose|stuck)(?:$|[^A-Za-z]))"
+)
+"""A broken state after a thing (snapped, is broken, came loose): symptoms.PROBLEM_EN misses
+what is said with a copula."""
+_EN_PARTS_OF: Final = frozenset({"on", "of", "in"})
+_EN_GENERIC: Final = frozenset(
+    {
+        "order",
+        "package",
+        "parcel",
+        "item",
+        "delivery",
+        "courier",
+        "driver",
+        "app",
+        "website",
+        "site",
+        "refund",
+        "service",
+        "payment",
+        "account",
+        "code",
+        "link",
+        "price",
+        "one",
+        "thing",
+        "stuff",
+        "shipment",
+        "tracking",
+    }
+)
+"""Nouns that name no product of their own (the package arrived late)."""
+
+
+def english_subjects(text: str) -> list[Span]:
+    """PRODUCT spans of the thing an English clause opens on when a problem follows it: ``the
+    salad spinner keeps leaking``, ``my camping lantern is broken``; of a part, its whole
+    (``the hinge on the jewelry box snapped``: ``jewelry box``)."""
+    out: list[Span] = []
+    for m in _EN_SUBJECT.finditer(text):
+        a, b = m.span(_EN_SUBJECT.groupindex["np"])
+        words = text[a:b].split(" ")
+        for k in range(1, min(len(words), 7) + 1):
+            after = " " + text[a + len(" ".join(words[:k])) + 1 :] if k < len(words) else text[b:]
+            if not after.startswith(" "):
+                after = " " + after
+            if symptoms.PROBLEM_EN.match(after) is None and _EN_BROKEN.match(after) is None:
+                continue
+            head = words[:k]
+            if any(w.lower() in _EN_STOP - _EN_PARTS_OF or w.endswith("ed") for w in head):
+                break  # the package arrived late: a verb, no thing of one's own
+            of = [i for i, w in enumerate(head) if w.lower() in _EN_PARTS_OF]
+            if of and of[-1] + 2 < len(head):
+                head = head[of[-1] + 2 :]  # the hinge on the jewelry box: the box
+            if 1 <= len(head) <= 3 and " ".join(head).lower() not in _EN_GENERIC:
+                start = a + len(" ".join(words[:k])) - len(" ".join(head))
+                out.append(("PRODUCT", start, start + len(" ".join(head))))
+            break
     return out
 
 
