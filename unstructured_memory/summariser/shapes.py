@@ -534,21 +534,21 @@ def english_subjects(text: str) -> list[Span]:
     for m in _EN_SUBJECT.finditer(text):
         a, b = m.span(_EN_SUBJECT.groupindex["np"])
         words = text[a:b].split(" ")
-        for k in range(1, min(len(words), 7) + 1):
-            after = " " + text[a + len(" ".join(words[:k])) + 1 :] if k < len(words) else text[b:]
-            if not after.startswith(" "):
-                after = " " + after
+        for k in range(1, len(words) + 1):
+            end = a + len(" ".join(words[:k]))
+            after = text[end:] if text[end : end + 1] == " " else " " + text[end:]
             if symptoms.PROBLEM_EN.match(after) is None and _EN_BROKEN.match(after) is None:
                 continue
             head = words[:k]
             if any(w.lower() in _EN_STOP - _EN_PARTS_OF or w.endswith("ed") for w in head):
                 break  # the package arrived late: a verb, no thing of one's own
             of = [i for i, w in enumerate(head) if w.lower() in _EN_PARTS_OF]
-            if of and of[-1] + 2 < len(head):
-                head = head[of[-1] + 2 :]  # the hinge on the jewelry box: the box
+            if of:  # the hinge on the jewelry box: the box
+                head = head[of[-1] + 1 :]
+                head = head[1:] if head and head[0].lower() in _DETERMINERS else head
             if 1 <= len(head) <= 3 and " ".join(head).lower() not in _EN_GENERIC:
-                start = a + len(" ".join(words[:k])) - len(" ".join(head))
-                out.append(("PRODUCT", start, start + len(" ".join(head))))
+                start = end - len(" ".join(head))
+                out.append(("PRODUCT", start, end))
             break
     return out
 
