@@ -35,6 +35,16 @@ def _named(text: str) -> list[tuple[str, str]]:
         ("Does the Canon EOS R50 take SD cards?", [("BRAND", "Canon"), ("MODEL", "EOS R50")]),
         # a number after a proper noun is a model
         ("想买万代 5063，送侄子", [("BRAND", "万代"), ("MODEL", "5063")]),
+        # a known brand, a product and a model of two lettered parts (品牌 品类 型号)
+        (
+            "九阳豆浆机 DJ13-B5 一直漏水",
+            [("BRAND", "九阳"), ("PRODUCT", "豆浆机"), ("MODEL", "DJ13-B5")],
+        ),
+        (
+            "格力电风扇 KS04-X61 不转了",
+            [("BRAND", "格力"), ("PRODUCT", "电风扇"), ("MODEL", "KS04-X61")],
+        ),
+        ("工单 BX26-0718 还没处理", []),  # a numbered part with no letter: an id
         # Chinese noun phrases after a purchase, ownership or pointing cue
         ("上周买的折叠婴儿床，螺丝少了两颗", [("PRODUCT", "折叠婴儿床")]),
         ("订单 7730215 的不锈钢保温杯漏水", [("PRODUCT", "不锈钢保温杯")]),

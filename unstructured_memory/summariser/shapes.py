@@ -296,14 +296,18 @@ def _digit_runs(token: str) -> list[int]:
 
 
 def _is_model_token(token: str) -> bool:
-    """Letters and digits of a model: no id (five digits in a row, three numbered parts),
-    no measure (``2K``, ``64GB``, ``100-inch``: digits, then letters only), no number."""
+    """Letters and digits of a model: no id (five digits in a row, three numbered parts,
+    two with one of digits only), no measure (``2K``, ``64GB``, ``100-inch``: digits, then
+    letters only), no number."""
     runs = _digit_runs(token)
     if not runs or not any(c.isalpha() for c in token) or max(runs) > 4:
         return False
     if token[0].isdigit() and len(runs) == 1:
         return False  # a measure: 2K, 5G, 64GB, 100-inch, 5-weight
-    return sum(_has_digit(part) for part in token.split("-")) <= 1
+    numbered = [part for part in token.split("-") if _has_digit(part)]
+    return len(numbered) <= 1 or (
+        len(numbered) == 2 and all(any(c.isalpha() for c in part) for part in numbered)
+    )  # C22-IH66E, DJ13-B5: each numbered part lettered (an id's are digits: BX26-0718)
 
 
 def _is_name(token: str) -> bool:
