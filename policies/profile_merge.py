@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_CONFIRMATIONS",
     "FORMERLY_KEPT",
     "MAX_CANDIDATES_PER_SLOT",
+    "PREVIOUS",
     "REFERENCE",
     "Candidate",
     "Change",
@@ -84,7 +85,8 @@ class Observation:
     vault and is never shown, compared or merged. ``explicit``: said as a
     direct instruction; ``negated``: a value the user refuses. ``replaces`` (a
     fact) is a value the user corrected into this one: the slot holding it is
-    the slot this observation fills.
+    the slot this observation fills; :data:`PREVIOUS`, whatever the user had
+    before (a device switched to).
     """
 
     kind: ObservationKind
@@ -174,6 +176,11 @@ class Merged:
     refused: tuple[tuple[str, str], ...] = ()
 
 
+PREVIOUS: Final = "~previous"
+"""``replaces`` of a device the user switched to (换成了 vivo X100 Pro, switched to a
+ThinkPad): it takes the slot of the device they had, the one slot of its key or the one
+said without its product (a charger for it), which remembers the old one."""
+
 _ONE_PER_SCENARIO: Final = frozenset({"device_model"})
 """Fact keys whose scenario is the thing they belong to (one device per product): a value
 said without its scenario finds the slot it belongs to."""
@@ -186,6 +193,8 @@ def _fact_slot(facts: Mapping[str, Stable], o: Observation) -> str:
     key_slots = [s for s in facts if s == o.key or s.startswith(f"{o.key}@")]
     if o.key not in _ONE_PER_SCENARIO:
         return o.slot
+    if o.replaces == PREVIOUS and o.slot not in facts:
+        return _previous_slot(facts, o, key_slots)
     if o.replaces is not None:
         wrong = o.replaces.casefold()
         for s in key_slots:
@@ -199,6 +208,14 @@ def _fact_slot(facts: Mapping[str, Stable], o: Observation) -> str:
         if head and len(alike) == 1:
             return alike[0]
     return o.slot
+
+
+def _previous_slot(facts: Mapping[str, Stable], o: Observation, key_slots: list[str]) -> str:
+    """The slot of the device one switched to replaces (:data:`PREVIOUS`): the one slot of its
+    key, or the one said without its product, or its own."""
+    if len(key_slots) == 1:
+        return key_slots[0]
+    return o.key if o.key in facts else o.slot
 
 
 REFERENCE: Final = "~"

@@ -1317,6 +1317,36 @@ def test_an_order_or_a_ticket_is_no_thing_sent(said: str) -> None:
     assert committed_items([said], "zh" if not said.isascii() else "en") == ()
 
 
+@pytest.mark.parametrize(
+    ("said", "items"),
+    [
+        ("这款空气炸锅现在下单送一套硅胶烤盘哦", (("承诺赠送", "硅胶烤盘"),)),
+        ("购买即赠送一个收纳包。", (("承诺赠送", "收纳包"),)),
+        ("It comes with a free travel pouch.", (("promised a free", "travel pouch"),)),
+        ("我们会尽快送货上门", ()),
+    ],
+)
+def test_a_gift_the_agent_promises_with_the_purchase_is_named(
+    said: str, items: tuple[tuple[str, str], ...]
+) -> None:
+    assert committed_items([said], "en" if said.isascii() else "zh") == items
+
+
+@pytest.mark.parametrize(
+    ("said", "items"),
+    [
+        ("好的，HEPA 滤网 89 元已下单。", (("下单", "HEPA 滤网"),)),
+        ("抱歉，杯盖已为您补发，明天到。", (("补发", "杯盖"),)),
+        ("您的包裹已寄出", ()),
+        ("好的，订单已为您下单。", ()),
+    ],
+)
+def test_a_thing_named_before_it_was_ordered_is_the_thing_sent(
+    said: str, items: tuple[tuple[str, str], ...]
+) -> None:
+    assert committed_items([said], "zh") == items
+
+
 # ------------------------------------------------------------------ the agent's general statements
 
 

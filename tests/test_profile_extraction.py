@@ -28,6 +28,7 @@ from policies.audit import AuditAction
 from policies.errors import ConfigurationError
 from policies.linear_re import LinearPattern
 from policies.profile_merge import (
+    PREVIOUS,
     Candidate,
     ChangeKind,
     Observation,
@@ -77,6 +78,22 @@ def test_an_objective_fact_takes_the_newest_value() -> None:
     late = merge(s, [obs(FACT, "member_level", "银卡会员", "s0", -60)])
     assert late.state.facts["member_level"].value == "金卡会员", "an older session merged late"
     assert late.changes == ()
+
+
+def test_a_device_switched_to_replaces_the_one_the_user_had() -> None:
+    """One device per product: a device switched to takes the slot of the one before it,
+    said with another product word or none (a charger for it), and remembers it."""
+    s = ProfileState()
+    s = merge(s, [obs(FACT, "device_model", "Dell XPS 15", "s1", 10)]).state
+    s = merge(s, [obs(FACT, "device_model", "石头 G20", "s1", 11, scenario="扫地机")]).state
+    new = replace(obs(FACT, "device_model", "ThinkPad X1", "s2", 20, "电脑包"), replaces=PREVIOUS)
+    s = merge(s, [new]).state
+    assert s.facts["device_model"].value == "ThinkPad X1"
+    assert s.facts["device_model"].formerly == ("Dell XPS 15",)
+    assert s.facts["device_model@扫地机"].value == "石头 G20", "another product's stays"
+    one = merge(ProfileState(), [obs(FACT, "device_model", "iPhone 13", "s1", 10)]).state
+    one = merge(one, [replace(new, scenario=None)]).state
+    assert one.facts["device_model"].formerly == ("iPhone 13",)
 
 
 def test_a_replaced_fact_remembers_what_it_was_newest_first() -> None:
@@ -471,6 +488,109 @@ def test_rules_read_what_the_user_said(said: str, expected: list[tuple[str, str,
 )
 def test_a_device_the_user_says_is_theirs(said: str, devices: list[str]) -> None:
     assert [v for _, slot, v in _extract(said) if slot.startswith("device_model")] == devices
+
+
+@pytest.mark.parametrize(
+    ("said", "devices"),
+    [
+        ("华为 P40 的钢化膜还有货吗", [("device_model", "华为 P40")]),
+        ("OPPO Find X7 的屏幕碎了能修吗", [("device_model", "OPPO Find X7")]),
+        ("荣耀 X50 的充电头还有吗", [("device_model", "荣耀 X50")]),
+        ("do you stock screen protectors for the Galaxy S23?", [("device_model", "Galaxy S23")]),
+        ("filters for my Shark NV360 please", [("device_model", "Shark NV360")]),
+        (
+            "Need a charger for my Dell XPS 15, the old one frayed",
+            [("device_model", "Dell XPS 15")],
+        ),
+        # the device's product is the one named in its own clause, not what is bought for it
+        ("我家扫地机是石头 G20，给我来两套滤网和边刷", [("device_model@扫地机", "石头 G20")]),
+        ("Mate 60 的价格多少", []),  # what it costs: asked about, not owned
+        ("Mate 60 的续航怎么样", []),
+        ("给我妈的 iPhone 13 的壳有吗", []),  # someone else's
+        ("screen protectors for a Galaxy S23?", []),  # any one: asked about
+    ],
+)
+def test_a_model_something_is_bought_for_is_the_users_device(
+    said: str, devices: list[tuple[str, str]]
+) -> None:
+    got = [(slot, v) for _, slot, v in _extract(said) if slot.startswith("device_model")]
+    assert got == devices
+
+
+@pytest.mark.parametrize(
+    ("said", "devices"),
+    [
+        (
+            [
+                "Which ink fits an Epson ET-2800?",
+                "Wait, I looked at the sticker, it is an ET-2850, not the 2800. Same ink?",
+            ],
+            ["ET-2850"],
+        ),
+        (
+            ["这个滤芯米家净水器 600G 能用吗", "我刚看了下机器背面 写的是 H800G 不是 600G"],
+            ["H800G"],
+        ),
+        (["想买 Mate 60 有货吗", "不对，是 Mate 60 Pro，不是 Mate 60"], []),  # what they want
+    ],
+)
+def test_a_model_put_right_from_the_thing_itself_is_the_users(
+    said: list[str], devices: list[str]
+) -> None:
+    """Looked up on the thing (its label, its settings), a model put right is what they have."""
+    got = [v for _, slot, v in _extract(*said) if slot.startswith("device_model")]
+    assert got[-1:] == devices
+
+
+@pytest.mark.parametrize(
+    ("said", "devices"),
+    [
+        ("我的车是 22款宋PLUS EV 前排头枕有点松", [("device_model@车", "22款宋PLUS EV")]),
+        ("这个座套我那车是海鸥 24款的 能装吗", [("device_model@车", "海鸥 24款")]),
+        ("问下这个膜，我的是10th gen 10.9寸的", [("device_model", "10th gen 10.9寸")]),
+        ("mine's a Fairphone (5) so the port is usb-c", [("device_model", "Fairphone (5)")]),
+        (
+            "My car is a 2017 Honda Civic hatchback, do the mats fit",
+            [
+                ("device_model@car", "2017 Honda Civic"),
+            ],
+        ),
+        ("我的是 XL 码的", []),  # a size
+        ("我的是上周三到的", []),
+        ("我车是白色的", []),
+        ("我觉得是 iPhone 的问题", []),  # no possession: what the user thinks
+        ("my name is Tom Lee", []),
+        ("my husband is a Leo", []),
+        ("我的订单是 6630712", []),
+    ],
+)
+def test_what_the_users_thing_is_said_to_be_is_their_device(
+    said: str, devices: list[tuple[str, str]]
+) -> None:
+    got = [(slot, v) for _, slot, v in _extract(said) if slot.startswith("device_model")]
+    assert got == devices
+
+
+@pytest.mark.parametrize(
+    ("said", "device"),
+    [
+        ("小米的不用了，换成了 vivo X100 Pro", "vivo X100 Pro"),
+        ("上个月升级到了荣耀 Magic6，这个壳能用吗", "荣耀 Magic6"),
+        ("I switched over to a ThinkPad X1 in May", "ThinkPad X1"),
+        ("finally upgraded to an iPhone 15 Pro, need a case", "iPhone 15 Pro"),
+    ],
+)
+def test_a_device_switched_to_replaces_the_previous_one(said: str, device: str) -> None:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    got = [(o.value, o.replaces) for o in found if o.key == "device_model"]
+    assert got == [(device, PREVIOUS)]
+
+
+def test_a_device_merely_owned_replaces_nothing() -> None:
+    turns = [Turn("user", "我的手机是华为 Mate 60，这个壳能用吗", T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [o.replaces for o in found if o.key == "device_model"] == [None]
 
 
 @pytest.mark.parametrize(

@@ -35,11 +35,35 @@ def _named(text: str) -> list[tuple[str, str]]:
         ("Does the Canon EOS R50 take SD cards?", [("BRAND", "Canon"), ("MODEL", "EOS R50")]),
         # a number after a proper noun is a model
         ("想买万代 5063，送侄子", [("BRAND", "万代"), ("MODEL", "5063")]),
+        # a known brand, a product and a model of two lettered parts (品牌 品类 型号)
+        (
+            "九阳豆浆机 DJ13-B5 一直漏水",
+            [("BRAND", "九阳"), ("PRODUCT", "豆浆机"), ("MODEL", "DJ13-B5")],
+        ),
+        (
+            "格力电风扇 KS04-X61 不转了",
+            [("BRAND", "格力"), ("PRODUCT", "电风扇"), ("MODEL", "KS04-X61")],
+        ),
+        ("工单 BX26-0718 还没处理", []),  # a numbered part with no letter: an id
         # Chinese noun phrases after a purchase, ownership or pointing cue
         ("上周买的折叠婴儿床，螺丝少了两颗", [("PRODUCT", "折叠婴儿床")]),
         ("订单 7730215 的不锈钢保温杯漏水", [("PRODUCT", "不锈钢保温杯")]),
         ("那个 24 寸拉杆箱轮子掉了", [("PRODUCT", "24 寸拉杆箱")]),
         ("给我爸买个按摩椅", [("PRODUCT", "按摩椅")]),
+        # the last character of a name jieba glues to the word after it (暖手|宝坏|了)
+        ("订单里那个暖手宝坏了", [("PRODUCT", "暖手宝")]),
+        ("上次买的筋膜枪帮我换个新的", [("PRODUCT", "筋膜枪")]),
+        ("那个电热毯帮我退了", [("PRODUCT", "电热毯")]),
+        # a thing named after what it is for: 要穿的, 要送的 (a relative clause of use)
+        ("女儿周末比赛要穿的泳衣还没到", [("PRODUCT", "泳衣")]),
+        ("过年要送的茶叶礼盒能加急吗", [("PRODUCT", "茶叶礼盒")]),
+        ("这是要吃的", []),
+        # English: the thing a clause opens on that a problem follows; of a part, its whole
+        ("The hinge on the jewelry box snapped off yesterday.", [("PRODUCT", "jewelry box")]),
+        ("my camping lantern is broken, can I return it", [("PRODUCT", "camping lantern")]),
+        ("Hi, the salad spinner keeps leaking from the bottom", [("PRODUCT", "salad spinner")]),
+        ("the package arrived late", []),
+        ("the order never arrived", []),
         # English measured phrases
         ("the 65-inch OLED panel has a dead pixel", [("PRODUCT", "65-inch OLED panel")]),
         ("I want a 2-person tent for hiking", [("PRODUCT", "2-person tent")]),

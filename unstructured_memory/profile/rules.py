@@ -29,12 +29,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import rjieba
+
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
-from policies.profile_merge import REFERENCE, Observation, ObservationKind
+from policies.profile_merge import PREVIOUS, REFERENCE, Observation, ObservationKind
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.registry import RuleExtractorConfig
-from unstructured_memory.summariser import amounts, cues, sizes
+from unstructured_memory.summariser import amounts, cues, shapes, sizes
 from unstructured_memory.summariser.acts import asked_topic, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
@@ -267,7 +269,7 @@ def observe_session(
             said = instructions.setdefault(key, [])
             if text not in said:
                 said.append(text)
-    return _last_of_each(observations), [
+    return _one_per_model(_last_of_each(observations)), [
         Instruction(key, "；".join(texts)[:MAX_INSTRUCTION_CHARS])
         for key, texts in instructions.items()
     ]
@@ -317,9 +319,129 @@ def _last_of_each(observations: list[Observation]) -> list[Observation]:
     return out[::-1]
 
 
+def _one_per_model(observations: list[Observation]) -> list[Observation]:
+    """``observations`` without a device said elsewhere in the session with its brand
+    (``V12`` beside ``戴森 V12``): one model, one device."""
+    devices = [o.value.casefold() for o in observations if o.key == "device_model"]
+    return [
+        o
+        for o in observations
+        if o.key != "device_model" or not any(d.endswith(f" {o.value.casefold()}") for d in devices)
+    ]
+
+
 def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
     """The observations of :func:`observe_session`."""
     return observe_session(turns, summary)[0]
+
+
+_FOR_IT_EN: Final = LinearPattern(r"(?:^|[^A-Za-z])(?i:for\s+(?:(?:my|our|the)\s+)?)$")
+"""Right before a model something is bought for, said as the user's own or the one they
+mean (tabs for the Bosch …, a charger for my Dell …; not ``for a Pixel 8``: any one)."""
+_OF_IT_ZH: Final = LinearPattern(r"^\s?的\s?[\x{4e00}-\x{9fff}]")
+"""Right after a model, a thing of it: ``P40 的钢化膜``, ``Find X7 的屏幕``."""
+_CHECKED: Final = LinearPattern(
+    r"看了?一?下|看了|查了?一?下|写的是|写着|显示的?是|标的是|铭牌|标签"
+    r"|(?i:checked|looked at|the label|sticker|settings|it says)"
+)
+"""A look at the thing itself (I checked the label, 看了下设置里 写的是 nova 12): a model the
+user puts right after it is the one they have."""
+_SOMEONE_ELSE: Final = LinearPattern(r"(?:[他她]|别人|朋友|同事)的?\s*$")
+
+_SWITCHED_TO: Final = LinearPattern(
+    r"(?:换了|换成|改用|升级到|升级成|升到|入了)了?\s*$"
+    r"|(?i:(?:switched|moved|changed|upgraded)(?:\s+over)?\s+to|jumped ship[^.;!?]{0,12}?got"
+    r"|replaced\s+(?:it|mine|my\s+[a-z]+|the\s+[a-z]+)\s+with|traded\s+up\s+to)"
+    r"\s+(?:an?\s+|the\s+|my\s+)?$"
+)
+"""Right before a device the user switched to (换成了 vivo X100 Pro, upgraded to an iPhone 15
+Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
+
+Span = tuple[int, int]
+
+_SAID_TO_BE_ZH: Final = LinearPattern(
+    r"我(?P<mark>的|家里?的?|[这那](?:台|辆|部|个|款|只)?)?"
+    r"(?P<kind>[\x{4e00}-\x{9fff}]{1,4}?|[A-Za-z]{2,12}\s?)?(?:就|也)?是\s{0,2}"
+)
+"""What the user's thing is (我那车是, 我的是, 我家扫地机是; not 我是): a name follows."""
+_SAID_TO_BE_EN: Final = LinearPattern(
+    r"(?:^|[^A-Za-z])(?i:(?:my|our)\s+(?P<kind>[a-z]+)(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))"
+    r"\s+(?i:(?:an?|the)\s+)?"
+)
+"""What the user's thing is in English: my car is a, our motor's a, mine's a."""
+_NAME_ZH: Final = LinearPattern(
+    r"^(?:[0-9]{2}款)?[\x{4e00}-\x{9fff}]{0,4}\s?[A-Za-z0-9][A-Za-z0-9.+()-]*"
+    r"(?:\s?[A-Za-z0-9][A-Za-z0-9.+()-]*)*(?:\s?[\x{4e00}-\x{9fff}]{0,2}[版款代寸])?"
+    r"|^[\x{4e00}-\x{9fff}]{1,4}\s?[0-9]{2}款"
+)
+"""A name said as what a thing is: 23款秦PLUS DM-i, 海豹 23款, 9th gen 10.2寸, 华为 Mate 60."""
+_NAME_EN: Final = LinearPattern(
+    r"^(?:(?:19|20)[0-9]{2}\s+)?(?:[A-Z0-9][A-Za-z0-9+.-]*|[a-z]+[A-Z][A-Za-z0-9]*|\([A-Za-z0-9]+\))"
+    r"(?:\s+(?:[A-Z0-9][A-Za-z0-9+.-]*|[a-z]+[A-Z][A-Za-z0-9]*|\([A-Za-z0-9]+\)))*"
+)
+"""A name in English: capitalised words and models (2019 Skoda Octavia, Nothing Phone (2a))."""
+_NAMED: Final = LinearPattern(
+    r"[A-Za-z]{3,}|[A-Za-z][0-9]|[0-9][A-Za-z]|[\x{4e00}-\x{9fff}][^款版代寸]*[0-9]"
+)
+"""A name, not a measure, a size or a year (XL, 42, 2019 款 are none)."""
+_NOT_A_NAME_AFTER: Final = LinearPattern(r"^\s?(?:会员|码|号|色|卡|(?i:size|member))")
+_NOT_A_THING: Final = LinearPattern(
+    r"^(?:名字|姓名|邮箱|微信|账号|账户|地址|电话|手机号|订单|单号|尺码|鞋码|会员|等级|预算|生日|身高|体重|颜色|尺寸"
+    r"|快递|问题|意思|想法|狗|猫|狗狗|猫咪|兔子"
+    r"|(?i:name|address|email|number|order|account|size|budget|birthday|favou?rite|problem"
+    r"|question|issue|guess|point|plan|fault|bad|dog|cat|puppy|pup|kitten|bird|rabbit))$"
+)
+"""What the user's things are not devices of: their name, order, size, pets."""
+_NOT_A_KIND_TAGS: Final = frozenset("vdrpcuamtf")
+
+
+def _things_said_to_be(sentence: str) -> list[tuple[int, int, str | None, str]]:
+    """What ``sentence`` says the user's things are (my car is a 2017 Honda Civic, mine's a
+    Fairphone (5), 我那车是23款秦PLUS DM-i, 我的是10th gen 10.2寸的): per saying, the span of
+    what follows it in its clause, the thing's kind (车, car; none for 我的是, mine's) and
+    the name said (``""`` when it names no device: a size, a colour, a person, a pet)."""
+    out = []
+    for rx, name_rx in ((_SAID_TO_BE_ZH, _NAME_ZH), (_SAID_TO_BE_EN, _NAME_EN)):
+        for m in rx.finditer(sentence):
+            kind = (m.group("kind") or "").strip() or None
+            if rx is _SAID_TO_BE_ZH and kind is None and m.group("mark") is None:
+                continue  # 我是…: the user, not their thing
+            a, b = m.end(), _clause_around(sentence, m.end())[1]
+            found = name_rx.search(sentence[a:b])
+            name = (found.group(0) or "").rstrip(".") if found is not None else ""
+            named = bool(name) and _NAMED.search(name) is not None
+            if not named or _NOT_A_NAME_AFTER.match(sentence[a + len(name) : b]) is not None:
+                name = ""
+            if kind is not None and (
+                _NOT_A_THING.match(kind) is not None
+                or _MEMBER_OF.fullmatch(kind) is not None
+                or kind[-1] in "码号单"
+                or rjieba.tag(kind)[-1][1][0] in _NOT_A_KIND_TAGS
+            ):
+                name = ""  # my husband is a Leo, 我的订单是 6630712, 我觉得是…
+            out.append((a, b, kind, name))
+    return out
+
+
+def _bought_for(sentence: str, start: int, end: int) -> bool:
+    """Whether the model at ``sentence[start:end]`` (its brand included) is what something
+    is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕; not its
+    price, colour or other attribute, nor the model of someone named before it: 给我妈的 iPhone
+    13 的壳), or what a thing is for (screen protectors for the Galaxy S23, filters for my
+    Shark NV360)."""
+    before = sentence[:start]
+    clause = before[_clause_around(sentence, start)[0] :]
+    if _MEMBER_OF.search(clause) is not None or _SOMEONE_ELSE.search(clause) is not None:
+        return False
+    if _FOR_IT_EN.search(before) is not None:
+        return True
+    m = _OF_IT_ZH.match(sentence[end:])
+    return m is not None and bool(shapes.thing_opening(sentence[end + m.end() - 1 :]))
+
+
+def _clause_around(sentence: str, at: int) -> tuple[int, int]:
+    """The clause of ``sentence`` (cut at commas and sentence ends) holding ``sentence[at]``."""
+    return next(((a, b) for a, b in _CLAUSE.spans(sentence) if a <= at < b), (0, len(sentence)))
 
 
 _MEMBER_OF = LinearPattern(
@@ -409,7 +531,7 @@ class _Observer:
         if fixed:  # a device said before its correction is the corrected one
             out += self._devices_corrected(text)
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
-        named: tuple[str, list[Entity]] | None = None  # the last sentence naming a model
+        named: tuple[str, list[Entity], int] | None = None  # the last sentence naming a model
         for a, b in cues.SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
@@ -417,11 +539,17 @@ class _Observer:
             mine = [x for x in acts if a <= x.start < b and x.live]
             here = [e for e in entities if a <= e.start and e.end <= b]
             if not fixed:
-                out += self._device(sentence, here)
+                said_to_be, claimed = self._said_to_be(sentence, a)
+                here = [e for e in here if not any(x <= e.start < y for x, y in claimed)]
+                out += said_to_be
+                values = {o.value.casefold() for o in said_to_be}
+                out += [
+                    o for o in self._device(sentence, here, a) if o.value.casefold() not in values
+                ]
                 if named is not None and _MINE.search(sentence) is not None:
                     out += self._device(*named, owned=True)  # "… a Pixel 8 Pro? … on mine."
                 if any(e.type == "MODEL" for e in here):
-                    named = (sentence, here)
+                    named = (sentence, here, a)
             out += self._member(sentence)
             rescheduled = any(w in sentence.casefold() for w in self.wrong)
             if _TEMPORARY.search(sentence) is not None and not rescheduled:
@@ -467,35 +595,89 @@ class _Observer:
 
     def _devices_corrected(self, text: str) -> list[Observation]:
         """The devices of a turn read with every corrected-away value replaced by the right
-        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``); none in a turn
+        one ("我的吸尘器是戴森 V10" corrected to V12 later: ``戴森 V12``); a model put right
+        after a look at the thing itself is the user's (:data:`_CHECKED`); none in a turn
         whose every clause stopped counting."""
         fixed = substitute(text, self.pairs)
         if not fixed.strip():
             return []
         entities = extract_entities(fixed)
+        checked = _CHECKED.search(text) is not None
+        right = [r.casefold() for _, r in self.pairs]
         out = []
         for a, b in cues.SENTENCE.spans(fixed):
-            out += self._device(fixed[a:b], [e for e in entities if a <= e.start and e.end <= b])
+            here = [e for e in entities if a <= e.start and e.end <= b]
+            put_right = [
+                e for e in here if e.type != "MODEL" or any(r in e.text.casefold() for r in right)
+            ]
+            if checked and any(e.type == "MODEL" for e in put_right):
+                out += self._device(fixed[a:b], put_right, a, owned=True)
+            else:
+                out += self._device(fixed[a:b], here, a)
         return out
 
     def _device(
-        self, sentence: str, entities: list[Entity], *, owned: bool = False
+        self, sentence: str, entities: list[Entity], at: int = 0, *, owned: bool = False
     ) -> list[Observation]:
-        """The devices a sentence says are the user's (``owned``: the next one said so)."""
+        """The devices a sentence (at ``at`` of the turn) says are the user's (``owned``: the
+        next one said so), names as what something is bought for (:func:`_bought_for`) or
+        as switched to (:data:`_SWITCHED_TO`: it replaces the one the user had); a device's
+        product is the one named in its own clause, never what is bought for it."""
         models = [e for e in entities if e.type == "MODEL"]
-        if not models or not (owned or _OWN.search(sentence) is not None):
+        if not models:
             return []
+        owns = owned or _OWN.search(sentence) is not None
         out = []
         for model in models:
             brand = brand_of(entities, model)
-            if _PAPER.match(sentence[model.start :]) is not None:
+            start, end = model.start - at, model.end - at
+            if _PAPER.match(sentence[start:]) is not None:
                 continue  # "A4 纸": a paper size, no device
-            products = [e for e in entities if e.type == "PRODUCT"]
+            opening = (
+                max(
+                    (
+                        e.start
+                        for e in entities
+                        if e.type == "BRAND" and e.text == brand and e.end <= model.start
+                    ),
+                    default=model.start,
+                )
+                - at
+            )  # the brand's start, or the model's
+            bought_for = _bought_for(sentence, opening, end)
+            switched = _SWITCHED_TO.search(sentence[max(0, opening - 24) : opening])
+            if not (owns or bought_for or switched):
+                continue
+            a, b = _clause_around(sentence, start)
+            products = [
+                e for e in entities if e.type == "PRODUCT" and a <= e.start - at and e.end - at <= b
+            ]
             after = [e for e in products if e.start >= model.end]
             product = (after[0] if after else products[-1]).text if products else None
             value = f"{brand} {model.text}" if brand else model.text
-            out.append(self._make(ObservationKind.FACT, "device_model", value, scenario=product))
+            scenario = None if bought_for else product
+            out.append(
+                self._make(
+                    ObservationKind.FACT,
+                    "device_model",
+                    value,
+                    scenario=scenario,
+                    replaces=None if switched is None else PREVIOUS,
+                )
+            )
         return out
+
+    def _said_to_be(self, sentence: str, at: int) -> tuple[list[Observation], list[Span]]:
+        """The devices ``sentence`` (at ``at`` of the turn) says the user's things are
+        (:func:`_things_said_to_be`), and the spans of the turn that say what the user's
+        things or people are (models there are read here only: my husband is a Leo)."""
+        out = []
+        claimed = []
+        for a, b, kind, name in _things_said_to_be(sentence):
+            claimed.append((at + a, at + b))
+            if name:
+                out.append(self._make(ObservationKind.FACT, "device_model", name, scenario=kind))
+        return out, claimed
 
     def _member(self, sentence: str) -> list[Observation]:
         m = _MEMBER.search(sentence)

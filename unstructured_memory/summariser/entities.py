@@ -631,6 +631,20 @@ def _cjk_brand(
     return None if brand is None else _Candidate("BRAND", _NAME_PRIORITY, *brand)
 
 
+def _brand_of_model(
+    line: str, start: int, brands: frozenset[str], products: frozenset[str]
+) -> list[_Candidate]:
+    """The Chinese brand right before the model at ``line[start]`` (石头 G20S, 小天才 Z9); a
+    known brand and a product before the model are both (九阳豆浆机 DJ13-B5: 九阳, 豆浆机)."""
+    brand = _cjk_brand(line, start, brands, products)
+    if brand is None:
+        return []
+    known = shapes.brand_before(line, brand.start, brands, ())
+    if known is not None and line[known[0] : known[1]].casefold() in brands:
+        return [_Candidate("BRAND", _NAME_PRIORITY, *known), replace(brand, label="PRODUCT")]
+    return [brand]
+
+
 @lru_cache(maxsize=1024)
 def _line_shapes(line: str) -> tuple[_Candidate, ...]:
     """Models, brands and products of one line found by shape and part of speech
@@ -656,6 +670,10 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
                 _Candidate(label, _PHRASE_PRIORITY, a, b)
                 for label, a, b in shapes.english_products(line)
             ]
+        named += [
+            _Candidate(label, _PHRASE_PRIORITY, a, b)
+            for label, a, b in shapes.english_subjects(line)
+        ]
         return tuple(named)
     out: list[_Candidate] = []
     for k, c in enumerate(named):
@@ -670,9 +688,7 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
             out.append(c)
     models = [c.start for c in out if c.label == "MODEL"]
     for start in models:
-        brand = _cjk_brand(line, start, brands, products)
-        if brand is not None and brand not in out:
-            out.append(brand)  # 石头 G20S, 小天才 Z9
+        out += [c for c in _brand_of_model(line, start, brands, products) if c not in out]
     for a, b in _NUMBER_MODEL.scan(subject) if digits else ():  # 乐高 42143: after a brand
         before = shapes.brand_before(line, a, brands, products, proper=_PROPER)
         if before is not None:

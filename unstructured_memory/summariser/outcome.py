@@ -175,19 +175,35 @@ _ITEM_ZH: Final = LinearPattern(
     r"(?:已(?:为您|帮您|给您)?(?P<verb>下单|下好单|补发|寄出|加购)了?|(?P<verb2>补发))"
     r"(?:一[件个台双套只盒])?(?:新的)?"
     r"(?P<what>[^\s，,。；;、！？!?：:（(\d单工请的新一][^\s，,。；;、！？!?：:（(\d单工请的]{0,5})"
+    r"|(?:^|[，,。；;！!：:\s])(?P<what3>(?:[A-Za-z]{1,6}\s?)?[^\x00-\x{4dff}\x{9fa0}-\x{10ffff}"
+    r"您你我单的了是已]{2,6})\s?(?:[0-9]+(?:\.[0-9]+)?\s?元\s?)?已(?:为您|帮您|给您)?"
+    r"(?P<verb3>下单|补发|寄出)"
+    r"|(?P<gift>赠送|送|赠)您?一[套个件份盒瓶只支张副把条]\s?(?P<what4>[^\s，,。；;、！？!?：:（(\d单的哦呢啊吧]{2,8})"
 )
 _ITEM_EN: Final = LinearPattern(
     r"(?i:(?:^|[.;!]\s*)(?P<what>[a-z]+(?: [a-z]+){0,2}) (?P<verb>ordered|reshipped)(?:$|[,.;! ])"
     r"|(?:i'?ve |we'?ve |i have |we have )?(?P<verb2>ordered|placed an order for|reshipped|resent) "
     r"(?:you )?(?:a |an |the |your |new |a new |replacement )*(?P<what2>[a-z][a-z -]{1,24}?)"
-    r"(?:$|[,.;!]| for | at | to ))"
+    r"(?:$|[,.;!]| for | at | to )"
+    r"|(?:comes with|we'?ll (?:throw in|include|add)|you(?:'ll)? get|includes?) (?:a |an )?"
+    r"(?P<gift>free) (?P<what5>[a-z][a-z -]{1,24}?)(?:$|[,.;!]| with | when | if ))"
 )
-"""What the agent ordered or sent for the user: 已下单壶盖, 补发杯盖, Ear pads ordered,
-I've ordered you a new filter."""
-_SENT: Final = {"下好单": "下单", "placed an order for": "ordered", "resent": "reshipped"}
+"""What the agent ordered or sent for the user: 已下单壶盖, 补发杯盖, HEPA 滤网 89 元已下单,
+杯盖已为您补发, Ear pads ordered, I've ordered you a new filter; or promised with the purchase
+(下单送一套硅胶烤盘, it comes with a free travel pouch)."""
+_SENT: Final = {
+    "下好单": "下单",
+    "placed an order for": "ordered",
+    "resent": "reshipped",
+    "赠送": "承诺赠送",
+    "送": "承诺赠送",
+    "赠": "承诺赠送",
+    "free": "promised a free",
+}
 """A verb's usual form."""
 _NOT_ITEM: Final = frozenset(
     {"it", "that", "this", "them", "one", "order", "item", "package", "parcel", "replacement"}
+    | {"包裹", "快递", "商品", "宝贝", "东西", "货"}
 )
 """Words that name no thing of their own."""
 _NOT_IN_ITEM: Final = frozenset({"we", "i", "you", "they", "have", "has", "is", "are", "was"})
@@ -202,8 +218,8 @@ def committed_items(agent_texts: Iterable[str], lang: str) -> tuple[tuple[str, s
     found: list[tuple[str, str]] = []
     for text in agent_texts:
         for m in rx.finditer(text):
-            what = " ".join(_first(m, rx, "what", "what2").split())
-            verb = _first(m, rx, "verb", "verb2").lower()
+            what = " ".join(_first(m, rx, "what", "what2", "what3", "what4", "what5").split())
+            verb = _first(m, rx, "verb", "verb2", "verb3", "gift").lower()
             item = (_SENT.get(verb, verb), what)
             if (
                 what

@@ -36,7 +36,14 @@ import rjieba
 from policies.linear_re import LinearPattern, Subject
 from unstructured_memory.summariser import symptoms
 
-__all__ = ["brand_before", "chinese_products", "english_products", "latin_names"]
+__all__ = [
+    "brand_before",
+    "chinese_products",
+    "english_products",
+    "english_subjects",
+    "latin_names",
+    "thing_opening",
+]
 
 Span = tuple[str, int, int]
 """A found entity: (label, start, end)."""
@@ -289,14 +296,18 @@ def _digit_runs(token: str) -> list[int]:
 
 
 def _is_model_token(token: str) -> bool:
-    """Letters and digits of a model: no id (five digits in a row, three numbered parts),
-    no measure (``2K``, ``64GB``, ``100-inch``: digits, then letters only), no number."""
+    """Letters and digits of a model: no id (five digits in a row, three numbered parts,
+    two with one of digits only), no measure (``2K``, ``64GB``, ``100-inch``: digits, then
+    letters only), no number."""
     runs = _digit_runs(token)
     if not runs or not any(c.isalpha() for c in token) or max(runs) > 4:
         return False
     if token[0].isdigit() and len(runs) == 1:
         return False  # a measure: 2K, 5G, 64GB, 100-inch, 5-weight
-    return sum(_has_digit(part) for part in token.split("-")) <= 1
+    numbered = [part for part in token.split("-") if _has_digit(part)]
+    return len(numbered) <= 1 or (
+        len(numbered) == 2 and all(any(c.isalpha() for c in part) for part in numbered)
+    )  # C22-IH66E, DJ13-B5: each numbered part lettered (an id's are digits: BX26-0718)
 
 
 def _is_name(token: str) -> bool:
@@ -478,6 +489,74 @@ def english_products(text: str) -> list[Span]:
     return out
 
 
+_EN_SUBJECT = LinearPattern(
+    r"(?:^|[.!?;,:]\s*|\s(?:and|but|so|because|hi|hey)\s+)(?i:the|my|our|this|that|his|her)\s+"
+    r"(?P<np>[a-z]+(?:[ -][a-z]+){0,6})"
+)
+"""A clause opening on a determiner and lower-case words: the thing it may be about."""
+_EN_BROKEN = LinearPattern(
+    r"(?i:^\s(?:(?:is|was|are|were|got|has been|came)\s+)?(?:snap(?:ped|s)?|broken|broke|bust|torn"
+    r"|ripped|split|cracked|damaged|dented|faulty|defective|loose|stuck)(?:$|[^A-Za-z]))"
+)
+"""A broken state after a thing (snapped, is broken, came loose): symptoms.PROBLEM_EN misses
+what is said with a copula."""
+_EN_PARTS_OF: Final = frozenset({"on", "of", "in"})
+_EN_GENERIC: Final = frozenset(
+    {
+        "order",
+        "package",
+        "parcel",
+        "item",
+        "delivery",
+        "courier",
+        "driver",
+        "app",
+        "website",
+        "site",
+        "refund",
+        "service",
+        "payment",
+        "account",
+        "code",
+        "link",
+        "price",
+        "one",
+        "thing",
+        "stuff",
+        "shipment",
+        "tracking",
+    }
+)
+"""Nouns that name no product of their own (the package arrived late)."""
+
+
+def english_subjects(text: str) -> list[Span]:
+    """PRODUCT spans of the thing an English clause opens on when a problem follows it: ``the
+    salad spinner keeps leaking``, ``my camping lantern is broken``; of a part, its whole
+    (``the hinge on the jewelry box snapped``: ``jewelry box``)."""
+    out: list[Span] = []
+    for m in _EN_SUBJECT.finditer(text):
+        a, b = m.span(_EN_SUBJECT.groupindex["np"])
+        words = text[a:b].split(" ")
+        for k in range(1, len(words) + 1):
+            end = a + len(" ".join(words[:k]))
+            after = text[end:] if text[end : end + 1] == " " else " " + text[end:]
+            if symptoms.PROBLEM_EN.match(after) is None and _EN_BROKEN.match(after) is None:
+                continue
+            head = words[:k]
+            if any(w.lower() in _EN_STOP - _EN_PARTS_OF or w.endswith("ed") for w in head):
+                break  # the package arrived late: a verb, no thing of one's own
+            of = [i for i, w in enumerate(head) if w.lower() in _EN_PARTS_OF]
+            if of:  # the hinge on the jewelry box: the box
+                head = head[of[-1] + 1 :]
+                head = head[1:] if head and head[0].lower() in _DETERMINERS else head
+            if 1 <= len(head) <= 3 and " ".join(head).lower() not in _EN_GENERIC:
+                start = end - len(" ".join(head))
+                out.append(("PRODUCT", start, end))
+            break
+    return out
+
+
 # --------------------------------------------------------------------------- Chinese
 
 _CUE = LinearPattern(
@@ -485,11 +564,12 @@ _CUE = LinearPattern(
     r"(?:了|的|[一两几]?[个台根件双把款套只部条张瓶盒支辆块副卷包袋罐箱份])"
     r"|(?:推荐|看看|看下|想要)(?:一下)?(?:一?[个台根件双把款套只部条张瓶盒支辆])?"
     r"|(?:我|我家|我们|家里|你们|他|她)(?:的|家的)|我家"
+    r"|(?:要|得|来|去|着)(?:穿|戴|用|吃|喝|送|带|铺|盖|玩|骑|装|换)的"
     r"|(?:这|那)(?:个|台|款|件|双|把|根|套|只|部|条|张|瓶|盒|支|辆)"
     r"|订单(?:号|编号)?\s?[:：]?\s?[0-9A-Za-z][0-9A-Za-z-]{3,}\s?(?:的|里的|里那个|那个|这个)"
 )
 """Where a product is named next: after a purchase (买的, 买个), ownership (我的), pointing
-(那台) or an order (订单 6257702 的)."""
+(那台), what it is for (要穿的校服, 要送的茶叶) or an order (订单 6257702 的)."""
 _SPEC_UNITS: Final = (
     "英寸",
     "公斤",
@@ -718,6 +798,19 @@ _CLOSED: Final = frozenset(
 _MEASURE_END: Final = frozenset("个台款件只部双把套张条支块份瓶盒袋")
 
 
+def _glued(word: str, rest: list[tuple[str, str]]) -> bool:
+    """Whether jieba glued a name's last character to the word after it: two characters,
+    not a noun, the second opening a problem (宝坏|了) or a request (枪帮|我)."""
+    if len(word) != 2 or not "\u4e00" <= word[0] <= "\u9fff" or word[0] in _FUNCTION_CHARS:
+        return False
+    after = word[1] + "".join(w for w, _ in rest)
+    return word[1] in _GLUED_AFTER or symptoms.PROBLEM_ZH.match(after) is not None
+
+
+_GLUED_AFTER: Final = frozenset("帮给把被让")
+"""Characters that open a request right after a name (筋膜枪帮我退了)."""
+
+
 def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
     """Characters of the noun phrase opening ``tags``: nouns, after a verb as a modifier
     (折叠|婴儿床, 登|机箱), up to a symptom, a part, an attribute or a function word glued
@@ -734,6 +827,8 @@ def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
         modifier = (
             i == 0 and tag == "v" and len(word) <= 2 and len(tags) > 1 and tags[1][1] in _NOUNS
         )
+        if length and end == length and _glued(word, tags[i + 1 :]) and length < 8:
+            return length + 1  # 暖手|宝坏|了, 筋膜|枪帮|我: the name's last character
         if not (noun or modifier) or not all("\u4e00" <= c <= "\u9fff" for c in word):
             break
         if length and (
@@ -751,6 +846,27 @@ def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
         if head != word:
             break
     return end
+
+
+_THING_TAGS: Final = frozenset({"n", "nz", "ng"})
+
+
+def thing_opening(text: str) -> str:
+    """The noun phrase of a thing opening ``text`` (钢化膜 of 钢化膜还有货吗, 屏幕 of 屏幕碎了), or
+    ``""``: none, or a word about a thing rather than a thing (价格, 颜色: :data:`_ATTRIBUTES`)."""
+    cut = next((i for i, c in enumerate(text[:8]) if not "\u4e00" <= c <= "\u9fff"), len(text[:8]))
+    tags = rjieba.tag(text[:cut]) if cut else []
+    n = _np(tags)
+    thing = text[:n]
+    if (
+        not n
+        or not (tags[0][1] in _THING_TAGS or n > len(tags[0][0]))  # 充电|头: a verb modifies
+        or tags[0][0] in _ATTRIBUTES
+        or thing in _ATTRIBUTES
+        or thing.endswith("色")
+    ):
+        return ""
+    return thing
 
 
 def chinese_products(
