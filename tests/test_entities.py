@@ -6,7 +6,7 @@ import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from policies.errors import InvalidText
@@ -268,6 +268,9 @@ def _cued_ids(draw: st.DrawFn) -> tuple[str, str]:
     st.sampled_from(["", " 还没处理", "，麻烦查下", " is wrong.", "。", "?"]),
 )
 @settings(max_examples=300, deadline=None)
+@example(("订单号", "AA000-RMA0-0-00"), "", "")  # a cue word inside the id cut it (RMA…)
+@example(("order", "BX260-CASE1-42"), "Hi, my ", " is wrong.")
+@example(("工单", "KD300-PARCEL7-2"), "我的", "，麻烦查下")
 def test_a_cued_id_is_never_split_or_cut(cued: tuple[str, str], before: str, after: str) -> None:
     cue, value = cued
     text = f"{before}{cue} {value}{after}"

@@ -122,6 +122,9 @@ ENTITY_LABELS: Final = (
 _B = r"(?P<pre>[^0-9A-Za-z])"
 """Not right after a letter or digit: ``(?<![0-9A-Za-z])``."""
 _E = r"(?P<post>$|[^0-9A-Za-z])"
+_CUE_B = r"(?P<pre>[^0-9A-Za-z_./\\-])"
+"""Not inside a token of letters, digits and separators: a cue word there is part of an id
+(``AA000-RMA0-0-00`` names no return)."""
 """Not right before a letter or digit: ``(?![0-9A-Za-z])``."""
 _NO_DIGIT_AFTER = r"(?P<post>$|\D)"
 
@@ -212,7 +215,10 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     (
         "REFUND_ID",
         1,
-        r"(?:退款(?:申请)?(?:单号|单|编号|号)|(?i:refund)\s*(?i:id|number|no\.?|#))" + _SEP + _ID,
+        _CUE_B
+        + r"(?:退款(?:申请)?(?:单号|单|编号|号)|(?i:refund)\s*(?i:id|number|no\.?|#))"
+        + _SEP
+        + _ID,
         5,
     ),
     (
@@ -225,7 +231,8 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     (
         "TRACKING_NO",
         1,
-        r"(?:运单|快递单|物流单|快递|包裹|(?:顺丰|圆通|中通|申通|韵达|极兔|德邦|邮政)(?:快递)?(?:单号|运单号?|单)"
+        _CUE_B + r"(?:运单|快递单|物流单|快递|包裹"
+        r"|(?:顺丰|圆通|中通|申通|韵达|极兔|德邦|邮政)(?:快递)?(?:单号|运单号?|单)"
         r"|(?i:tracking|parcel|shipment|waybill))\s*(?:号|编号|(?i:number|no\.?|#|code|id))?"
         + _SEP
         + _ID,
@@ -234,28 +241,30 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     (
         "RETURN_ID",
         1,
-        rf"(?:退货(?:申请(?:单号|单|编号|号)?|单号|单|编号|号)|(?i:return)\s*(?i:request)?{_NO}|(?i:return)"
-        rf"|(?i:rma)(?:{_NO})?){_SEP}{_ID}",
+        _CUE_B
+        + rf"(?:退货(?:申请(?:单号|单|编号|号)?|单号|单|编号|号)|(?i:return)\s*(?i:request)?{_NO}"
+        rf"|(?i:return)|(?i:rma)(?:{_NO})?){_SEP}{_ID}",
         4,
     ),
     (
         "EXCHANGE_ID",
         1,
-        rf"(?:换货(?:申请)?(?:单号|单|编号|号)|(?i:exchange|replacement)\s*(?i:order)?(?:{_NO})?)"
+        _CUE_B
+        + rf"(?:换货(?:申请)?(?:单号|单|编号|号)|(?i:exchange|replacement)\s*(?i:order)?(?:{_NO})?)"
         rf"{_SEP}{_ID}",
         4,
     ),
     (
         "TICKET_ID",
         1,
-        r"(?:(?:投诉|客诉)(?:工单|单)(?:号|编号)?|(?:投诉|客诉)(?:编号|号)"
+        _CUE_B + r"(?:(?:投诉|客诉)(?:工单|单)(?:号|编号)?|(?:投诉|客诉)(?:编号|号)"
         rf"|(?i:ticket|case|complaint)(?:{_NO})?){_SEP}{_ID}",
         4,
     ),
     (
         "WORK_ORDER_ID",
         1,
-        r"(?:(?:寄修|维修|返修|检修|报修|安装|派工)?工单(?:号|编号)?"
+        _CUE_B + r"(?:(?:寄修|维修|返修|检修|报修|安装|派工)?工单(?:号|编号)?"
         r"|(?:寄修|维修|返修|检修|报修|安装|派工)单(?:号|编号)?"
         rf"|(?i:work\s?order|repair(?:\s?order)?|service\s?order)(?:{_NO})?){_SEP}{_ID}",
         4,
