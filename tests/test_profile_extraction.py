@@ -520,6 +520,20 @@ def test_a_model_something_is_bought_for_is_the_users_device(
 @pytest.mark.parametrize(
     ("said", "devices"),
     [
+        ("订单 6555104 的电饭煲用着用着屏幕跳个 E3", []),
+        ("订单 6555104 的美的 C21 一开机就显示 E1 然后断电", ["美的 C21"]),
+        ("my dishwasher keeps showing E24, order 551207", []),
+        ("The display on my Bosch throws error code F21 every morning", ["Bosch"]),
+    ],
+)
+def test_a_code_the_thing_shows_is_no_device(said: str, devices: list[str]) -> None:
+    """An error code shown (跳个 E3, 显示 E1, showing E24, error code F21) is no model."""
+    assert [v for _, slot, v in _extract(said) if slot.startswith("device_model")] == devices
+
+
+@pytest.mark.parametrize(
+    ("said", "devices"),
+    [
         (
             [
                 "Which ink fits an Epson ET-2800?",

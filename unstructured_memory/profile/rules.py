@@ -127,6 +127,13 @@ _OWN = LinearPattern(
 )
 _PAPER: Final = LinearPattern(r"[ABab][0-9]\s*(?:纸|(?i:paper|sheets?))")
 """A paper size read as a model (A4 纸, A3 paper)."""
+_SHOWN: Final = LinearPattern(
+    r"(?:显示|跳|报|提示|闪|亮|出现|弹)(?:了|出|着)?(?:个|一个)?\s*(?:错误码|故障码|代码)?\s*$"
+    r"|(?i:(?:error|fault)(?:\s+code)?|code|shows?|showing|flash(?:es|ing)?|displays?|displaying"
+    r"|throws?|throwing)\s+(?:an?\s+|the\s+)?$"
+)
+"""Right before a code a thing shows (屏幕跳个 E3, 显示 E1, keeps showing E24, error code F21): an
+error code, no model."""
 _MINE: Final = LinearPattern(
     r"(?i:on mine|of mine|mine (?:is|has|does)|with mine)|我的(?:就|也)是这"
 )
@@ -633,6 +640,8 @@ class _Observer:
             start, end = model.start - at, model.end - at
             if _PAPER.match(sentence[start:]) is not None:
                 continue  # "A4 纸": a paper size, no device
+            if _SHOWN.search(sentence[max(0, start - 24) : start]) is not None:
+                continue  # "屏幕跳个 E3": a code the thing shows, no device
             opening = (
                 max(
                     (
