@@ -528,6 +528,76 @@ def test_a_trait_said_of_someone_named_before_refers_to_them(
 
 
 @pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        ("她牙口不好，要软一点的那种", "family@~she", "她牙口不好"),
+        ("不过他腰椎不太好，久坐就疼", "family@~he", "不过他腰椎不太好"),
+        ("换个鱼肉的吧，它对鸡肉过敏", "pet@~it", "它对鸡肉过敏"),
+        ("上次那条秋裤短了，他现在穿130了", "family@~he", "他现在穿130了"),  # a size, and his
+        ("千万别放芒果，它过敏", "pet@~it", "千万别放芒果，它过敏"),
+        ("she likes to paint, mostly watercolours", "family@~she", "she likes to paint"),
+        ("he loves dinosaurs, anything with a T-rex", "family@~he", "he loves dinosaurs"),
+        (
+            "no peanuts in anything please, he's severely allergic",
+            "family@~he",
+            "no peanuts in anything please, he's severely allergic",
+        ),
+    ],
+)
+def test_a_condition_said_of_someone_by_a_pronoun_refers_to_them(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "快递员来过了，他态度不好",  # no body, no liking: nothing lasting of anyone
+        "这台扫地机它电池不太好了",
+        "the printer jams a lot, it loves to eat thin paper",  # a thing's habit, no pet's
+        "she loves it, thanks!",  # a reaction to the goods
+        "她很喜欢，谢谢",
+    ],
+)
+def test_a_pronoun_with_no_condition_of_a_person_refers_to_nobody(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if "~" in slot]
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        (
+            "是给我儿子买的，今年七岁了，特别喜欢恐龙",
+            "family@儿子",
+            "是给我儿子买的，今年七岁了，特别喜欢恐龙",
+        ),
+        ("我家狗狗十岁了，吃鸡肉会过敏", "pet", "我家狗狗十岁了，吃鸡肉会过敏"),
+        ("孩子的，刚满五岁，最近迷上了画画", "family@孩子", "孩子的，刚满五岁，最近迷上了画画"),
+    ],
+)
+def test_what_goes_on_about_a_member_or_pet_without_a_subject_is_theirs(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        ("给我儿子买的，今天能发货吗", "family@儿子", "给我儿子买的"),  # a question ends them
+        ("我家猫用的猫砂，我喜欢无香的", "pet", "我家猫用的猫砂"),  # the user speaks of themselves
+    ],
+)
+def test_what_follows_a_member_with_a_subject_or_a_question_is_not_theirs(
+    said: str, slot: str, value: str
+) -> None:
+    assert [(s, v) for _, s, v in _extract(said) if s.split("@")[0] in ("family", "pet")] == [
+        (slot, value)
+    ]
+
+
+@pytest.mark.parametrize(
     ("said", "city"),
     [
         ("我们月中搬家了，现在住西安曲江新区，净化器也拉过来了", "西安"),

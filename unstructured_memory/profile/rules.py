@@ -597,18 +597,23 @@ class _Observer:
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
         facts: dict[tuple[str, str | None], list[str]] = {}
         going = dict(_going_on(text, acts))
+        before = ""
         for act in acts:
             piece = text[act.start : act.end]
+            told = self._words(piece)
+            if before and _BARE_ALLERGY.search(piece) is not None:  # 别放芒果，她过敏
+                told = f"{self._words(before)}{join}{told}"
+            before = piece
             if act in going:
-                facts.setdefault(going[act], []).append(self._words(piece))
-            elif act.kind in _SAYING and not any(k in _FACT_KEYS for k in act.topics):
+                facts.setdefault(going[act], []).append(told)
+            elif act.kind in _SAYING:
                 meant = _reference(piece)
                 if meant is not None:
-                    facts.setdefault(meant, []).append(self._words(piece))
+                    facts.setdefault(meant, []).append(told)
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
-                    words = self._words(piece)
+                    words = told
                     if key == _SIZE:  # read as said: a correction's refused value stays refused
                         said_size = mask_pii(" ".join(piece.split()))[0]
                         words = _settled_size(said_size, self.lang) or words
@@ -637,18 +642,29 @@ _PRONOUN: Final = LinearPattern(
 
 
 def _going_on(text: str, acts: Sequence[Act]) -> list[tuple[Act, tuple[str, str | None]]]:
-    """The clauses of a sentence that go on, by a pronoun, about the family member a fact
-    before them names, each with that member's slot ("买给我爸的，他糖尿病十几年了": the second
-    clause is the father's too), up to a clause that asks or instructs."""
+    """The clauses of a sentence that go on about the family member or pet a clause before
+    them names, each with that member's slot, up to a clause that asks or instructs: by a
+    pronoun ("买给我爸的，他糖尿病十几年了"), or with no subject of their own telling a trait
+    ("我家狗狗十岁了，吃鸡肉会过敏"); a clause naming only whose the goods are opens a member
+    and is theirs too ("孩子的，今年十一了，特别迷星星")."""
     out: list[tuple[Act, tuple[str, str | None]]] = []
     member: tuple[str, str | None] | None = None
     for act in acts:
         piece = text[act.start : act.end]
-        if _FAMILY in act.topics:
-            member = (_FAMILY, _member(_TOPICS[_FAMILY], piece))
+        whose = _WHOSE.search(piece)
+        if _FAMILY in act.topics or _PET in act.topics:
+            key = _FAMILY if _FAMILY in act.topics else _PET
+            member = (key, _member(_TOPICS[key], piece))
         elif act.kind not in _SAYING:
             member = None
-        elif member is not None and _PRONOUN.search(piece) is not None:
+        elif whose is not None:
+            who = whose.group(1) or ""
+            member = (_FAMILY, _MEMBER_NAMES.get(who, who))
+            out.append((act, member))
+        elif member is not None and (
+            (member[0] == _FAMILY and _PRONOUN.search(piece) is not None)
+            or (_SUBJECT.search(piece) is None and _told(piece, person=member[0] == _FAMILY))
+        ):
             out.append((act, member))
     return out
 
@@ -665,6 +681,8 @@ _REFERRED: Final = LinearPattern(
 or a name (``Pretzel's down to 10 kg``)."""
 _TRAIT: Final = LinearPattern(
     r"\d+(?:\.\d+)?(?:\s?[-~到至]\s?\d+)?\s?(?:周岁|岁|个月|公斤|斤|厘米|码)|穿\s?\d"
+    r"|[一二两三四五六七八九十半]{1,3}\s?(?:周岁|岁|个月|公斤|斤)"
+    r"|(?:今年|刚满|已经)\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?了"
     r"|(?i:\d+(?:\.\d+)?\s?(?:kgs?|lbs?|pounds?|cm|years? old|months? old)(?:$|[^a-z]))"
 )
 """A measure of a person or a pet: an age, a weight, a height, a size."""
@@ -679,15 +697,29 @@ _NOT_A_NAME: Final = LinearPattern(
 """Capitalised words that open a clause and name nobody."""
 
 
+def _told(piece: str, *, person: bool) -> bool:
+    """Whether ``piece`` tells a trait of someone: a measure (:data:`_TRAIT`), an allergy or
+    food they cannot have (:data:`_ALLERGY`), and of a person a body part that ails them
+    (:data:`_AILING`) or what they like (:data:`_LIKING`: not the goods, 'loves it')."""
+    if _TRAIT.search(piece) is not None or _ALLERGY.search(piece) is not None:
+        return True
+    if not person:
+        return False
+    liked = _LIKING.search(piece)
+    return _AILING.search(piece) is not None or (
+        liked is not None and _GOODS.match(piece[liked.end() :]) is None
+    )
+
+
 def _reference(piece: str) -> tuple[str, str] | None:
     """The reference slot (:data:`~policies.profile_merge.REFERENCE`) of a clause that tells
-    a measure (:data:`_TRAIT`; a size said in English, for a person) of someone it does not
+    a trait (:func:`_told`; a size said in English, for a person) of someone it does not
     name: ``("family", "~he")``, ``("pet", "~it")``, ``("family", "~name:Pretzel")``."""
     m = _REFERRED.search(piece)
     if m is None or _NOT_A_NAME.search(m.group("name") or "") is not None:
         return None
     person = m.group("it") is None and m.group("it_en") is None
-    if _TRAIT.search(piece) is None and not (person and _WORN_EN.search(piece) is not None):
+    if not _told(piece, person=person) and not (person and _WORN_EN.search(piece) is not None):
         return None
     if m.group("name"):
         return (_FAMILY, f"{REFERENCE}name:{m.group('name')}")
@@ -696,8 +728,46 @@ def _reference(piece: str) -> tuple[str, str] | None:
     return (_FAMILY, f"{REFERENCE}{'he' if m.group('he') or m.group('he_en') else 'she'}")
 
 
-_FACT_KEYS: Final = frozenset(t.key for t in TOPICS if t.fact)
-"""Topics that are facts about the user: a clause stating one is theirs, no reference."""
+_AILING: Final = LinearPattern(
+    r"(?:膝盖|腰椎?|颈椎|腿脚?|眼睛|视力|听力|耳朵|牙齿?|牙口|肠胃|胃|心脏|血压|血糖|皮肤|关节|肩膀?|"
+    r"脚|身体|睡眠|脾胃|肝|肾)[^，,。！？；]{0,3}?(?:不太?好|不行|不舒服|疼|痛|有问题|敏感|差)"
+    r"|糖尿病|高血压|哮喘|湿疹|近视|老花|怕冷|怕热|胆子?小"
+    r"|(?i:(?:has|had|got|with)\s+(?:a\s+)?(?:bad|weak|dodgy|sore|sensitive|gammy)\s+"
+    r"(?:knees?|back|hips?|hearing|eyes?|eyesight|stomach|tummy|skin|teeth|joints?|neck|shoulders?)"
+    r"|asthma|diabetes|diabetic|eczema|arthritis)"
+)
+"""A body part or health that ails a person: 她膝盖不好, 他腰椎不太好, has a bad knee."""
+_ALLERGY: Final = LinearPattern(
+    r"过敏|不耐受|不能吃|吃不了|(?i:allergic|allergy|intoleran|can'?t (?:eat|have|digest))"
+)
+"""An allergy or a food someone cannot have."""
+_BARE_ALLERGY: Final = LinearPattern(
+    r"^\s*(?:而且|因为|不过|但是?|可)?\s*(?:他|她|它)?\s*(?:也|都|会|很|特别|严重|有点|是)*\s*"
+    r"(?:过敏|不能吃|吃不了)[了的啊呀哦哈\s]*$"
+    r"|(?i:^\s*(?:and\s+|but\s+|because\s+|since\s+)?(?:he|she|it|they)(?:'s|’s|'re|\s+is|\s+are)?"
+    r"\s+(?:[a-z]+ly\s+|very\s+|so\s+|really\s+)*allergic[\s.!]*$)"
+)
+"""An allergy said with no food, which the clause before names (千万别放芒果，它过敏;
+nothing with sesame, she's seriously allergic)."""
+_LIKING: Final = LinearPattern(
+    r"(?:^|[^可恋心])(?:喜欢|爱|迷上?了?|痴迷|热爱)\s?"
+    r"|(?i:(?:^|\s)(?:likes?|loves?|adores?|(?:is|'s)\s+(?:really\s+|totally\s+|super\s+|so\s+)?"
+    r"(?:into|obsessed with|crazy about|mad about))\s+)"
+)
+"""A liking, its object after it (她喜欢跳广场舞, 特别迷星星, he loves dinosaurs)."""
+_GOODS: Final = LinearPattern(
+    r"\s*(?:$|[，,。！？!?；;]|这|那|它|(?i:(?:it|this|that|them|these|those|you)(?:$|[^a-z])))"
+)
+"""What a liking of the goods at hand has after it (她很喜欢，she loves it)."""
+_SUBJECT: Final = LinearPattern(r"[我你您咱]|(?i:(?:^|[^a-z])(?:i|you|we|i'm|we're)(?:$|[^a-z']))")
+"""A clause with a subject of its own (the user, the agent): no trait of a member before it."""
+_WHOSE: Final = LinearPattern(
+    r"^\s*(?:是|这是|都是)?(?:给|帮|为)?(?:我|我家)?(儿子|女儿|闺女|孩子|宝宝|老婆|老公|媳妇|爸爸|妈妈|"
+    r"爸妈|父母|老爸|老妈|外婆|外公|奶奶|爷爷)(?:买)?的\s*$"
+)
+"""A clause naming only whose the goods are (孩子的, 给我妈的): a member opened."""
+_PET: Final = "pet"
+
 _SIZE: Final = "size"
 _BEFORE_SIZE: Final = {"zh": 6, "en": 16}
 """How far before a size a past-time cue makes it a size no longer worn (characters)."""
