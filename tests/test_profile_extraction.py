@@ -654,6 +654,39 @@ def test_a_doorbell_is_a_drop_off_instruction_not_a_phone_refusal(said: str) -> 
 
 
 @pytest.mark.parametrize(
+    ("turns", "size"),
+    [
+        (["尺码没问题，还是 41 的"], "41码"),
+        (["码数小了，换大一码，43 的"], "43码"),
+        (["这双 39 的刚好合脚，颜色也喜欢"], "39码"),
+        (["亲穿多大码呢？", "37，脚背有点高"], "37码"),  # the answer to the agent's question
+        (["ordered the grey pair, size is fine, 9.5"], "size 9.5"),
+        (["Hoping the 11 fits this time, they run small"], "size 11"),
+        (["What size do you wear?", "8.5. Wide if you have it"], "size 8.5"),
+    ],
+)
+def test_a_size_said_in_passing_is_the_users(turns: list[str], size: str) -> None:
+    said = [Turn("assistant" if k % 2 else "user", t, T0) for k, t in enumerate(turns[::-1])]
+    said.reverse()
+    found = RuleExtractor().extract(said, summarise("u", "s", said)).observations
+    assert [o.value for o in found if o.key == "size"] == [size]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "订单 6124408 的码数不对，3 天了还没人理",  # days, no size
+        "这台 55 的刚好放得下",  # a television that fits its place
+        "The 2 boxes fit in the car fine",
+        "Hope the 65 fits on the stand",
+        "What's the delivery fee? 12?",
+    ],
+)
+def test_a_number_beside_size_words_is_no_size_by_itself(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if slot == "size"]
+
+
+@pytest.mark.parametrize(
     ("said", "size"),
     [
         ("行 我肩宽 一般都穿L 下次不买M了", "L码"),  # the refused one is not theirs

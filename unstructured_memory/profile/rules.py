@@ -260,7 +260,8 @@ def observe_session(
         before = turns[index[k - 1]] if k > 0 else None
         asked_about = asked_topic(before.text) if before and before.role != "user" else None
         asked = asked_about is not None and asked_about.key == "notification_channel"
-        observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked)
+        sized = before is not None and before.role != "user" and _asks_size(before.text)
+        observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked, sized=sized)
         read = summary.turn_entities[k] if summary.turn_entities else None
         observations += observer.turn(turn.text, acts, read)
         for key, text in observer.instructions:
@@ -358,6 +359,7 @@ class _Observer:
         pairs: Sequence[tuple[str, str]] = (),
         *,
         asked: bool = False,
+        sized: bool = False,
     ) -> None:
         self.session = session
         self.at = at
@@ -365,6 +367,7 @@ class _Observer:
         self.wrong = wrong
         self.pairs = pairs
         self.asked = asked  # the agent's turn before asked how to reach the user
+        self.sized = sized  # the agent's turn before asked the user's size
         self.instructions: list[tuple[str, str]] = []
 
     def _make(
@@ -431,8 +434,32 @@ class _Observer:
                 continue
             out += self._preferences(text, sentence, mine)
             out += self._topics(text, mine)
+        out += self._sizes_in_passing(text, [x for x in acts if x.live])
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
+        return out
+
+    def _sizes_in_passing(self, text: str, acts: Sequence[Act]) -> list[Observation]:
+        """Sizes said in passing (:data:`_FITS`: the 10.5 fits, 39 的刚好合脚), or as a bare
+        number where a size is spoken of: right after a clause naming size or fit (尺码没问题，
+        还是 41 的; size is fine, 9.5), or answering the agent's question of the size."""
+        out = []
+        before = self.sized
+        for act in acts:
+            piece = text[act.start : act.end]
+            fits = _FITS[self.lang].search(piece)
+            bare = _BARE_SIZE[self.lang].search(piece)
+            if fits is not None:
+                size = _first_group(fits, 2)
+            elif bare is not None and before and act.kind is not ActKind.QUESTION:
+                size = bare.group(1) or ""
+            else:
+                size = ""
+            if size and _SIZE not in act.topics:
+                unit = "号" if "号" in piece else "码"
+                spelt = f"{size}{unit}" if self.lang == "zh" else f"size {size}"
+                out.append(self._make(ObservationKind.FACT, _SIZE, spelt))
+            before = _SIZE_SPOKEN.search(piece) is not None
         return out
 
     def _memo(self, text: str, acts: Sequence[Act]) -> None:
@@ -782,6 +809,43 @@ _MISFIT: Final = LinearPattern(
     r"didn'?t fit|no longer fits?))"
 )
 """A size said not to fit, right after it: W32 is too tight, M码勒得慌."""
+
+
+_SIZE_ASKED: Final = LinearPattern(
+    r"(?:多大|什么|几)(?:码|号)|尺码|码数|穿多大"
+    r"|(?i:(?:what|which|your)\s+(?:shoe\s+|collar\s+|dress\s+)?size|size\s+do\s+you)"
+)
+"""The agent asking the user's size (亲穿多大码呢, What size do you wear?)."""
+_SIZE_SPOKEN: Final = LinearPattern(
+    r"(?:^|[^维证密件])码|尺寸|合脚|挤脚|偏小|偏大|(?i:sizes?|sizing|fits?|fitting|"
+    r"too (?:small|big|tight|loose))"
+)
+"""A clause speaking of size or fit: a bare number after it is a size."""
+_BARE_SIZE: Final = {
+    "zh": LinearPattern(
+        r"^\s*(?:还是|就|要|换|穿)?\s*(\d{2,3}(?:\.5)?)\s*(?:码|号)?\s*的?\s*(?:吧|呀|啊|哈|哦)?\s*$"
+    ),
+    "en": LinearPattern(
+        r"(?i:^\s*(?:(?:a|size|in|still|it'?s|just)\s+)*((?:[1-9]|1\d|2[0-4])(?:\.5)?)\s*$)"
+    ),
+}
+"""A clause that is a size-shaped number alone (41 的, 10.5)."""
+_FITS: Final = {
+    "zh": LinearPattern(
+        r"(\d{2,3}(?:\.5)?)\s*(?:码|号)\s*的?\s*(?:正好|刚好|合适|合脚|合身)"
+        r"|(\d{2,3}(?:\.5)?)\s*的?\s*(?:穿着|穿起来)?(?:正好|刚好)?(?:合脚|合身)"
+    ),
+    "en": LinearPattern(
+        r"(?i:(?:the|a|my|in)\s+(?:size\s+)?((?:[1-9]|1\d|2[0-4])(?:\.5)?)\s+"
+        r"(?:fits?|fitted|is (?:perfect|right|spot on|fine|good))(?:$|[^a-z]))"
+    ),
+}
+"""A size said to fit (39 的刚好合脚, the 10.5 fits)."""
+
+
+def _asks_size(said: str) -> bool:
+    """Whether the agent's turn ``said`` asks the user's size."""
+    return cues.QUESTION.search(said) is not None and _SIZE_ASKED.search(said) is not None
 
 
 def _settled_size(words: str, lang: Lang) -> str | None:
