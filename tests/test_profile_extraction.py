@@ -734,12 +734,12 @@ def test_the_answer_to_the_agents_channel_question_is_an_instruction() -> None:
 @pytest.mark.parametrize(
     ("said", "budget"),
     [
-        ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元")),
-        ("自己用两万出头能接受", ("budget@self", "20000元")),
-        ("五百来块的就行", ("budget", "500元")),
+        ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元（七八百）")),  # their words kept
+        ("自己用两万出头能接受", ("budget@self", "20000元（两万出头）")),
+        ("五百来块的就行", ("budget", "500元（五百来块）")),
         ("3000 左右都可以", ("budget", "3000元")),
-        ("under three hundred bucks for my kids", ("budget@child", "$300")),
-        ("A grand-ish is fine", ("budget", "$1000")),
+        ("under three hundred bucks for my kids", ("budget@child", "$300 (three hundred bucks)")),
+        ("A grand-ish is fine", ("budget", "$1000 (A grand-ish)")),
         ("budget about 1500 yuan", ("budget", "1500元")),
     ],
 )
@@ -1131,6 +1131,10 @@ def test_a_chat_extractor_that_fails_never_loses_the_session(
         ("my budget is 650 for a road bike", ("budget", "!$650")),
         ("预算那个不用卡 2000 了，3500 以内都行", ("budget", "!3500元")),
         ("帮朋友问问预算 300 的耳机", ("budget", "300元")),
+        ("两千以内吧，太贵的用不上", ("budget", "!2000元（两千以内）")),  # a cap the user sets
+        ("Keep it under $80, it's just a stocking filler", ("budget", "!$80")),
+        ("有没有 500 以内的，最好白色", ("budget", "500元")),  # a cap asked for: a mention
+        ("Anything under 50 bucks?", ("budget", "$50")),
     ],
 )
 def test_a_budget_the_user_states_is_theirs_at_once(said: str, expected: tuple[str, str]) -> None:

@@ -12,7 +12,8 @@ ends and their ASCII forms):
   content format ("发图文就行" -> ``image_text``, "不要视频" -> ``text``), a
   budget per scenario, read a clause at a time ("自用 2000-3000 元；为父母选购
   500 元档" -> ``budget@self`` 2000-3000元, ``budget@parents`` 500元): an
-  amount with a budget word (预算, 档, 以内, budget, under) or a scenario;
+  amount with a budget word (预算, 档, 以内, budget, under) or a scenario; one said in
+  words keeps them (``7000-8000元（七八千）``), and one stated or capped is explicit;
 - **temporary intents**: a sentence that is not a question and holds a word
   of time-bound intent (暂时, 先不, 下周, 这几天, for now, next week), kept
   masked as it was said. Preferences said in such a sentence ("这周先用短信
@@ -169,16 +170,30 @@ _ON_BEHALF = LinearPattern(
 )
 
 
-def _states_budget(clause: str) -> bool:
-    """Whether ``clause`` states the user's own budget ("预算5000", "my budget is $800"):
-    a word of budget, asked for no friend ("帮朋友问问 500 以内的" stays a mention)."""
-    return _BUDGET_WORD.search(clause) is not None and _ON_BEHALF.search(clause) is None
+_CAP: Final = LinearPattern(
+    r"以内|之内|不超过|别超过|别过|最多|顶多|封顶"
+    r"|(?i:(?:^|\s)(?:under|at most|no more than|not more than|max|tops|up to)(?:$|\s))"
+)
+"""A cap the user sets on what they spend (两千以内, under two hundred bucks)."""
+
+
+def _states_budget(sentence: str, *, asked: bool = False) -> bool:
+    """Whether ``sentence`` states the user's own budget ("预算5000", "my budget is $800",
+    "under two hundred bucks"): a word of budget, or a cap in a sentence that asks nothing
+    (``asked``: "有500以内的吗" stays a mention), for no friend ("帮朋友问问 500 以内的")."""
+    said = _BUDGET_WORD.search(sentence) is not None or (
+        not asked and _CAP.search(sentence) is not None and cues.QUESTION.search(sentence) is None
+    )
+    return said and _ON_BEHALF.search(sentence) is None
 
 
 def _budget_value(m: LinearMatch, clause: str) -> str:
     said = m.group("said")
     if said:
-        return amounts.budget_text(said)
+        value, words = amounts.budget_text(said), " ".join(said.split())
+        if any(ch.isdigit() for ch in words):
+            return value
+        return f"{value}（{words}）" if _CJK_TEXT.search(words) else f"{value} ({words})"
     bare = m.group("bare")
     if bare:
         return f"{bare}元" if _CJK_TEXT.search(clause) is not None else f"${bare}"
@@ -432,7 +447,8 @@ class _Observer:
                     out += self._temporary(text, sentence, mine)
                 out += self._topics(text, _facts_beside(text, mine))
                 continue
-            out += self._preferences(text, sentence, mine)
+            asked = text[b : b + 1] in ("?", "？")  # the sentence asks
+            out += self._preferences(text, sentence, mine, asked=asked)
             out += self._topics(text, mine)
         out += self._sizes_in_passing(text, [x for x in acts if x.live])
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
@@ -534,7 +550,9 @@ class _Observer:
             value = f"{level.lower()} member"
         return [self._make(ObservationKind.FACT, "member_level", value)]
 
-    def _preferences(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
+    def _preferences(
+        self, text: str, sentence: str, acts: Sequence[Act], *, asked: bool = False
+    ) -> list[Observation]:
         """Channel, format and budget: explicit when the sentence instructs, negated when a
         negation governs the value; nothing lasting from what is said for this request
         only."""
@@ -588,6 +606,7 @@ class _Observer:
                 )
                 for code, refused, directed in said
             ]
+        asked = asked or any(act.kind is ActKind.QUESTION for act in acts)
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
             amount = _amount_in(clause, self.lang)
@@ -602,7 +621,7 @@ class _Observer:
                     "budget",
                     _budget_value(amount, clause),
                     scenario=scenario,
-                    explicit=instructed or _states_budget(sentence),
+                    explicit=instructed or _states_budget(sentence, asked=asked),
                 )
             )
         return out
