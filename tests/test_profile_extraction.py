@@ -653,6 +653,50 @@ def test_a_doorbell_is_a_drop_off_instruction_not_a_phone_refusal(said: str) -> 
     assert ("notification_channel", "phone") not in [(o.key, o.value) for o in found.observations]
 
 
+def _notes(said: str) -> list[str]:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    return [i.text for i in found if i.key.startswith(rules.NOTE_PREFIX)]
+
+
+@pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        ("我只用无香型的洗衣液，有香味的闻着头疼", "我只用无香型的洗衣液"),
+        ("我从来不买含酒精的护肤品，脸受不了", "我从来不买含酒精的护肤品"),
+        ("Is it dishwasher safe? I only buy BPA-free stuff", "I only buy BPA-free stuff"),
+        ("I never wear wool, it itches", "I never wear wool"),
+        ("师傅来之前先打个电话，我不一定在家", "师傅来之前先打个电话"),
+        (
+            "The courier should ring me first, the gate is locked",
+            "The courier should ring me first",
+        ),
+        ("上门的话只能周末，工作日要上班", "上门的话只能周末"),
+        (
+            "The fitter can only do weekdays after 5pm, I'm at work till then",
+            "The fitter can only do weekdays after 5pm",
+        ),
+    ],
+)
+def test_a_standing_wish_of_how_to_be_served_is_kept_in_their_words(said: str, note: str) -> None:
+    assert any(note in n for n in _notes(said)), _notes(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我只买了一个，另一个是朋友的",  # what happened
+        "只用了两天就坏了",
+        "I only bought one last time",
+        "I only use it for work",  # the goods at hand
+        "这次只能周末送吗？",  # asked
+        "he called me first thing this morning",
+    ],
+)
+def test_what_was_done_or_asked_is_no_standing_wish(said: str) -> None:
+    assert _notes(said) == []
+
+
 @pytest.mark.parametrize(
     ("turns", "size"),
     [

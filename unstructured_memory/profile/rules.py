@@ -450,6 +450,7 @@ class _Observer:
             asked = text[b : b + 1] in ("?", "？")  # the sentence asks
             out += self._preferences(text, sentence, mine, asked=asked)
             out += self._topics(text, mine)
+            self._standing(text, mine)
         out += self._sizes_in_passing(text, [x for x in acts if x.live])
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
@@ -477,6 +478,25 @@ class _Observer:
                 out.append(self._make(ObservationKind.FACT, _SIZE, spelt))
             before = _SIZE_SPOKEN.search(piece) is not None
         return out
+
+    def _standing(self, text: str, acts: Sequence[Act]) -> None:
+        """A standing wish of how to be served that no topic names (what they only or never
+        buy, :data:`_ONLY_BUYS`; a call before a visit, the only times they can be visited,
+        :data:`_STANDING`),
+        kept as a note in the clause's words (:attr:`instructions`); not the goods at hand
+        (I only use it for work), nor what was asked, done or said for this time only."""
+        for act in acts:
+            if act.kind in _NO_WISH or act.one_off or act.topics:
+                continue
+            piece = text[act.start : act.end]
+            buys = _ONLY_BUYS.search(piece)
+            if buys is not None and _GOODS.match(piece[buys.end() :]) is not None:
+                buys = None
+            if buys is None and _STANDING.search(piece) is None:
+                continue
+            said = self._words(piece)
+            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
 
     def _memo(self, text: str, acts: Sequence[Act]) -> None:
         """The clauses of a turn the user asked to have remembered, as one explicit note in
@@ -678,6 +698,31 @@ class _Observer:
 
 
 _FAMILY: Final = "family"
+_NO_WISH: Final = frozenset(
+    {ActKind.QUESTION, ActKind.SMALL_TALK, ActKind.RETRACTION, ActKind.CORRECTION}
+)
+"""Clauses that state no standing wish: asked, small talk, taken back or put right."""
+_TIMES_EN: Final = r"(?:weekdays?|weekends?|mornings?|afternoons?|evenings?|after|before|between)"
+_ONLY_BUYS: Final = LinearPattern(
+    r"(?:只|就只|一直只|从来只|向来只)(?:买|用|穿|吃|喝|认)(?:$|[^了过一两几这那它\s])"
+    r"|(?:从来|向来|一向)不(?:买|用|穿|吃|喝)"
+    r"|(?i:(?:^|[^a-z])i\s+(?:only|never|always)\s+(?:buy|use|wear|eat|drink|order|get)\s)"
+)
+"""What the user only or never buys (我只用无香型的洗衣液, I only buy BPA-free stuff): its
+object follows (not the goods at hand, :data:`_GOODS`)."""
+_STANDING: Final = LinearPattern(
+    r"(?:来|上门|到|送|过来|出发)(?:之前|以前|前)[^，,。！？；]{0,3}?(?:先|提前)?(?:给我)?"
+    r"(?:打个?|打一个|来个)电话"
+    r"|(?:只能|只有)[^，,。！？；]{0,4}?(?:周末|周六|周日|晚上|下午|上午|中午|工作日|\d{1,2}点)"
+    r"|(?i:(?:call|ring|phone|text)\s+(?:me\s+)?(?:first|ahead|beforehand)(?:$|[^a-z])"
+    r"|(?:call|ring|phone|text)\s+(?:me\s+)?before\s+(?:you|they|he|she|anyone|someone|the\s+[a-z]+)\s+"
+    r"(?:comes?|arrives?|heads?|leaves?|turns? up)"
+    rf"|(?:can|could)\s+only\s+(?:do|come|visit|make it)\s+[^,.;!?]{{0,20}}?{_TIMES_EN}"
+    rf"|only\s+(?:free|home|available|around|in)\s+[^,.;!?]{{0,12}}?{_TIMES_EN})"
+)
+"""A standing wish of how to be served, by its shape: a call before a visit (来之前先打个电话,
+ring me first), the only times they can be visited (上门的话只能周末, can only do weekdays
+after 6pm)."""
 _SAYING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
 """Clauses that tell something (not a request, a question or an instruction)."""
 _PRONOUN: Final = LinearPattern(
