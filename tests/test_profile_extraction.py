@@ -487,6 +487,30 @@ def test_children_and_a_baby_on_the_way_are_family(said: str, family: str) -> No
 
 
 @pytest.mark.parametrize(
+    ("said", "slot"),
+    [
+        ("our son is 12 and plays football every weekend", "family@son"),
+        ("Our daughter starts school in September", "family@daughter"),
+        ("我们家闺女特别喜欢粉色", "family@女儿"),
+        ("咱家老人腿脚不方便", "family@老人"),
+        ("家里有小孩，要无味的", "family@孩子"),
+        ("周六上午 下午孩子要睡午觉 别下午来", "family@孩子"),  # the household's child
+        ("the baby naps in the afternoon, so knock softly", "family@baby"),
+    ],
+)
+def test_a_member_of_the_household_is_family_without_my(said: str, slot: str) -> None:
+    assert [s for _, s, _ in _extract(said) if s.startswith("family")] == [slot]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Our order is late again", "我们家附近就有驿站", "the kids section had nothing in blue"],
+)
+def test_our_and_the_before_no_member_is_no_family(said: str) -> None:
+    assert not [s for _, s, _ in _extract(said) if s.startswith("family")]
+
+
+@pytest.mark.parametrize(
     ("said", "slot", "family"),
     [
         (

@@ -340,6 +340,7 @@ def observe_turns(turns: Sequence[Turn], summary: SessionSummary) -> list[Observ
 
 _MEMBER_OF = LinearPattern(
     r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|爸|妈|"
+    r"小孩|小朋友|老人|"
     r"(?i:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
     r"baby|grandma|grandpa|grandmother|grandfather))"
 )
@@ -352,6 +353,8 @@ _MEMBER_NAMES: Final = {
     "爱人": "老婆",
     "闺女": "女儿",
     "爸妈": "父母",
+    "小孩": "孩子",
+    "小朋友": "孩子",
     "mum": "mom",
     "mother": "mom",
     "father": "dad",
