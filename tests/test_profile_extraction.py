@@ -487,6 +487,29 @@ def test_children_and_a_baby_on_the_way_are_family(said: str, family: str) -> No
 
 
 @pytest.mark.parametrize(
+    ("said", "diet"),
+    [
+        ("体检说我贫血，医生让我多补蛋白", "医生让我多补蛋白"),
+        ("大夫说我得少吃盐，咸的就算了", "大夫说我得少吃盐"),
+        ("我在控糖，含糖的别推荐", "我在控糖"),
+        ("My doctor wants me to cut down on salt", "My doctor wants me to cut down on salt"),
+        ("I'm doing keto, so nothing sugary", "I'm doing keto"),
+        ("I'm on a low-sodium diet", "I'm on a low-sodium diet"),
+    ],
+)
+def test_a_diet_the_user_keeps_is_a_fact(said: str, diet: str) -> None:
+    assert [v for _, slot, v in _extract(said) if slot == "diet"] == [diet]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["医生让我多休息几天", "The doctor said it's nothing serious", "这款是低盐酱油吗"],
+)
+def test_rest_or_a_product_low_in_salt_is_no_diet(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if slot == "diet"]
+
+
+@pytest.mark.parametrize(
     ("said", "slot"),
     [
         ("our son is 12 and plays football every weekend", "family@son"),

@@ -371,8 +371,15 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"吃素|素食|吃斋|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
             r"|(?:我|孩子|儿子|女儿|宝宝|老婆|老公|家人|家里人|他|她|爸|妈)[^，,。！？]{0,4}(?:对)?"
             r"[^，,。！？]{0,6}过敏|过敏体质"
+            r"|(?:医生|大夫|营养师)[^，,。！？]{0,6}?(?:多|少|不要|别|不能|不让)(?:吃|补|喝|碰)"
+            r"|我(?:在|正在|一直在?)?(?:控糖|戒糖|控盐|减脂|生酮|断碳|低碳饮食)"
             r"|(?i:vegetarian|vegan|allergic to|allergy|halal|kosher|gluten[- ]free|lactose|"
-            r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish))"
+            r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish)|"
+            r"(?:doctor|gp|dietitian|nutritionist)[^.;!?]{0,30}?(?:more|less|cut (?:down on|out|"
+            r"back on)|avoid|no more|off|lay off)\s+(?:the\s+)?(?:salt|sugar|carbs|protein|fat|"
+            r"dairy|gluten|caffeine|red meat|meat|alcohol|sodium|iron)|"
+            r"i'?m (?:on (?:a |the )?|doing |eating )(?:keto|low[- ](?:carb|sodium|salt|fat|sugar)|"
+            r"high[- ]protein|paleo|whole30|plant[- ]based))"
         ),
         fact=True,
         names=LinearPattern(r"饮食|忌口|吃的方面|(?i:diet|dietary)"),
