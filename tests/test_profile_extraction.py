@@ -476,7 +476,7 @@ def test_a_device_the_user_says_is_theirs(said: str, devices: list[str]) -> None
 @pytest.mark.parametrize(
     ("said", "family"),
     [
-        ("School uniforms for my twins, Mia and Leo", "School uniforms for my twins"),
+        ("School uniforms for my twins, Mia and Leo", "School uniforms for my twins, Mia and Leo"),
         ("replacement, no question. we have a newborn", "we have a newborn"),
         ("宝宝五个月 得能登机的那种", "宝宝五个月 得能登机的那种"),
         ("We're expecting our first baby in March", "We're expecting our first baby in March"),
@@ -592,6 +592,25 @@ def test_a_trait_said_of_someone_named_before_refers_to_them(
     ],
 )
 def test_a_condition_said_of_someone_by_a_pronoun_refers_to_them(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        (
+            "School uniforms for my twins, Mia and Leo, they're 8",
+            "family",
+            "School uniforms for my twins, Mia and Leo, they're 8",
+        ),
+        ("My kids, Sam and Ava, both need new shoes", "family@kids", "My kids, Sam and Ava"),
+        ("No, Leo's a lot taller, he's a size 10", "family@~name:Leo", "he's a size 10"),
+        ("and Mia's a size 8", "family@~name:Mia", "and Mia's a size 8"),
+    ],
+)
+def test_the_names_of_members_and_what_is_said_of_a_name_go_to_them(
     said: str, slot: str, value: str
 ) -> None:
     assert ("fact", slot, value) in _extract(said)

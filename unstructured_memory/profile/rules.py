@@ -666,7 +666,7 @@ class _Observer:
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
         facts: dict[tuple[str, str | None], list[str]] = {}
         going = dict(_going_on(text, acts))
-        before = ""
+        before, named = "", None  # the clause before, the name it opened with
         for act in acts:
             piece = text[act.start : act.end]
             told = self._words(piece)
@@ -677,8 +677,14 @@ class _Observer:
                 facts.setdefault(going[act], []).append(told)
             elif act.kind in _SAYING:
                 meant = _reference(piece)
+                if meant is not None and named is not None and meant[1] in _PERSONS:
+                    meant = (_FAMILY, f"{REFERENCE}name:{named}")  # Leo's taller, he's a 10
                 if meant is not None:
                     facts.setdefault(meant, []).append(told)
+            opened = _REFERRED.search(piece)
+            named = opened.group("name") if opened is not None else None
+            if named is not None and _NOT_A_NAME.search(named) is not None:
+                named = None
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
@@ -730,7 +736,7 @@ _SAYING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE}
 """Clauses that tell something (not a request, a question or an instruction)."""
 _PRONOUN: Final = LinearPattern(
     r"^\s*(?:而且|并且|还|也|不过|但|可)?(?:他|她)(?:$|[^们])"
-    r"|(?i:^\s*(?:and\s+|but\s+|also\s+)?(?:he|she|he'?s|she'?s)(?:$|[^a-z']))"
+    r"|(?i:^\s*(?:and\s+|but\s+|also\s+)?(?:he|she|he'?s|she'?s|they|they'?re)(?:$|[^a-z']))"
 )
 """A clause that goes on about a person named before it (他糖尿病十几年了, she's 14)."""
 
@@ -757,6 +763,7 @@ def _going_on(text: str, acts: Sequence[Act]) -> list[tuple[Act, tuple[str, str 
             out.append((act, member))
         elif member is not None and (
             (member[0] == _FAMILY and _PRONOUN.search(piece) is not None)
+            or (member[0] == _FAMILY and _NAMES.search(piece) is not None)
             or (_SUBJECT.search(piece) is None and _told(piece, person=member[0] == _FAMILY))
         ):
             out.append((act, member))
@@ -781,7 +788,7 @@ _TRAIT: Final = LinearPattern(
 )
 """A measure of a person or a pet: an age, a weight, a height, a size."""
 _WORN_EN: Final = LinearPattern(
-    r"(?i:(?:'s|’s|\sis|\sin|\swears?|\swearing)\s+(?:now\s+)?(?:a |size )\d)"
+    r"(?i:(?:'s|’s|\sis|\sin|\swears?|\swearing)\s+(?:now\s+)?(?:a |size |a size )\d)"
 )
 """A size said of a person in English: he's in a 13, she wears a 6."""
 _NOT_A_NAME: Final = LinearPattern(
@@ -803,6 +810,9 @@ def _told(piece: str, *, person: bool) -> bool:
     return _AILING.search(piece) is not None or (
         liked is not None and _GOODS.match(piece[liked.end() :]) is None
     )
+
+
+_PERSONS: Final = frozenset({f"{REFERENCE}he", f"{REFERENCE}she"})
 
 
 def _reference(piece: str) -> tuple[str, str] | None:
@@ -861,6 +871,8 @@ _WHOSE: Final = LinearPattern(
 )
 """A clause naming only whose the goods are (孩子的, 给我妈的): a member opened."""
 _PET: Final = "pet"
+_NAMES: Final = LinearPattern(r"^\s*(?:and\s+)?[A-Z][a-z]+(?:\s*(?:,|and|&)\s*[A-Z][a-z]+)*\s*$")
+"""A clause of names alone, after a member: theirs (my twins, Mia and Leo)."""
 
 _SIZE: Final = "size"
 _BEFORE_SIZE: Final = {"zh": 6, "en": 16}
