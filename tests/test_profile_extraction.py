@@ -749,6 +749,27 @@ def test_a_standing_wish_of_how_to_be_served_is_kept_in_their_words(said: str, n
 
 
 @pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        ("红色的不要，其他颜色都可以", "红色的不要，其他颜色都可以"),
+        ("不要带香味的，太冲了，别的都行", "不要带香味的，太冲了，别的都行"),
+        ("除了粉色都行", "除了粉色都行"),
+        ("Any colour but grey is fine", "Any colour but grey is fine"),
+        ("anything except wool works for me", "anything except wool works for me"),
+    ],
+)
+def test_one_refused_with_the_others_allowed_is_a_standing_wish(said: str, note: str) -> None:
+    assert _notes(said) == [note]
+
+
+@pytest.mark.parametrize(
+    "said", ["这个不要了，别的都行", "除了这个都行吧", "anything but this one", "别的颜色都行吗？"]
+)
+def test_the_goods_at_hand_refused_are_no_standing_wish(said: str) -> None:
+    assert _notes(said) == []
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "我只买了一个，另一个是朋友的",  # what happened

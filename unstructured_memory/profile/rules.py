@@ -488,16 +488,21 @@ class _Observer:
         :data:`_STANDING`),
         kept as a note in the clause's words (:attr:`instructions`); not the goods at hand
         (I only use it for work), nor what was asked, done or said for this time only."""
-        for act in acts:
+        join = "，" if self.lang == "zh" else ", "
+        for k, act in enumerate(acts):
             if act.kind in _NO_WISH or act.one_off or act.topics:
                 continue
             piece = text[act.start : act.end]
-            buys = _ONLY_BUYS.search(piece)
+            buys = _ONLY_BUYS.search(piece) or _BUT_ONE.search(piece)
             if buys is not None and _GOODS.match(piece[buys.end() :]) is not None:
                 buys = None
-            if buys is None and _STANDING.search(piece) is None:
+            refused = _refused_before(text, acts[:k]) if _OTHERS_OK.search(piece) else None
+            if refused is not None:  # 红色的不要，其他颜色都可以
+                said = join.join(self._words(text[x.start : x.end]) for x in acts[refused : k + 1])
+            elif buys is not None or _STANDING.search(piece) is not None:
+                said = self._words(piece)
+            else:
                 continue
-            said = self._words(piece)
             digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
             self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
 
@@ -719,8 +724,36 @@ _ONLY_BUYS: Final = LinearPattern(
 )
 """What the user only or never buys (我只用无香型的洗衣液, I only buy BPA-free stuff): its
 object follows (not the goods at hand, :data:`_GOODS`)."""
+_BUT_ONE: Final = LinearPattern(
+    r"(?i:any(?:thing|\s+(?:colou?r|brand|flavou?r|material|style|scent))?\s+"
+    r"(?:but|except|other than|apart from)\s)"
+)
+"""One refused with all the others allowed, in one clause (any colour but grey; its object
+follows; 除了粉色都行 is :data:`_STANDING`'s)."""
+_OTHERS_OK: Final = LinearPattern(
+    r"^\s*(?:别的|其他|其它|其余|剩下的)[^，,。！？；]{0,6}?(?:都行|都可以|都好|随便|无所谓|都能接受)"
+)
+"""The others allowed (别的颜色都行), after a clause refusing one (:func:`_refused_before`)."""
+_REFUSING: Final = LinearPattern(r"不要|别要|不想要|不喜欢|不穿|不用")
+_THIS_ONE: Final = LinearPattern(r"^\s*(?:这|那)|不要了")
+"""The goods at hand refused (这个不要了), not a kind of them."""
+
+
+def _refused_before(text: str, acts: Sequence[Act]) -> int | None:
+    """The index of the last clause of ``acts`` refusing a kind of goods (红色的不要, 不要带香味
+    的), not the goods at hand (这个不要了), nor a question."""
+    for k in range(len(acts) - 1, -1, -1):
+        piece = text[acts[k].start : acts[k].end]
+        if acts[k].kind is ActKind.QUESTION:
+            return None
+        if _REFUSING.search(piece) is not None:
+            return k if _THIS_ONE.search(piece) is None else None
+    return None
+
+
 _STANDING: Final = LinearPattern(
-    r"(?:来|上门|到|送|过来|出发)(?:之前|以前|前)[^，,。！？；]{0,3}?(?:先|提前)?(?:给我)?"
+    r"^\s*除了\s*[^这那它\s，,。！？；][^，,。！？；]{0,8}?(?:都行|都可以|都好|以外都|之外都)"
+    r"|(?:来|上门|到|送|过来|出发)(?:之前|以前|前)[^，,。！？；]{0,3}?(?:先|提前)?(?:给我)?"
     r"(?:打个?|打一个|来个)电话"
     r"|(?:只能|只有)[^，,。！？；]{0,4}?(?:周末|周六|周日|晚上|下午|上午|中午|工作日|\d{1,2}点)"
     r"|(?i:(?:call|ring|phone|text)\s+(?:me\s+)?(?:first|ahead|beforehand)(?:$|[^a-z])"
@@ -729,7 +762,8 @@ _STANDING: Final = LinearPattern(
     rf"|(?:can|could)\s+only\s+(?:do|come|visit|make it)\s+[^,.;!?]{{0,20}}?{_TIMES_EN}"
     rf"|only\s+(?:free|home|available|around|in)\s+[^,.;!?]{{0,12}}?{_TIMES_EN})"
 )
-"""A standing wish of how to be served, by its shape: a call before a visit (来之前先打个电话,
+"""A standing wish of how to be served, by its shape: one refused with the others allowed
+(除了粉色都行), a call before a visit (来之前先打个电话,
 ring me first), the only times they can be visited (上门的话只能周末, can only do weekdays
 after 6pm)."""
 _SAYING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
