@@ -598,6 +598,23 @@ def test_a_condition_said_of_someone_by_a_pronoun_refers_to_them(
 
 
 @pytest.mark.parametrize(
+    ("said", "pet"),
+    [
+        ("Which harness fits a border collie? Ours is 18 kg", "border collie, Ours is 18 kg"),
+        ("有适合金毛的牵引绳吗？我家的30公斤，劲儿特别大", "金毛，我家的30公斤"),
+    ],
+)
+def test_ours_after_an_animal_named_is_the_users_pet(said: str, pet: str) -> None:
+    assert [(s, v) for _, s, v in _extract(said) if s.startswith(("pet", "family"))] == [
+        ("pet", pet)
+    ]
+
+
+def test_mine_after_an_animal_with_no_trait_is_no_pet() -> None:
+    assert _extract("Is the 5 kg bag for a dog? Mine is 3 weeks late") == []
+
+
+@pytest.mark.parametrize(
     ("said", "slot", "value"),
     [
         (

@@ -45,6 +45,8 @@ from unstructured_memory.summariser.topics import (
     FORMAT,
     FORMAT_CODES,
     NOTE,
+    PET_EN,
+    PET_ZH,
     TOPICS,
     Topic,
     mentions,
@@ -431,11 +433,15 @@ class _Observer:
             out += self._devices_corrected(text)
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
         named: tuple[str, list[Entity]] | None = None  # the last sentence naming a model
+        animal = ""  # the last animal a sentence named
         for a, b in cues.SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
                 continue
             mine = [x for x in acts if a <= x.start < b and x.live]
+            out += self._ours(text, mine, animal)
+            said_animal = _ANIMAL.search(sentence)
+            animal = _first_group(said_animal, 2) if said_animal is not None else animal
             here = [e for e in entities if a <= e.start and e.end <= b]
             if not fixed:
                 out += self._device(sentence, here)
@@ -458,6 +464,18 @@ class _Observer:
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
         return out
+
+    def _ours(self, text: str, acts: Sequence[Act], animal: str) -> list[Observation]:
+        """The user's pet told by ours/mine (:data:`_OURS`) right after a sentence naming an
+        animal, with a trait of it ("a border collie? Ours is 18 kg"): the animal's name and
+        the clause."""
+        join = "，" if self.lang == "zh" else ", "
+        for act in acts:
+            piece = text[act.start : act.end]
+            if animal and act.kind in _SAYING and _OURS.search(piece) and _TRAIT.search(piece):
+                value = f"{animal}{join}{self._words(piece)}"
+                return [self._make(ObservationKind.FACT, _PET, value)]
+        return []
 
     def _sizes_in_passing(self, text: str, acts: Sequence[Act]) -> list[Observation]:
         """Sizes said in passing (:data:`_FITS`: the 10.5 fits, 39 的刚好合脚), or as a bare
@@ -827,7 +845,8 @@ _WORN_EN: Final = LinearPattern(
 """A size said of a person in English: he's in a 13, she wears a 6."""
 _NOT_A_NAME: Final = LinearPattern(
     r"^(?:Th(?:is|at|ese|ose|ere|ey)|Here|Wh(?:at|ich|o|ere|en|y)|How|The|One|Each|Every(?:thing)?|"
-    r"Nothing|Something|Anything|Mine|Yours|Shipping|Delivery|Order|Price|You|Your)$"
+    r"Nothing|Something|Anything|Mine|Yours|Ours|Theirs|His|Hers|Shipping|Delivery|Order|Price|"
+    r"You|Your)$"
 )
 """Capitalised words that open a clause and name nobody."""
 
@@ -905,6 +924,14 @@ _WHOSE: Final = LinearPattern(
 )
 """A clause naming only whose the goods are (孩子的, 给我妈的): a member opened."""
 _PET: Final = "pet"
+_ANIMAL: Final = LinearPattern(
+    rf"((?:{PET_ZH}))|(?i:(?:^|[^a-z])(?:a|an)\s+((?:[a-z]+\s+){{0,2}}(?:{PET_EN}))(?:$|[^a-z]))"
+)
+"""An animal named (适合金毛的, a Bernese mountain dog): what ours may go on about."""
+_OURS: Final = LinearPattern(
+    r"^\s*(?:我家的|我们家的|我家那只|我们家那只)|(?i:^\s*(?:ours|mine)(?:'s|’s|\s+is|\s+weighs))"
+)
+"""A clause opening with ours or mine of an animal just named."""
 _NAMES: Final = LinearPattern(r"^\s*(?:and\s+)?[A-Z][a-z]+(?:\s*(?:,|and|&)\s*[A-Z][a-z]+)*\s*$")
 """A clause of names alone, after a member: theirs (my twins, Mia and Leo)."""
 

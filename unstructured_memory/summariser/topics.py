@@ -26,6 +26,8 @@ __all__ = [
     "FORMAT",
     "FORMAT_CODES",
     "NOTE",
+    "PET_EN",
+    "PET_ZH",
     "TOPICS",
     "Mention",
     "Topic",
@@ -42,9 +44,12 @@ _PET_ZH: Final = (
 _PET_EN: Final = (
     r"cats?|dogs?|pupp(?:y|ies)|kittens?|pets?|retrievers?|corgis?|labs?|labradors?|poodles?|"
     r"beagles?|huskies|husky|ragdolls?|terriers?|spaniels?|bulldogs?|shepherds?|hamsters?|rabbits?|"
-    r"parrots?"
+    r"parrots?|collies?|dachshunds?|schnauzers?|pugs?|chihuahuas?|greyhounds?|whippets?|"
+    r"(?:cocka|labra|golden|berne)?doodles?|cockapoos?|pomeranians?|tabb(?:y|ies)|bernese"
 )
 """Animals and common breeds said of one's pet (a prior: the shape around them decides)."""
+PET_ZH: Final = _PET_ZH
+PET_EN: Final = _PET_EN
 
 
 _HABIT_ZH: Final = (
