@@ -598,6 +598,20 @@ def test_a_condition_said_of_someone_by_a_pronoun_refers_to_them(
 
 
 @pytest.mark.parametrize(
+    ("said", "slot"),
+    [
+        ("我女儿下周过生日，想买个礼物", "family@女儿"),
+        ("My son's birthday is next week, any ideas?", "family@son"),
+        ("下周出差，我家猫这几天寄养在朋友家", "pet"),
+    ],
+)
+def test_a_member_named_in_a_time_bound_clause_is_still_family(said: str, slot: str) -> None:
+    found = _extract(said)
+    assert [s for _, s, _ in found if s.startswith(("family", "pet"))] == [slot]
+    assert [k for k, _, _ in found if k == "temporary"] == ["temporary"], "the intent stays"
+
+
+@pytest.mark.parametrize(
     ("said", "pet"),
     [
         ("Which harness fits a border collie? Ours is 18 kg", "border collie, Ours is 18 kg"),

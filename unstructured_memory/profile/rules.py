@@ -308,15 +308,21 @@ def _meanwhile(act: Act) -> bool:
     )
 
 
+_WHO: Final = frozenset({"family", "pet"})
+"""Fact topics naming who is in the user's household: said in a time-bound clause, still so."""
+
+
 def _facts_beside(text: str, acts: Sequence[Act]) -> list[Act]:
     """The clauses of a time-bound sentence that state a fact about the user, with only
     their fact topics ("Hiking's out for now, my wife has a bad knee": the knee is no
-    intent of this week; what to do meanwhile is, so no instruction is kept)."""
+    intent of this week; what to do meanwhile is, so no instruction is kept); a family
+    member or pet the time-bound clause names is still theirs ("我女儿下周过生日")."""
     out = []
     for act in acts:
-        if act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end]):
-            continue
-        facts = tuple(k for k in act.topics if k in _TOPICS and _TOPICS[k].fact)
+        timed = act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end])
+        facts = tuple(
+            k for k in act.topics if k in _TOPICS and _TOPICS[k].fact and (not timed or k in _WHO)
+        )
         if facts:
             out.append(replace(act, topics=facts))
     return out
