@@ -610,7 +610,7 @@ def test_a_device_merely_owned_replaces_nothing() -> None:
 @pytest.mark.parametrize(
     ("said", "family"),
     [
-        ("School uniforms for my twins, Mia and Leo", "School uniforms for my twins"),
+        ("School uniforms for my twins, Mia and Leo", "School uniforms for my twins, Mia and Leo"),
         ("replacement, no question. we have a newborn", "we have a newborn"),
         ("宝宝五个月 得能登机的那种", "宝宝五个月 得能登机的那种"),
         ("We're expecting our first baby in March", "We're expecting our first baby in March"),
@@ -618,6 +618,53 @@ def test_a_device_merely_owned_replaces_nothing() -> None:
 )
 def test_children_and_a_baby_on_the_way_are_family(said: str, family: str) -> None:
     assert [v for _, slot, v in _extract(said) if slot.startswith("family")] == [family]
+
+
+@pytest.mark.parametrize(
+    ("said", "diet"),
+    [
+        ("体检说我贫血，医生让我多补蛋白", "医生让我多补蛋白"),
+        ("大夫说我得少吃盐，咸的就算了", "大夫说我得少吃盐"),
+        ("我在控糖，含糖的别推荐", "我在控糖"),
+        ("My doctor wants me to cut down on salt", "My doctor wants me to cut down on salt"),
+        ("I'm doing keto, so nothing sugary", "I'm doing keto"),
+        ("I'm on a low-sodium diet", "I'm on a low-sodium diet"),
+    ],
+)
+def test_a_diet_the_user_keeps_is_a_fact(said: str, diet: str) -> None:
+    assert [v for _, slot, v in _extract(said) if slot == "diet"] == [diet]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["医生让我多休息几天", "The doctor said it's nothing serious", "这款是低盐酱油吗"],
+)
+def test_rest_or_a_product_low_in_salt_is_no_diet(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if slot == "diet"]
+
+
+@pytest.mark.parametrize(
+    ("said", "slot"),
+    [
+        ("our son is 12 and plays football every weekend", "family@son"),
+        ("Our daughter starts school in September", "family@daughter"),
+        ("我们家闺女特别喜欢粉色", "family@女儿"),
+        ("咱家老人腿脚不方便", "family@老人"),
+        ("家里有小孩，要无味的", "family@孩子"),
+        ("周六上午 下午孩子要睡午觉 别下午来", "family@孩子"),  # the household's child
+        ("the baby naps in the afternoon, so knock softly", "family@baby"),
+    ],
+)
+def test_a_member_of_the_household_is_family_without_my(said: str, slot: str) -> None:
+    assert [s for _, s, _ in _extract(said) if s.startswith("family")] == [slot]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Our order is late again", "我们家附近就有驿站", "the kids section had nothing in blue"],
+)
+def test_our_and_the_before_no_member_is_no_family(said: str) -> None:
+    assert not [s for _, s, _ in _extract(said) if s.startswith("family")]
 
 
 @pytest.mark.parametrize(
@@ -659,6 +706,126 @@ def test_a_trait_said_of_someone_named_before_refers_to_them(
     said: str, slot: str, value: str
 ) -> None:
     assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        ("她牙口不好，要软一点的那种", "family@~she", "她牙口不好"),
+        ("不过他腰椎不太好，久坐就疼", "family@~he", "不过他腰椎不太好"),
+        ("换个鱼肉的吧，它对鸡肉过敏", "pet@~it", "它对鸡肉过敏"),
+        ("上次那条秋裤短了，他现在穿130了", "family@~he", "他现在穿130了"),  # a size, and his
+        ("千万别放芒果，它过敏", "pet@~it", "千万别放芒果，它过敏"),
+        ("she likes to paint, mostly watercolours", "family@~she", "she likes to paint"),
+        ("he loves dinosaurs, anything with a T-rex", "family@~he", "he loves dinosaurs"),
+        (
+            "no peanuts in anything please, he's severely allergic",
+            "family@~he",
+            "no peanuts in anything please, he's severely allergic",
+        ),
+    ],
+)
+def test_a_condition_said_of_someone_by_a_pronoun_refers_to_them(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "slot"),
+    [
+        ("我女儿下周过生日，想买个礼物", "family@女儿"),
+        ("My son's birthday is next week, any ideas?", "family@son"),
+        ("下周出差，我家猫这几天寄养在朋友家", "pet"),
+    ],
+)
+def test_a_member_named_in_a_time_bound_clause_is_still_family(said: str, slot: str) -> None:
+    found = _extract(said)
+    assert [s for _, s, _ in found if s.startswith(("family", "pet"))] == [slot]
+    assert [k for k, _, _ in found if k == "temporary"] == ["temporary"], "the intent stays"
+
+
+@pytest.mark.parametrize(
+    ("said", "pet"),
+    [
+        ("Which harness fits a border collie? Ours is 18 kg", "border collie, Ours is 18 kg"),
+        ("有适合金毛的牵引绳吗？我家的30公斤，劲儿特别大", "金毛，我家的30公斤"),
+    ],
+)
+def test_ours_after_an_animal_named_is_the_users_pet(said: str, pet: str) -> None:
+    assert [(s, v) for _, s, v in _extract(said) if s.startswith(("pet", "family"))] == [
+        ("pet", pet)
+    ]
+
+
+def test_mine_after_an_animal_with_no_trait_is_no_pet() -> None:
+    assert _extract("Is the 5 kg bag for a dog? Mine is 3 weeks late") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        (
+            "School uniforms for my twins, Mia and Leo, they're 8",
+            "family",
+            "School uniforms for my twins, Mia and Leo, they're 8",
+        ),
+        ("My kids, Sam and Ava, both need new shoes", "family@kids", "My kids, Sam and Ava"),
+        ("No, Leo's a lot taller, he's a size 10", "family@~name:Leo", "he's a size 10"),
+        ("and Mia's a size 8", "family@~name:Mia", "and Mia's a size 8"),
+    ],
+)
+def test_the_names_of_members_and_what_is_said_of_a_name_go_to_them(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "快递员来过了，他态度不好",  # no body, no liking: nothing lasting of anyone
+        "这台扫地机它电池不太好了",
+        "the printer jams a lot, it loves to eat thin paper",  # a thing's habit, no pet's
+        "she loves it, thanks!",  # a reaction to the goods
+        "她很喜欢，谢谢",
+    ],
+)
+def test_a_pronoun_with_no_condition_of_a_person_refers_to_nobody(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if "~" in slot]
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        (
+            "是给我儿子买的，今年七岁了，特别喜欢恐龙",
+            "family@儿子",
+            "是给我儿子买的，今年七岁了，特别喜欢恐龙",
+        ),
+        ("我家狗狗十岁了，吃鸡肉会过敏", "pet", "我家狗狗十岁了，吃鸡肉会过敏"),
+        ("孩子的，刚满五岁，最近迷上了画画", "family@孩子", "孩子的，刚满五岁，最近迷上了画画"),
+    ],
+)
+def test_what_goes_on_about_a_member_or_pet_without_a_subject_is_theirs(
+    said: str, slot: str, value: str
+) -> None:
+    assert ("fact", slot, value) in _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        ("给我儿子买的，今天能发货吗", "family@儿子", "给我儿子买的"),  # a question ends them
+        ("我家猫用的猫砂，我喜欢无香的", "pet", "我家猫用的猫砂"),  # the user speaks of themselves
+    ],
+)
+def test_what_follows_a_member_with_a_subject_or_a_question_is_not_theirs(
+    said: str, slot: str, value: str
+) -> None:
+    assert [(s, v) for _, s, v in _extract(said) if s.split("@")[0] in ("family", "pet")] == [
+        (slot, value)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -717,6 +884,104 @@ def test_a_doorbell_is_a_drop_off_instruction_not_a_phone_refusal(said: str) -> 
     assert ("notification_channel", "phone") not in [(o.key, o.value) for o in found.observations]
 
 
+def _notes(said: str) -> list[str]:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    return [i.text for i in found if i.key.startswith(rules.NOTE_PREFIX)]
+
+
+@pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        ("我只用无香型的洗衣液，有香味的闻着头疼", "我只用无香型的洗衣液"),
+        ("我从来不买含酒精的护肤品，脸受不了", "我从来不买含酒精的护肤品"),
+        ("Is it dishwasher safe? I only buy BPA-free stuff", "I only buy BPA-free stuff"),
+        ("I never wear wool, it itches", "I never wear wool"),
+        ("师傅来之前先打个电话，我不一定在家", "师傅来之前先打个电话"),
+        (
+            "The courier should ring me first, the gate is locked",
+            "The courier should ring me first",
+        ),
+        ("上门的话只能周末，工作日要上班", "上门的话只能周末"),
+        (
+            "The fitter can only do weekdays after 5pm, I'm at work till then",
+            "The fitter can only do weekdays after 5pm",
+        ),
+    ],
+)
+def test_a_standing_wish_of_how_to_be_served_is_kept_in_their_words(said: str, note: str) -> None:
+    assert any(note in n for n in _notes(said)), _notes(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        ("红色的不要，其他颜色都可以", "红色的不要，其他颜色都可以"),
+        ("不要带香味的，太冲了，别的都行", "不要带香味的，太冲了，别的都行"),
+        ("除了粉色都行", "除了粉色都行"),
+        ("Any colour but grey is fine", "Any colour but grey is fine"),
+        ("anything except wool works for me", "anything except wool works for me"),
+    ],
+)
+def test_one_refused_with_the_others_allowed_is_a_standing_wish(said: str, note: str) -> None:
+    assert _notes(said) == [note]
+
+
+@pytest.mark.parametrize(
+    "said", ["这个不要了，别的都行", "除了这个都行吧", "anything but this one", "别的颜色都行吗？"]
+)
+def test_the_goods_at_hand_refused_are_no_standing_wish(said: str) -> None:
+    assert _notes(said) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我只买了一个，另一个是朋友的",  # what happened
+        "只用了两天就坏了",
+        "I only bought one last time",
+        "I only use it for work",  # the goods at hand
+        "这次只能周末送吗？",  # asked
+        "he called me first thing this morning",
+    ],
+)
+def test_what_was_done_or_asked_is_no_standing_wish(said: str) -> None:
+    assert _notes(said) == []
+
+
+@pytest.mark.parametrize(
+    ("turns", "size"),
+    [
+        (["尺码没问题，还是 41 的"], "41码"),
+        (["码数小了，换大一码，43 的"], "43码"),
+        (["这双 39 的刚好合脚，颜色也喜欢"], "39码"),
+        (["亲穿多大码呢？", "37，脚背有点高"], "37码"),  # the answer to the agent's question
+        (["ordered the grey pair, size is fine, 9.5"], "size 9.5"),
+        (["Hoping the 11 fits this time, they run small"], "size 11"),
+        (["What size do you wear?", "8.5. Wide if you have it"], "size 8.5"),
+    ],
+)
+def test_a_size_said_in_passing_is_the_users(turns: list[str], size: str) -> None:
+    said = [Turn("assistant" if k % 2 else "user", t, T0) for k, t in enumerate(turns[::-1])]
+    said.reverse()
+    found = RuleExtractor().extract(said, summarise("u", "s", said)).observations
+    assert [o.value for o in found if o.key == "size"] == [size]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "订单 6124408 的码数不对，3 天了还没人理",  # days, no size
+        "这台 55 的刚好放得下",  # a television that fits its place
+        "The 2 boxes fit in the car fine",
+        "Hope the 65 fits on the stand",
+        "What's the delivery fee? 12?",
+    ],
+)
+def test_a_number_beside_size_words_is_no_size_by_itself(said: str) -> None:
+    assert not [slot for _, slot, _ in _extract(said) if slot == "size"]
+
+
 @pytest.mark.parametrize(
     ("said", "size"),
     [
@@ -765,12 +1030,12 @@ def test_the_answer_to_the_agents_channel_question_is_an_instruction() -> None:
 @pytest.mark.parametrize(
     ("said", "budget"),
     [
-        ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元")),
-        ("自己用两万出头能接受", ("budget@self", "20000元")),
-        ("五百来块的就行", ("budget", "500元")),
+        ("给爸妈买的预算七八百吧", ("budget@parents", "700-800元（七八百）")),  # their words kept
+        ("自己用两万出头能接受", ("budget@self", "20000元（两万出头）")),
+        ("五百来块的就行", ("budget", "500元（五百来块）")),
         ("3000 左右都可以", ("budget", "3000元")),
-        ("under three hundred bucks for my kids", ("budget@child", "$300")),
-        ("A grand-ish is fine", ("budget", "$1000")),
+        ("under three hundred bucks for my kids", ("budget@child", "$300 (three hundred bucks)")),
+        ("A grand-ish is fine", ("budget", "$1000 (A grand-ish)")),
         ("budget about 1500 yuan", ("budget", "1500元")),
     ],
 )
@@ -1162,6 +1427,10 @@ def test_a_chat_extractor_that_fails_never_loses_the_session(
         ("my budget is 650 for a road bike", ("budget", "!$650")),
         ("预算那个不用卡 2000 了，3500 以内都行", ("budget", "!3500元")),
         ("帮朋友问问预算 300 的耳机", ("budget", "300元")),
+        ("两千以内吧，太贵的用不上", ("budget", "!2000元（两千以内）")),  # a cap the user sets
+        ("Keep it under $80, it's just a stocking filler", ("budget", "!$80")),
+        ("有没有 500 以内的，最好白色", ("budget", "500元")),  # a cap asked for: a mention
+        ("Anything under 50 bucks?", ("budget", "$50")),
     ],
 )
 def test_a_budget_the_user_states_is_theirs_at_once(said: str, expected: tuple[str, str]) -> None:

@@ -12,7 +12,8 @@ ends and their ASCII forms):
   content format ("发图文就行" -> ``image_text``, "不要视频" -> ``text``), a
   budget per scenario, read a clause at a time ("自用 2000-3000 元；为父母选购
   500 元档" -> ``budget@self`` 2000-3000元, ``budget@parents`` 500元): an
-  amount with a budget word (预算, 档, 以内, budget, under) or a scenario;
+  amount with a budget word (预算, 档, 以内, budget, under) or a scenario; one said in
+  words keeps them (``7000-8000元（七八千）``), and one stated or capped is explicit;
 - **temporary intents**: a sentence that is not a question and holds a word
   of time-bound intent (暂时, 先不, 下周, 这几天, for now, next week), kept
   masked as it was said. Preferences said in such a sentence ("这周先用短信
@@ -46,6 +47,8 @@ from unstructured_memory.summariser.topics import (
     FORMAT,
     FORMAT_CODES,
     NOTE,
+    PET_EN,
+    PET_ZH,
     TOPICS,
     Topic,
     mentions,
@@ -178,16 +181,30 @@ _ON_BEHALF = LinearPattern(
 )
 
 
-def _states_budget(clause: str) -> bool:
-    """Whether ``clause`` states the user's own budget ("预算5000", "my budget is $800"):
-    a word of budget, asked for no friend ("帮朋友问问 500 以内的" stays a mention)."""
-    return _BUDGET_WORD.search(clause) is not None and _ON_BEHALF.search(clause) is None
+_CAP: Final = LinearPattern(
+    r"以内|之内|不超过|别超过|别过|最多|顶多|封顶"
+    r"|(?i:(?:^|\s)(?:under|at most|no more than|not more than|max|tops|up to)(?:$|\s))"
+)
+"""A cap the user sets on what they spend (两千以内, under two hundred bucks)."""
+
+
+def _states_budget(sentence: str, *, asked: bool = False) -> bool:
+    """Whether ``sentence`` states the user's own budget ("预算5000", "my budget is $800",
+    "under two hundred bucks"): a word of budget, or a cap in a sentence that asks nothing
+    (``asked``: "有500以内的吗" stays a mention), for no friend ("帮朋友问问 500 以内的")."""
+    said = _BUDGET_WORD.search(sentence) is not None or (
+        not asked and _CAP.search(sentence) is not None and cues.QUESTION.search(sentence) is None
+    )
+    return said and _ON_BEHALF.search(sentence) is None
 
 
 def _budget_value(m: LinearMatch, clause: str) -> str:
     said = m.group("said")
     if said:
-        return amounts.budget_text(said)
+        value, words = amounts.budget_text(said), " ".join(said.split())
+        if any(ch.isdigit() for ch in words):
+            return value
+        return f"{value}（{words}）" if _CJK_TEXT.search(words) else f"{value} ({words})"
     bare = m.group("bare")
     if bare:
         return f"{bare}元" if _CJK_TEXT.search(clause) is not None else f"${bare}"
@@ -269,7 +286,8 @@ def observe_session(
         before = turns[index[k - 1]] if k > 0 else None
         asked_about = asked_topic(before.text) if before and before.role != "user" else None
         asked = asked_about is not None and asked_about.key == "notification_channel"
-        observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked)
+        sized = before is not None and before.role != "user" and _asks_size(before.text)
+        observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked, sized=sized)
         read = summary.turn_entities[k] if summary.turn_entities else None
         observations += observer.turn(turn.text, acts, read)
         for key, text in observer.instructions:
@@ -299,15 +317,21 @@ def _meanwhile(act: Act) -> bool:
     )
 
 
+_WHO: Final = frozenset({"family", "pet"})
+"""Fact topics naming who is in the user's household: said in a time-bound clause, still so."""
+
+
 def _facts_beside(text: str, acts: Sequence[Act]) -> list[Act]:
     """The clauses of a time-bound sentence that state a fact about the user, with only
     their fact topics ("Hiking's out for now, my wife has a bad knee": the knee is no
-    intent of this week; what to do meanwhile is, so no instruction is kept)."""
+    intent of this week; what to do meanwhile is, so no instruction is kept); a family
+    member or pet the time-bound clause names is still theirs ("我女儿下周过生日")."""
     out = []
     for act in acts:
-        if act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end]):
-            continue
-        facts = tuple(k for k in act.topics if k in _TOPICS and _TOPICS[k].fact)
+        timed = act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end])
+        facts = tuple(
+            k for k in act.topics if k in _TOPICS and _TOPICS[k].fact and (not timed or k in _WHO)
+        )
         if facts:
             out.append(replace(act, topics=facts))
     return out
@@ -453,6 +477,7 @@ def _clause_around(sentence: str, at: int) -> tuple[int, int]:
 
 _MEMBER_OF = LinearPattern(
     r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|爸|妈|"
+    r"小孩|小朋友|老人|"
     r"(?i:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|father|parents|partner|"
     r"baby|grandma|grandpa|grandmother|grandfather))"
 )
@@ -465,6 +490,8 @@ _MEMBER_NAMES: Final = {
     "爱人": "老婆",
     "闺女": "女儿",
     "爸妈": "父母",
+    "小孩": "孩子",
+    "小朋友": "孩子",
     "mum": "mom",
     "mother": "mom",
     "father": "dad",
@@ -487,6 +514,7 @@ class _Observer:
         pairs: Sequence[tuple[str, str]] = (),
         *,
         asked: bool = False,
+        sized: bool = False,
     ) -> None:
         self.session = session
         self.at = at
@@ -494,6 +522,7 @@ class _Observer:
         self.wrong = wrong
         self.pairs = pairs
         self.asked = asked  # the agent's turn before asked how to reach the user
+        self.sized = sized  # the agent's turn before asked the user's size
         self.instructions: list[tuple[str, str]] = []
 
     def _make(
@@ -539,11 +568,15 @@ class _Observer:
             out += self._devices_corrected(text)
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
         named: tuple[str, list[Entity], int] | None = None  # the last sentence naming a model
+        animal = ""  # the last animal a sentence named
         for a, b in cues.SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
                 continue
             mine = [x for x in acts if a <= x.start < b and x.live]
+            out += self._ours(text, mine, animal)
+            said_animal = _ANIMAL.search(sentence)
+            animal = _first_group(said_animal, 2) if said_animal is not None else animal
             here = [e for e in entities if a <= e.start and e.end <= b]
             if not fixed:
                 said_to_be, claimed = self._said_to_be(sentence, a)
@@ -564,11 +597,73 @@ class _Observer:
                     out += self._temporary(text, sentence, mine)
                 out += self._topics(text, _facts_beside(text, mine))
                 continue
-            out += self._preferences(text, sentence, mine)
+            asked = text[b : b + 1] in ("?", "？")  # the sentence asks
+            out += self._preferences(text, sentence, mine, asked=asked)
             out += self._topics(text, mine)
+            self._standing(text, mine)
+        out += self._sizes_in_passing(text, [x for x in acts if x.live])
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
         return out
+
+    def _ours(self, text: str, acts: Sequence[Act], animal: str) -> list[Observation]:
+        """The user's pet told by ours/mine (:data:`_OURS`) right after a sentence naming an
+        animal, with a trait of it ("a border collie? Ours is 18 kg"): the animal's name and
+        the clause."""
+        join = "，" if self.lang == "zh" else ", "
+        for act in acts:
+            piece = text[act.start : act.end]
+            if animal and act.kind in _SAYING and _OURS.search(piece) and _TRAIT.search(piece):
+                value = f"{animal}{join}{self._words(piece)}"
+                return [self._make(ObservationKind.FACT, _PET, value)]
+        return []
+
+    def _sizes_in_passing(self, text: str, acts: Sequence[Act]) -> list[Observation]:
+        """Sizes said in passing (:data:`_FITS`: the 10.5 fits, 39 的刚好合脚), or as a bare
+        number where a size is spoken of: right after a clause naming size or fit (尺码没问题，
+        还是 41 的; size is fine, 9.5), or answering the agent's question of the size."""
+        out = []
+        before = self.sized
+        for act in acts:
+            piece = text[act.start : act.end]
+            fits = _FITS[self.lang].search(piece)
+            bare = _BARE_SIZE[self.lang].search(piece)
+            if fits is not None:
+                size = _first_group(fits, 2)
+            elif bare is not None and before and act.kind is not ActKind.QUESTION:
+                size = bare.group(1) or ""
+            else:
+                size = ""
+            if size and _SIZE not in act.topics:
+                unit = "号" if "号" in piece else "码"
+                spelt = f"{size}{unit}" if self.lang == "zh" else f"size {size}"
+                out.append(self._make(ObservationKind.FACT, _SIZE, spelt))
+            before = _SIZE_SPOKEN.search(piece) is not None
+        return out
+
+    def _standing(self, text: str, acts: Sequence[Act]) -> None:
+        """A standing wish of how to be served that no topic names (what they only or never
+        buy, :data:`_ONLY_BUYS`; a call before a visit, the only times they can be visited,
+        :data:`_STANDING`),
+        kept as a note in the clause's words (:attr:`instructions`); not the goods at hand
+        (I only use it for work), nor what was asked, done or said for this time only."""
+        join = "，" if self.lang == "zh" else ", "
+        for k, act in enumerate(acts):
+            if act.kind in _NO_WISH or act.one_off or act.topics:
+                continue
+            piece = text[act.start : act.end]
+            buys = _ONLY_BUYS.search(piece) or _BUT_ONE.search(piece)
+            if buys is not None and _GOODS.match(piece[buys.end() :]) is not None:
+                buys = None
+            refused = _refused_before(text, acts[:k]) if _OTHERS_OK.search(piece) else None
+            if refused is not None:  # 红色的不要，其他颜色都可以
+                said = join.join(self._words(text[x.start : x.end]) for x in acts[refused : k + 1])
+            elif buys is not None or _STANDING.search(piece) is not None:
+                said = self._words(piece)
+            else:
+                continue
+            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
 
     def _memo(self, text: str, acts: Sequence[Act]) -> None:
         """The clauses of a turn the user asked to have remembered, as one explicit note in
@@ -698,7 +793,9 @@ class _Observer:
             value = f"{level.lower()} member"
         return [self._make(ObservationKind.FACT, "member_level", value)]
 
-    def _preferences(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
+    def _preferences(
+        self, text: str, sentence: str, acts: Sequence[Act], *, asked: bool = False
+    ) -> list[Observation]:
         """Channel, format and budget: explicit when the sentence instructs, negated when a
         negation governs the value; nothing lasting from what is said for this request
         only."""
@@ -752,6 +849,7 @@ class _Observer:
                 )
                 for code, refused, directed in said
             ]
+        asked = asked or any(act.kind is ActKind.QUESTION for act in acts)
         for a, b in _CLAUSE.spans(sentence):
             clause = sentence[a:b]
             amount = _amount_in(clause, self.lang)
@@ -766,7 +864,7 @@ class _Observer:
                     "budget",
                     _budget_value(amount, clause),
                     scenario=scenario,
-                    explicit=instructed or _states_budget(sentence),
+                    explicit=instructed or _states_budget(sentence, asked=asked),
                 )
             )
         return out
@@ -788,18 +886,29 @@ class _Observer:
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
         facts: dict[tuple[str, str | None], list[str]] = {}
         going = dict(_going_on(text, acts))
+        before, named = "", None  # the clause before, the name it opened with
         for act in acts:
             piece = text[act.start : act.end]
+            told = self._words(piece)
+            if before and _BARE_ALLERGY.search(piece) is not None:  # 别放芒果，她过敏
+                told = f"{self._words(before)}{join}{told}"
+            before = piece
             if act in going:
-                facts.setdefault(going[act], []).append(self._words(piece))
-            elif act.kind in _SAYING and not any(k in _FACT_KEYS for k in act.topics):
+                facts.setdefault(going[act], []).append(told)
+            elif act.kind in _SAYING:
                 meant = _reference(piece)
+                if meant is not None and named is not None and meant[1] in _PERSONS:
+                    meant = (_FAMILY, f"{REFERENCE}name:{named}")  # Leo's taller, he's a 10
                 if meant is not None:
-                    facts.setdefault(meant, []).append(self._words(piece))
+                    facts.setdefault(meant, []).append(told)
+            opened = _REFERRED.search(piece)
+            named = opened.group("name") if opened is not None else None
+            if named is not None and _NOT_A_NAME.search(named) is not None:
+                named = None
             for key in act.topics:
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
-                    words = self._words(piece)
+                    words = told
                     if key == _SIZE:  # read as said: a correction's refused value stays refused
                         said_size = mask_pii(" ".join(piece.split()))[0]
                         words = _settled_size(said_size, self.lang) or words
@@ -818,28 +927,94 @@ class _Observer:
 
 
 _FAMILY: Final = "family"
+_NO_WISH: Final = frozenset(
+    {ActKind.QUESTION, ActKind.SMALL_TALK, ActKind.RETRACTION, ActKind.CORRECTION}
+)
+"""Clauses that state no standing wish: asked, small talk, taken back or put right."""
+_TIMES_EN: Final = r"(?:weekdays?|weekends?|mornings?|afternoons?|evenings?|after|before|between)"
+_ONLY_BUYS: Final = LinearPattern(
+    r"(?:只|就只|一直只|从来只|向来只)(?:买|用|穿|吃|喝|认)(?:$|[^了过一两几这那它\s])"
+    r"|(?:从来|向来|一向)不(?:买|用|穿|吃|喝)"
+    r"|(?i:(?:^|[^a-z])i\s+(?:only|never|always)\s+(?:buy|use|wear|eat|drink|order|get)\s)"
+)
+"""What the user only or never buys (我只用无香型的洗衣液, I only buy BPA-free stuff): its
+object follows (not the goods at hand, :data:`_GOODS`)."""
+_BUT_ONE: Final = LinearPattern(
+    r"(?i:any(?:thing|\s+(?:colou?r|brand|flavou?r|material|style|scent))?\s+"
+    r"(?:but|except|other than|apart from)\s)"
+)
+"""One refused with all the others allowed, in one clause (any colour but grey; its object
+follows; 除了粉色都行 is :data:`_STANDING`'s)."""
+_OTHERS_OK: Final = LinearPattern(
+    r"^\s*(?:别的|其他|其它|其余|剩下的)[^，,。！？；]{0,6}?(?:都行|都可以|都好|随便|无所谓|都能接受)"
+)
+"""The others allowed (别的颜色都行), after a clause refusing one (:func:`_refused_before`)."""
+_REFUSING: Final = LinearPattern(r"不要|别要|不想要|不喜欢|不穿|不用")
+_THIS_ONE: Final = LinearPattern(r"^\s*(?:这|那)|不要了")
+"""The goods at hand refused (这个不要了), not a kind of them."""
+
+
+def _refused_before(text: str, acts: Sequence[Act]) -> int | None:
+    """The index of the last clause of ``acts`` refusing a kind of goods (红色的不要, 不要带香味
+    的), not the goods at hand (这个不要了), nor a question."""
+    for k in range(len(acts) - 1, -1, -1):
+        piece = text[acts[k].start : acts[k].end]
+        if acts[k].kind is ActKind.QUESTION:
+            return None
+        if _REFUSING.search(piece) is not None:
+            return k if _THIS_ONE.search(piece) is None else None
+    return None
+
+
+_STANDING: Final = LinearPattern(
+    r"^\s*除了\s*[^这那它\s，,。！？；][^，,。！？；]{0,8}?(?:都行|都可以|都好|以外都|之外都)"
+    r"|(?:来|上门|到|送|过来|出发)(?:之前|以前|前)[^，,。！？；]{0,3}?(?:先|提前)?(?:给我)?"
+    r"(?:打个?|打一个|来个)电话"
+    r"|(?:只能|只有)[^，,。！？；]{0,4}?(?:周末|周六|周日|晚上|下午|上午|中午|工作日|\d{1,2}点)"
+    r"|(?i:(?:call|ring|phone|text)\s+(?:me\s+)?(?:first|ahead|beforehand)(?:$|[^a-z])"
+    r"|(?:call|ring|phone|text)\s+(?:me\s+)?before\s+(?:you|they|he|she|anyone|someone|the\s+[a-z]+)\s+"
+    r"(?:comes?|arrives?|heads?|leaves?|turns? up)"
+    rf"|(?:can|could)\s+only\s+(?:do|come|visit|make it)\s+[^,.;!?]{{0,20}}?{_TIMES_EN}"
+    rf"|only\s+(?:free|home|available|around|in)\s+[^,.;!?]{{0,12}}?{_TIMES_EN})"
+)
+"""A standing wish of how to be served, by its shape: one refused with the others allowed
+(除了粉色都行), a call before a visit (来之前先打个电话,
+ring me first), the only times they can be visited (上门的话只能周末, can only do weekdays
+after 6pm)."""
 _SAYING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
 """Clauses that tell something (not a request, a question or an instruction)."""
 _PRONOUN: Final = LinearPattern(
     r"^\s*(?:而且|并且|还|也|不过|但|可)?(?:他|她)(?:$|[^们])"
-    r"|(?i:^\s*(?:and\s+|but\s+|also\s+)?(?:he|she|he'?s|she'?s)(?:$|[^a-z']))"
+    r"|(?i:^\s*(?:and\s+|but\s+|also\s+)?(?:he|she|he'?s|she'?s|they|they'?re)(?:$|[^a-z']))"
 )
 """A clause that goes on about a person named before it (他糖尿病十几年了, she's 14)."""
 
 
 def _going_on(text: str, acts: Sequence[Act]) -> list[tuple[Act, tuple[str, str | None]]]:
-    """The clauses of a sentence that go on, by a pronoun, about the family member a fact
-    before them names, each with that member's slot ("买给我爸的，他糖尿病十几年了": the second
-    clause is the father's too), up to a clause that asks or instructs."""
+    """The clauses of a sentence that go on about the family member or pet a clause before
+    them names, each with that member's slot, up to a clause that asks or instructs: by a
+    pronoun ("买给我爸的，他糖尿病十几年了"), or with no subject of their own telling a trait
+    ("我家狗狗十岁了，吃鸡肉会过敏"); a clause naming only whose the goods are opens a member
+    and is theirs too ("孩子的，今年十一了，特别迷星星")."""
     out: list[tuple[Act, tuple[str, str | None]]] = []
     member: tuple[str, str | None] | None = None
     for act in acts:
         piece = text[act.start : act.end]
-        if _FAMILY in act.topics:
-            member = (_FAMILY, _member(_TOPICS[_FAMILY], piece))
+        whose = _WHOSE.search(piece)
+        if _FAMILY in act.topics or _PET in act.topics:
+            key = _FAMILY if _FAMILY in act.topics else _PET
+            member = (key, _member(_TOPICS[key], piece))
         elif act.kind not in _SAYING:
             member = None
-        elif member is not None and _PRONOUN.search(piece) is not None:
+        elif whose is not None:
+            who = whose.group(1) or ""
+            member = (_FAMILY, _MEMBER_NAMES.get(who, who))
+            out.append((act, member))
+        elif member is not None and (
+            (member[0] == _FAMILY and _PRONOUN.search(piece) is not None)
+            or (member[0] == _FAMILY and _NAMES.search(piece) is not None)
+            or (_SUBJECT.search(piece) is None and _told(piece, person=member[0] == _FAMILY))
+        ):
             out.append((act, member))
     return out
 
@@ -856,29 +1031,49 @@ _REFERRED: Final = LinearPattern(
 or a name (``Pretzel's down to 10 kg``)."""
 _TRAIT: Final = LinearPattern(
     r"\d+(?:\.\d+)?(?:\s?[-~到至]\s?\d+)?\s?(?:周岁|岁|个月|公斤|斤|厘米|码)|穿\s?\d"
+    r"|[一二两三四五六七八九十半]{1,3}\s?(?:周岁|岁|个月|公斤|斤)"
+    r"|(?:今年|刚满|已经)\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?了"
     r"|(?i:\d+(?:\.\d+)?\s?(?:kgs?|lbs?|pounds?|cm|years? old|months? old)(?:$|[^a-z]))"
 )
 """A measure of a person or a pet: an age, a weight, a height, a size."""
 _WORN_EN: Final = LinearPattern(
-    r"(?i:(?:'s|’s|\sis|\sin|\swears?|\swearing)\s+(?:now\s+)?(?:a |size )\d)"
+    r"(?i:(?:'s|’s|\sis|\sin|\swears?|\swearing)\s+(?:now\s+)?(?:a |size |a size )\d)"
 )
 """A size said of a person in English: he's in a 13, she wears a 6."""
 _NOT_A_NAME: Final = LinearPattern(
     r"^(?:Th(?:is|at|ese|ose|ere|ey)|Here|Wh(?:at|ich|o|ere|en|y)|How|The|One|Each|Every(?:thing)?|"
-    r"Nothing|Something|Anything|Mine|Yours|Shipping|Delivery|Order|Price|You|Your)$"
+    r"Nothing|Something|Anything|Mine|Yours|Ours|Theirs|His|Hers|Shipping|Delivery|Order|Price|"
+    r"You|Your)$"
 )
 """Capitalised words that open a clause and name nobody."""
 
 
+def _told(piece: str, *, person: bool) -> bool:
+    """Whether ``piece`` tells a trait of someone: a measure (:data:`_TRAIT`), an allergy or
+    food they cannot have (:data:`_ALLERGY`), and of a person a body part that ails them
+    (:data:`_AILING`) or what they like (:data:`_LIKING`: not the goods, 'loves it')."""
+    if _TRAIT.search(piece) is not None or _ALLERGY.search(piece) is not None:
+        return True
+    if not person:
+        return False
+    liked = _LIKING.search(piece)
+    return _AILING.search(piece) is not None or (
+        liked is not None and _GOODS.match(piece[liked.end() :]) is None
+    )
+
+
+_PERSONS: Final = frozenset({f"{REFERENCE}he", f"{REFERENCE}she"})
+
+
 def _reference(piece: str) -> tuple[str, str] | None:
     """The reference slot (:data:`~policies.profile_merge.REFERENCE`) of a clause that tells
-    a measure (:data:`_TRAIT`; a size said in English, for a person) of someone it does not
+    a trait (:func:`_told`; a size said in English, for a person) of someone it does not
     name: ``("family", "~he")``, ``("pet", "~it")``, ``("family", "~name:Pretzel")``."""
     m = _REFERRED.search(piece)
     if m is None or _NOT_A_NAME.search(m.group("name") or "") is not None:
         return None
     person = m.group("it") is None and m.group("it_en") is None
-    if _TRAIT.search(piece) is None and not (person and _WORN_EN.search(piece) is not None):
+    if not _told(piece, person=person) and not (person and _WORN_EN.search(piece) is not None):
         return None
     if m.group("name"):
         return (_FAMILY, f"{REFERENCE}name:{m.group('name')}")
@@ -887,8 +1082,56 @@ def _reference(piece: str) -> tuple[str, str] | None:
     return (_FAMILY, f"{REFERENCE}{'he' if m.group('he') or m.group('he_en') else 'she'}")
 
 
-_FACT_KEYS: Final = frozenset(t.key for t in TOPICS if t.fact)
-"""Topics that are facts about the user: a clause stating one is theirs, no reference."""
+_AILING: Final = LinearPattern(
+    r"(?:膝盖|腰椎?|颈椎|腿脚?|眼睛|视力|听力|耳朵|牙齿?|牙口|肠胃|胃|心脏|血压|血糖|皮肤|关节|肩膀?|"
+    r"脚|身体|睡眠|脾胃|肝|肾)[^，,。！？；]{0,3}?(?:不太?好|不行|不舒服|疼|痛|有问题|敏感|差)"
+    r"|糖尿病|高血压|哮喘|湿疹|近视|老花|怕冷|怕热|胆子?小"
+    r"|(?i:(?:has|had|got|with)\s+(?:a\s+)?(?:bad|weak|dodgy|sore|sensitive|gammy)\s+"
+    r"(?:knees?|back|hips?|hearing|eyes?|eyesight|stomach|tummy|skin|teeth|joints?|neck|shoulders?)"
+    r"|asthma|diabetes|diabetic|eczema|arthritis)"
+)
+"""A body part or health that ails a person: 她膝盖不好, 他腰椎不太好, has a bad knee."""
+_ALLERGY: Final = LinearPattern(
+    r"过敏|不耐受|不能吃|吃不了|(?i:allergic|allergy|intoleran|can'?t (?:eat|have|digest))"
+)
+"""An allergy or a food someone cannot have."""
+_BARE_ALLERGY: Final = LinearPattern(
+    r"^\s*(?:而且|因为|不过|但是?|可)?\s*(?:他|她|它)?\s*(?:也|都|会|很|特别|严重|有点|是)*\s*"
+    r"(?:过敏|不能吃|吃不了)[了的啊呀哦哈\s]*$"
+    r"|(?i:^\s*(?:and\s+|but\s+|because\s+|since\s+)?(?:he|she|it|they)(?:'s|’s|'re|\s+is|\s+are)?"
+    r"\s+(?:[a-z]+ly\s+|very\s+|so\s+|really\s+)*allergic[\s.!]*$)"
+)
+"""An allergy said with no food, which the clause before names (千万别放芒果，它过敏;
+nothing with sesame, she's seriously allergic)."""
+_LIKING: Final = LinearPattern(
+    r"(?:^|[^可恋心])(?:喜欢|爱|迷上?了?|痴迷|热爱)\s?"
+    r"|(?i:(?:^|\s)(?:likes?|loves?|adores?|(?:is|'s)\s+(?:really\s+|totally\s+|super\s+|so\s+)?"
+    r"(?:into|obsessed with|crazy about|mad about))\s+)"
+)
+"""A liking, its object after it (她喜欢跳广场舞, 特别迷星星, he loves dinosaurs)."""
+_GOODS: Final = LinearPattern(
+    r"\s*(?:$|[，,。！？!?；;]|这|那|它|(?i:(?:it|this|that|them|these|those|you)(?:$|[^a-z])))"
+)
+"""What a liking of the goods at hand has after it (她很喜欢，she loves it)."""
+_SUBJECT: Final = LinearPattern(r"[我你您咱]|(?i:(?:^|[^a-z])(?:i|you|we|i'm|we're)(?:$|[^a-z']))")
+"""A clause with a subject of its own (the user, the agent): no trait of a member before it."""
+_WHOSE: Final = LinearPattern(
+    r"^\s*(?:是|这是|都是)?(?:给|帮|为)?(?:我|我家)?(儿子|女儿|闺女|孩子|宝宝|老婆|老公|媳妇|爸爸|妈妈|"
+    r"爸妈|父母|老爸|老妈|外婆|外公|奶奶|爷爷)(?:买)?的\s*$"
+)
+"""A clause naming only whose the goods are (孩子的, 给我妈的): a member opened."""
+_PET: Final = "pet"
+_ANIMAL: Final = LinearPattern(
+    rf"((?:{PET_ZH}))|(?i:(?:^|[^a-z])(?:a|an)\s+((?:[a-z]+\s+){{0,2}}(?:{PET_EN}))(?:$|[^a-z]))"
+)
+"""An animal named (适合金毛的, a Bernese mountain dog): what ours may go on about."""
+_OURS: Final = LinearPattern(
+    r"^\s*(?:我家的|我们家的|我家那只|我们家那只)|(?i:^\s*(?:ours|mine)(?:'s|’s|\s+is|\s+weighs))"
+)
+"""A clause opening with ours or mine of an animal just named."""
+_NAMES: Final = LinearPattern(r"^\s*(?:and\s+)?[A-Z][a-z]+(?:\s*(?:,|and|&)\s*[A-Z][a-z]+)*\s*$")
+"""A clause of names alone, after a member: theirs (my twins, Mia and Leo)."""
+
 _SIZE: Final = "size"
 _BEFORE_SIZE: Final = {"zh": 6, "en": 16}
 """How far before a size a past-time cue makes it a size no longer worn (characters)."""
@@ -903,6 +1146,43 @@ _MISFIT: Final = LinearPattern(
     r"didn'?t fit|no longer fits?))"
 )
 """A size said not to fit, right after it: W32 is too tight, M码勒得慌."""
+
+
+_SIZE_ASKED: Final = LinearPattern(
+    r"(?:多大|什么|几)(?:码|号)|尺码|码数|穿多大"
+    r"|(?i:(?:what|which|your)\s+(?:shoe\s+|collar\s+|dress\s+)?size|size\s+do\s+you)"
+)
+"""The agent asking the user's size (亲穿多大码呢, What size do you wear?)."""
+_SIZE_SPOKEN: Final = LinearPattern(
+    r"(?:^|[^维证密件])码|尺寸|合脚|挤脚|偏小|偏大|(?i:sizes?|sizing|fits?|fitting|"
+    r"too (?:small|big|tight|loose))"
+)
+"""A clause speaking of size or fit: a bare number after it is a size."""
+_BARE_SIZE: Final = {
+    "zh": LinearPattern(
+        r"^\s*(?:还是|就|要|换|穿)?\s*(\d{2,3}(?:\.5)?)\s*(?:码|号)?\s*的?\s*(?:吧|呀|啊|哈|哦)?\s*$"
+    ),
+    "en": LinearPattern(
+        r"(?i:^\s*(?:(?:a|size|in|still|it'?s|just)\s+)*((?:[1-9]|1\d|2[0-4])(?:\.5)?)\s*$)"
+    ),
+}
+"""A clause that is a size-shaped number alone (41 的, 10.5)."""
+_FITS: Final = {
+    "zh": LinearPattern(
+        r"(\d{2,3}(?:\.5)?)\s*(?:码|号)\s*的?\s*(?:正好|刚好|合适|合脚|合身)"
+        r"|(\d{2,3}(?:\.5)?)\s*的?\s*(?:穿着|穿起来)?(?:正好|刚好)?(?:合脚|合身)"
+    ),
+    "en": LinearPattern(
+        r"(?i:(?:the|a|my|in)\s+(?:size\s+)?((?:[1-9]|1\d|2[0-4])(?:\.5)?)\s+"
+        r"(?:fits?|fitted|is (?:perfect|right|spot on|fine|good))(?:$|[^a-z]))"
+    ),
+}
+"""A size said to fit (39 的刚好合脚, the 10.5 fits)."""
+
+
+def _asks_size(said: str) -> bool:
+    """Whether the agent's turn ``said`` asks the user's size."""
+    return cues.QUESTION.search(said) is not None and _SIZE_ASKED.search(said) is not None
 
 
 def _settled_size(words: str, lang: Lang) -> str | None:

@@ -27,6 +27,8 @@ __all__ = [
     "FORMAT",
     "FORMAT_CODES",
     "NOTE",
+    "PET_EN",
+    "PET_ZH",
     "TOPICS",
     "Mention",
     "Topic",
@@ -43,9 +45,12 @@ _PET_ZH: Final = (
 _PET_EN: Final = (
     r"cats?|dogs?|pupp(?:y|ies)|kittens?|pets?|retrievers?|corgis?|labs?|labradors?|poodles?|"
     r"beagles?|huskies|husky|ragdolls?|terriers?|spaniels?|bulldogs?|shepherds?|hamsters?|rabbits?|"
-    r"parrots?"
+    r"parrots?|collies?|dachshunds?|schnauzers?|pugs?|chihuahuas?|greyhounds?|whippets?|"
+    r"(?:cocka|labra|golden|berne)?doodles?|cockapoos?|pomeranians?|tabb(?:y|ies)|bernese"
 )
 """Animals and common breeds said of one's pet (a prior: the shape around them decides)."""
+PET_ZH: Final = _PET_ZH
+PET_EN: Final = _PET_EN
 
 
 _HABIT_ZH: Final = (
@@ -372,8 +377,15 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"吃素|素食|吃斋|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
             r"|(?:我|孩子|儿子|女儿|宝宝|老婆|老公|家人|家里人|他|她|爸|妈)[^，,。！？]{0,4}(?:对)?"
             r"[^，,。！？]{0,6}过敏|过敏体质"
+            r"|(?:医生|大夫|营养师)[^，,。！？]{0,6}?(?:多|少|不要|别|不能|不让)(?:吃|补|喝|碰)"
+            r"|我(?:在|正在|一直在?)?(?:控糖|戒糖|控盐|减脂|生酮|断碳|低碳饮食)"
             r"|(?i:vegetarian|vegan|allergic to|allergy|halal|kosher|gluten[- ]free|lactose|"
-            r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish))"
+            r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish)|"
+            r"(?:doctor|gp|dietitian|nutritionist)[^.;!?]{0,30}?(?:more|less|cut (?:down on|out|"
+            r"back on)|avoid|no more|off|lay off)\s+(?:the\s+)?(?:salt|sugar|carbs|protein|fat|"
+            r"dairy|gluten|caffeine|red meat|meat|alcohol|sodium|iron)|"
+            r"i'?m (?:on (?:a |the )?|doing |eating )(?:keto|low[- ](?:carb|sodium|salt|fat|sugar)|"
+            r"high[- ]protein|paleo|whole30|plant[- ]based))"
         ),
         fact=True,
         names=LinearPattern(r"饮食|忌口|吃的方面|(?i:diet|dietary)"),
@@ -534,12 +546,20 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:给|帮|为|替)(?:我)?(?:儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|"
             r"孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公)|我(?:家)?(?:儿子|女儿|闺女|老婆|老公|媳妇|爱人|"
             r"孩子|宝宝|爸|妈)"
-            r"|(?i:(?:for|to) my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|"
-            r"dad|mother|father|parents|partner|baby|grandma|grandpa|grandmother|grandfather)|"
-            r"my (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|dad|mother|"
-            r"father|parents|partner|baby)(?:'s)?(?:$|[^a-z])|"
-            r"my (?:[a-z]+ )?(?:twins|toddler|newborn|grandson|granddaughter|grandkids|niece|"
-            r"nephew)|we (?:have|'ve got|just had) (?:a |an |two |three )?(?:newborn|baby|babies|"
+            r"|(?:我们|咱们?|俺)家?的?(?:儿子|女儿|闺女|孩子|宝宝|小孩|老人|爸|妈)"
+            r"|家里(?:有)?(?:孩子|小孩|宝宝|老人)"
+            r"|(?:^|[，,\s])(?:(?:早上|上午|中午|下午|晚上|平时|白天|周末)\s*)?(?:孩子|小孩|宝宝|小朋友)"
+            r"(?:天天|每天|平时|经常|老是|总是?|要睡|在睡|睡觉|午睡|还小|在家|正在|容易)"
+            r"|(?i:(?:for|to) (?:my|our) (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|"
+            r"mom|mum|dad|mother|father|parents|partner|baby|grandma|grandpa|grandmother|"
+            r"grandfather)|"
+            r"(?:my|our) (?:[a-z]+ )?(?:son|daughter|wife|husband|kids?|children|mom|mum|dad|"
+            r"mother|father|parents|partner|baby)(?:'s)?(?:$|[^a-z])|"
+            r"(?:my|our) (?:[a-z]+ )?(?:twins|toddler|newborn|grandson|granddaughter|grandkids|"
+            r"niece|nephew)|"
+            r"(?:^|[,;]\s*)the (?:kids|baby|toddler|twins) (?:is|are|naps?|sleeps?|always|"
+            r"usually|gets?)\s|"
+            r"we (?:have|'ve got|just had) (?:a |an |two |three )?(?:newborn|baby|babies|"
             r"toddler|twins|kids?|(?:\d{1,2}|one|two|three|four|five|six)[- ]"
             r"(?:year|month|week)[- ]old)|(?:i'?m|we'?re|wife is|she'?s) (?:expecting|pregnant)|"
             r"(?:first|second) baby|"
