@@ -42,9 +42,9 @@ def _quoted(text: str) -> str:
             [
                 ("user", "My espresso machine from order 6620031 leaks from the bottom"),
                 ("assistant", "Sorry! Is it the drip tray or the boiler?"),
-                ("user", "Only when I steam milk, the puddle smells burnt"),
+                ("user", "Only when I steam milk, it started after I descaled it"),
             ],
-            ["steam milk", "smells burnt"],
+            ["steam milk", "after they descaled it"],
         ),
         (
             [

@@ -569,6 +569,13 @@ def test_a_model_put_right_from_the_thing_itself_is_the_users(
                 ("device_model@car", "2017 Honda Civic"),
             ],
         ),
+        ("我用的是 21款途观L 330TSI 这个脚垫能装吗", [("device_model", "21款途观L 330TSI")]),
+        ("我家开的是蔚来 ES6，充电桩能装吗", [("device_model", "蔚来 ES6")]),
+        ("I drive a 2015 Subaru Outback, will it fit", [("device_model", "2015 Subaru Outback")]),
+        ("we've got a Breville Barista Pro at home", [("device_model", "Breville Barista Pro")]),
+        ("I have a question about Prime", []),
+        ("I use a Visa card", []),  # one word, no model: not said to be a device
+        ("我用的是微信支付", []),
         ("我的是 XL 码的", []),  # a size
         ("我的是上周三到的", []),
         ("我车是白色的", []),

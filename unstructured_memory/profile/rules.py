@@ -424,23 +424,43 @@ _NOT_A_THING: Final = LinearPattern(
 )
 """What the user's things are not devices of: their name, order, size, pets."""
 _NOT_A_KIND_TAGS: Final = frozenset("vdrpcuamtf")
+_USED_ZH: Final = LinearPattern(
+    r"我(?:家|们)?(?:一直|现在|平时|自己)?(?:用|开|戴|骑)的(?:就|也)?是\s{0,2}"
+)
+"""What the user uses, drives, wears (我用的是, 我家开的是): a name follows."""
+_HAVE_EN: Final = LinearPattern(
+    r"(?:^|[^A-Za-z])(?i:(?:i|we)(?:\s+(?:have|own|drive|use|run|ride)|'ve\s+got|\s+have\s+got)"
+    r"\s+(?:an?|the)\s+)"
+)
+"""What the user has, drives, uses in English (I drive a, we've got a): a name follows, with a
+model or two capitalised words (a 2015 Subaru Outback, a Breville Barista Pro)."""
+_MODEL_OR_TWO_WORDS: Final = LinearPattern(r"[0-9]|[A-Z][A-Za-z]*\s+[A-Z(]")
+_SAYINGS: Final = (
+    (_SAID_TO_BE_ZH, _NAME_ZH),
+    (_USED_ZH, _NAME_ZH),
+    (_SAID_TO_BE_EN, _NAME_EN),
+    (_HAVE_EN, _NAME_EN),
+)
 
 
 def _things_said_to_be(sentence: str) -> list[tuple[int, int, str | None, str]]:
     """What ``sentence`` says the user's things are (my car is a 2017 Honda Civic, mine's a
-    Fairphone (5), 我那车是23款秦PLUS DM-i, 我的是10th gen 10.2寸的): per saying, the span of
+    Fairphone (5), 我那车是23款秦PLUS DM-i, 我的是10th gen 10.2寸的) or uses (我用的是 21款途观L,
+    I drive a 2015 Subaru Outback): per saying, the span of
     what follows it in its clause, the thing's kind (车, car; none for 我的是, mine's) and
     the name said (``""`` when it names no device: a size, a colour, a person, a pet)."""
     out = []
-    for rx, name_rx in ((_SAID_TO_BE_ZH, _NAME_ZH), (_SAID_TO_BE_EN, _NAME_EN)):
+    for rx, name_rx in _SAYINGS:
         for m in rx.finditer(sentence):
-            kind = (m.group("kind") or "").strip() or None
+            kind = (m.group("kind") or "").strip() or None if "kind" in rx.groupindex else None
             if rx is _SAID_TO_BE_ZH and kind is None and m.group("mark") is None:
                 continue  # 我是…: the user, not their thing
             a, b = m.end(), _clause_around(sentence, m.end())[1]
             found = name_rx.search(sentence[a:b])
             name = (found.group(0) or "").rstrip(".") if found is not None else ""
             named = bool(name) and _NAMED.search(name) is not None
+            if rx is _HAVE_EN and _MODEL_OR_TWO_WORDS.search(name) is None:
+                named = False  # I use a Visa card: one word, no model
             if not named or _NOT_A_NAME_AFTER.match(sentence[a + len(name) : b]) is not None:
                 name = ""
             if kind is not None and (

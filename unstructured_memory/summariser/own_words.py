@@ -1,9 +1,9 @@
 """The user's own words a record keeps: what the rules' sentence does not say.
 
 A record's sentence says what its slots read: the request, the order, the product, the
-reason, the outcome, the date. What the user said that no slot reads (``一倒猫砂他就咳``,
-``the latch on the tackle box snapped``, ``想要个能放卧室的``) would be lost, and a later
-session would ask again. The record quotes it after the sentence, masked:
+reason, the outcome, the date. What the user said that no slot reads (``别的电器都正常``,
+``the puddle smells burnt``, ``the kitchen is humid``) would be lost, and a later session
+would ask again. The record quotes it after the sentence, masked:
 ``（用户原话：…）`` / ``(in the user's words: …)``.
 
 Quoted: the user's live statements, requests the sentence's head does not state (no
