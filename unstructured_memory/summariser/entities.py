@@ -122,10 +122,10 @@ ENTITY_LABELS: Final = (
 _B = r"(?P<pre>[^0-9A-Za-z])"
 """Not right after a letter or digit: ``(?<![0-9A-Za-z])``."""
 _E = r"(?P<post>$|[^0-9A-Za-z])"
+"""Not right before a letter or digit: ``(?![0-9A-Za-z])``."""
 _CUE_B = r"(?P<pre>[^0-9A-Za-z_./\\-])"
 """Not inside a token of letters, digits and separators: a cue word there is part of an id
 (``AA000-RMA0-0-00`` names no return)."""
-"""Not right before a letter or digit: ``(?![0-9A-Za-z])``."""
 _NO_DIGIT_AFTER = r"(?P<post>$|\D)"
 
 # ---- identifiers: one grammar of shape, a cue before (or after) it naming the label
