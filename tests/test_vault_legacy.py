@@ -244,8 +244,12 @@ def test_rotate_keys_command_exits_nonzero_on_unreadable_entries(
     with mem.admin.database.transaction() as conn:
         good = insert_legacy(conn, "buyer-001", "phone", PHONE)
         bad = insert_legacy(conn, "buyer-001", "email", "a@b.com")
-        conn.execute(
-            text("UPDATE pii_vault SET nonce = set_byte(nonce, 1, 9) WHERE id = :i"), {"i": bad}
+        conn.execute(  # flip bits: writing a fixed byte is no tamper when the nonce held it
+            text(
+                "UPDATE pii_vault SET nonce = set_byte(nonce, 1, get_byte(nonce, 1) # 9) "
+                "WHERE id = :i"
+            ),
+            {"i": bad},
         )
     result = CliRunner().invoke(app, ["rotate-keys"])
     assert result.exit_code == 1, result.output
