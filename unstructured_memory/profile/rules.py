@@ -45,6 +45,7 @@ from unstructured_memory.profile.owned import (
     things_said_to_be,
 )
 from unstructured_memory.profile.registry import RuleExtractorConfig
+from unstructured_memory.profile.self_facts import kept_facts
 from unstructured_memory.summariser import amounts, cues, sizes
 from unstructured_memory.summariser.acts import asked_topic, instructs, negated
 from unstructured_memory.summariser.amended import substitute
@@ -460,6 +461,7 @@ class _Observer:
         memo = [x for x in acts if x.live and cues.MEMO.fullmatch(text[x.start : x.end])]
         named: tuple[str, list[Entity], int] | None = None  # the last sentence naming a model
         animal = ""  # the last animal a sentence named
+        lasting: list[Act] = []  # the clauses of sentences bound to no time
         for a, b in cues.SENTENCE.spans(text):
             sentence = text[a:b]
             if not sentence.strip():
@@ -492,7 +494,11 @@ class _Observer:
             out += self._preferences(text, sentence, mine, asked=asked)
             out += self._topics(text, mine)
             self._standing(text, mine)
+            lasting += mine
         out += self._sizes_in_passing(text, [x for x in acts if x.live])
+        taken = [o.value for o in out] + [t for _, t in self.instructions]
+        for digest, words in kept_facts(text, lasting, taken, self._words):
+            self.instructions.append((f"{NOTE_PREFIX}{digest}", words))
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
         return out

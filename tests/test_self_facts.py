@@ -1,0 +1,76 @@
+"""What the user says of themselves that no topic names is kept as a note in their words,
+and a fact said again with another value replaces its note
+(``unstructured_memory/profile/self_facts.py``). Pure: no database."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from unstructured_memory.profile.rules import NOTE_PREFIX, RuleExtractor
+from unstructured_memory.profile.self_facts import frame
+from unstructured_memory.summariser.summary import summarise
+from values.sessions import Role, Turn
+
+
+def _notes(*turns: tuple[Role, str]) -> dict[str, str]:
+    said = [Turn(role, text) for role, text in turns]
+    extraction = RuleExtractor().extract(said, summarise("buyer-sf-01", "s-1", said))
+    return {i.key: i.text for i in extraction.instructions if i.key.startswith(NOTE_PREFIX)}
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("我在医院上班，白天一般接不到电话", "我在医院上班"),
+        ("我们家三口人，冰箱要大一点的", "我们家三口人"),
+        ("我是老客户了，你们家东西买了好几年", "我是老客户了"),
+        ("I'm left-handed, so the mouse needs to be symmetric", "I'm left-handed"),
+        ("I have a small apartment, no dishwasher", "I have a small apartment"),
+        ("I've got two kids under five, so nothing with small parts", "two kids under five"),
+    ],
+)
+def test_a_fact_no_topic_names_is_kept_in_the_users_words(said: str, kept: str) -> None:
+    notes = _notes(("user", said))
+    assert any(kept in text for text in notes.values()), notes
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我有个问题想问下",
+        "我在等快递，什么时候到",
+        "我是上周买的，订单 5530217",
+        "我对这个很失望",
+        "我家里有个快递没收到",
+        "I have a question about my order 5530217",
+        "I'm not happy with it at all",
+        "I'm calling about the refund",
+        "I am waiting for the parcel",
+    ],
+)
+def test_the_matter_at_hand_a_feeling_or_an_activity_is_no_fact(said: str) -> None:
+    assert _notes(("user", said)) == {}
+
+
+def test_a_fact_with_pii_is_not_kept_as_a_note() -> None:
+    notes = _notes(("user", "我是 13812345678 这个号的机主，家住幸福小区"))
+    assert not any("13812345678" in text for text in notes.values()), notes
+
+
+def test_a_fact_said_again_with_another_value_keeps_the_key_of_the_old_one() -> None:
+    before = _notes(("user", "我们家三口人，冰箱要大一点的"))
+    after = _notes(("user", "我们家现在四口人了，想换个大冰箱"))
+    assert set(before) == set(after), (before, after)
+    assert any("四口人" in text for text in after.values())
+    other = _notes(("user", "我在医院上班，白天一般接不到电话"))
+    assert set(other) != set(before)
+
+
+@given(st.sampled_from(["三", "四", "5", "两", "六"]), st.sampled_from(["", "现在", "已经"]))
+def test_a_frame_ignores_numbers_and_words_of_change(n: str, change: str) -> None:
+    assert frame(f"我们家{change}{n}口人") == frame("我们家三口人")
+    assert frame(f"We {change and 'now '}have {n} cats".replace("  ", " ")) == frame(
+        "We have 3 cats"
+    )

@@ -1,0 +1,122 @@
+"""What the user says of themselves that no topic names, kept as a note in their words.
+
+The act reader marks a clause a fact about the user (:data:`ActKind.FACT`: 我在医院上班,
+我们家三口人, I'm left-handed, we live on a farm). The profile's topics read the facts they
+name (a diet, a family member, a home); the rest would be lost, and a later session would
+ask again. Such a fact is kept as an explicit note in the user's own (masked) words.
+
+Not kept, being no lasting fact about the user:
+
+* a clause holding an id or PII (the order at hand; the vault holds PII), or a problem
+  (:mod:`~unstructured_memory.summariser.symptoms`);
+* a clause about the goods or the event at hand (这个, 这次, it, this one), a feeling
+  (我对这个很失望, I'm not happy with it), an activity going on now (我在等快递, I'm calling
+  about the refund), a question or a matter brought (我有个问题, I have a question about my
+  order), a purchase told as past (我是上周买的);
+* a clause the session amended, one-off or time-bound, or one under four characters.
+
+A note's key is the digest of its *frame*: its words without numbers and words of change
+(现在, 已经, 了, now, already), so a fact said again with another value (我们家三口人, then
+我们家现在四口人了) replaces the older note instead of standing beside it.
+
+Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from policies.linear_re import LinearPattern
+from policies.pii import find_pii
+from unstructured_memory.summariser import symptoms
+from unstructured_memory.summariser.entities import ID_LABELS, extract_entities
+from values.dialogue import Act, ActKind
+
+__all__ = ["MIN_CHARS", "frame", "kept_facts"]
+
+MIN_CHARS: Final = 4
+"""Characters a fact needs to be kept (fewer say too little on their own)."""
+
+_AT_HAND: Final = LinearPattern(
+    r"这个|那个|这次|这单|这件|这台|这款|这家|这边|那边|它"
+    r"|(?i:(?:^|[^a-z'])(?:it|this|that|these|those|them|here)(?:$|[^a-z']))"
+)
+"""The goods, the order or the event at hand."""
+
+_FEELING: Final = LinearPattern(
+    r"失望|生气|着急|无语|郁闷|开心|满意|不满|难受|崩溃|烦|气死|担心|害怕|纠结|犹豫|确定|放心"
+    r"|(?i:(?:^|[^a-z])(?:happy|unhappy|upset|disappointed|frustrated|annoyed|angry|sure|"
+    r"unsure|worried|confused|glad|sorry|pleased|satisfied|fine|ok|okay|afraid|excited|"
+    r"tired|fed up)(?:$|[^a-z]))"
+)
+"""A feeling or a state of mind: of the moment, not of the user."""
+
+_NOW: Final = LinearPattern(
+    r"我(?:正|现在)?在(?:等|看|问|找|想|试|弄|排|跟|和|联系|咨询|申请|处理|考虑|挑|选|查|催|打|写|填|路上)"
+    r"|我(?:有|还有)(?:个|一个|点|几个|些)?(?:问题|疑问|事|情况|快递|包裹|订单)"
+    r"|我是[^，,。；;]{0,8}(?:买|下单|下的单|付款|付的款|收到|拍)的"
+    r"|(?i:(?:^|[^a-z])(?:i'?m|i am)\s+(?:just\s+|still\s+|now\s+|currently\s+)?"
+    r"[a-z]+ing(?:$|[^a-z]))"
+    r"|(?i:(?:^|[^a-z])i\s+(?:have|'ve got|'ve)\s+(?:a|an|one|some|two|a few|another)?\s*"
+    r"(?:question|problem|issue|query|complaint|concern|order|return|parcel|package|refund))"
+)
+"""An activity going on now, a matter brought to the agent, a purchase told as past."""
+
+_CHANGE: Final = LinearPattern(
+    r"现在|目前|已经|如今|了|都|也|还"
+    r"|(?i:(?:^|[^a-z])(?:now|already|currently|still|also|too|anymore|these days)(?:$|[^a-z]))"
+)
+"""Words of change a fact said again carries: no part of its frame."""
+
+_NUMBER: Final = LinearPattern(
+    r"[0-9０-９]+(?:[.,][0-9]+)?|[一二两三四五六七八九十百千万半几]+"
+    r"|(?i:(?:^|[^a-z])(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a couple of|a few)(?:$|[^a-z]))"
+)
+"""A number in digits or words: a value a fact said again may change."""
+
+_KEPT: Final = frozenset({ActKind.FACT})
+"""The acts whose words may be kept."""
+
+
+def frame(words: str) -> str:
+    """``words`` without numbers and words of change, case-folded: what stays the same when
+    the fact is said again with another value."""
+    return " ".join(_NUMBER.sub(" ", _CHANGE.sub(" ", words.casefold())).split())
+
+
+def _lasting(piece: str) -> bool:
+    """Whether a fact clause may be a lasting fact about the user (see the module
+    docstring)."""
+    if len(piece.strip()) < MIN_CHARS or find_pii(piece):
+        return False
+    if any(e.type in ID_LABELS for e in extract_entities(piece)):
+        return False
+    refuses = (_AT_HAND, _FEELING, _NOW, symptoms.PROBLEM_ZH, symptoms.PROBLEM_EN)
+    return not any(rx.search(piece) is not None for rx in refuses)
+
+
+def kept_facts(
+    text: str, acts: Sequence[Act], taken: Sequence[str], words: Callable[[str], str]
+) -> list[tuple[str, str]]:
+    """``(key, words)`` of each live fact clause of ``acts`` (offsets into ``text``) that
+    names no topic, is lasting, and is not already held by ``taken`` (the values and
+    instructions read from the turn); ``words`` makes a clause's kept words (tidied, put
+    right, masked)."""
+    held = [t.casefold() for t in taken if t]
+    out = []
+    for act in acts:
+        if act.kind not in _KEPT or not act.live or act.one_off or act.topics or act.refusal:
+            continue
+        piece = text[act.start : act.end]
+        if not _lasting(piece):
+            continue
+        said = words(piece)
+        folded = said.casefold()
+        if any(folded in h or h in folded for h in held):
+            continue
+        digest = hashlib.sha256(frame(said).encode()).hexdigest()[:8]
+        out.append((digest, said))
+    return out
