@@ -50,6 +50,7 @@ from unstructured_memory.summariser import amounts, cues, sizes
 from unstructured_memory.summariser.acts import asked_topic, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
+from unstructured_memory.summariser.own_words import amended
 from unstructured_memory.summariser.topics import (
     CHANNEL,
     CHANNEL_CODES,
@@ -281,6 +282,7 @@ def observe_session(
     wrong = frozenset(turns[index[t]].text[a:b].casefold() for t, a, b in dialogue.wrong_spans())
     pairs = tuple(dialogue.pairs([turns[i].text for i in index]))
     lang = summary.language
+    changed = amended(dialogue, [turns[i].text for i in index if turns[i].role == "user"])
     observations: list[Observation] = []
     instructions: dict[str, list[str]] = {}
     for k, i in enumerate(index):
@@ -294,7 +296,9 @@ def observe_session(
         asked_about = asked_topic(before.text) if before and before.role != "user" else None
         asked = asked_about is not None and asked_about.key == "notification_channel"
         sized = before is not None and before.role != "user" and _asks_size(before.text)
-        observer = _Observer(summary.session_id, at, lang, wrong, pairs, asked=asked, sized=sized)
+        observer = _Observer(
+            summary.session_id, at, lang, wrong, pairs, asked=asked, sized=sized, amended=changed
+        )
         read = summary.turn_entities[k] if summary.turn_entities else None
         observations += observer.turn(turn.text, acts, read)
         for key, text in observer.instructions:
@@ -407,6 +411,7 @@ class _Observer:
         *,
         asked: bool = False,
         sized: bool = False,
+        amended: bool = False,
     ) -> None:
         self.session = session
         self.at = at
@@ -415,6 +420,7 @@ class _Observer:
         self.pairs = pairs
         self.asked = asked  # the agent's turn before asked how to reach the user
         self.sized = sized  # the agent's turn before asked the user's size
+        self.amended = amended  # the user amended the session (a correction, a change of mind)
         self.instructions: list[tuple[str, str]] = []
 
     def _make(
@@ -497,7 +503,7 @@ class _Observer:
             lasting += mine
         out += self._sizes_in_passing(text, [x for x in acts if x.live])
         taken = [o.value for o in out] + [t for _, t in self.instructions]
-        for digest, words in kept_facts(text, lasting, taken, self._words):
+        for digest, words in kept_facts(text, lasting, taken, self._words, facts_only=self.amended):
             self.instructions.append((f"{NOTE_PREFIX}{digest}", words))
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])

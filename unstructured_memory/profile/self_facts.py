@@ -1,18 +1,26 @@
 """What the user says of themselves that no topic names, kept as a note in their words.
 
-The act reader marks a clause a fact about the user (:data:`ActKind.FACT`: 我在医院上班,
-我们家三口人, I'm left-handed, we live on a farm). The profile's topics read the facts they
-name (a diet, a family member, a home); the rest would be lost, and a later session would
-ask again. Such a fact is kept as an explicit note in the user's own (masked) words.
+The profile's topics read the facts and likings they name (a diet, a family member, a home,
+a channel); the rest would be lost, and a later session would ask again. These clauses are
+kept as an explicit note in the user's own (masked) words:
 
-Not kept, being no lasting fact about the user:
+* a fact about the user as the act reader marks it (:data:`ActKind.FACT`: 我在医院上班,
+  我们家三口人, I'm left-handed);
+* a liking (:data:`ActKind.PREFERENCE`: 我喜欢简约风的, I prefer matte finishes);
+* a statement whose subject is the user, their household or family (我睡眠浅, 娃肠胃敏感,
+  I work nights, we're a family of five).
 
-* a clause holding an id or PII (the order at hand; the vault holds PII), or a problem
-  (:mod:`~unstructured_memory.summariser.symptoms`);
-* a clause about the goods or the event at hand (这个, 这次, it, this one), a feeling
-  (我对这个很失望, I'm not happy with it), an activity going on now (我在等快递, I'm calling
-  about the refund), a question or a matter brought (我有个问题, I have a question about my
-  order), a purchase told as past (我是上周买的);
+Not kept, being no lasting fact about the user, or the profile's topics' to keep:
+
+* a clause holding an id or PII (the order at hand; the vault holds PII), a problem of the
+  goods, a place, a building, a size or a channel named even in passing (I miss emails);
+* a clause about the goods or the event at hand (这个, 这次, it, this one), a feeling or an
+  opinion (我对这个很失望, 我觉得还行, I'm not happy with it), an activity going on now
+  (我在等快递, I'm calling about the refund), a matter brought (我有个问题, I have a question
+  about my order), a purchase told as past (我是上周买的);
+* a liking or a statement of what happened or is wanted now (我刚收到, 想要, I'd like, I
+  ordered), or said in a session the user amended (a correction, a change of mind: the
+  liking may be what they changed);
 * a clause the session amended, one-off or time-bound, or one under four characters.
 
 A note's key is the digest of its *frame*: its words without numbers and words of change
@@ -25,6 +33,7 @@ Pure functions: no I/O.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -32,6 +41,8 @@ from policies.linear_re import LinearPattern
 from policies.pii import find_pii
 from unstructured_memory.summariser import symptoms
 from unstructured_memory.summariser.entities import ID_LABELS, extract_entities
+from unstructured_memory.summariser.own_words import PLACE, SIZE
+from unstructured_memory.summariser.topics import CHANNEL, CHANNEL_CODES, mentions, topics_of
 from values.dialogue import Act, ActKind
 
 __all__ = ["MIN_CHARS", "frame", "kept_facts"]
@@ -40,18 +51,19 @@ MIN_CHARS: Final = 4
 """Characters a fact needs to be kept (fewer say too little on their own)."""
 
 _AT_HAND: Final = LinearPattern(
-    r"这个|那个|这次|这单|这件|这台|这款|这家|这边|那边|它"
+    r"这个|那个|这些|那些|这次|这单|这件|这台|这款|这家|这边|那边|这里|那里|它"
     r"|(?i:(?:^|[^a-z'])(?:it|this|that|these|those|them|here)(?:$|[^a-z']))"
 )
 """The goods, the order or the event at hand."""
 
 _FEELING: Final = LinearPattern(
     r"失望|生气|着急|无语|郁闷|开心|满意|不满|难受|崩溃|烦|气死|担心|害怕|纠结|犹豫|确定|放心"
+    r"|觉得|感觉|认为|估计|好像|可能|(?i:i (?:think|feel|guess|suppose|believe|mean|hope|wonder))"
     r"|(?i:(?:^|[^a-z])(?:happy|unhappy|upset|disappointed|frustrated|annoyed|angry|sure|"
     r"unsure|worried|confused|glad|sorry|pleased|satisfied|fine|ok|okay|afraid|excited|"
     r"tired|fed up)(?:$|[^a-z]))"
 )
-"""A feeling or a state of mind: of the moment, not of the user."""
+"""A feeling, an opinion or a guess: of the moment, not of the user."""
 
 _NOW: Final = LinearPattern(
     r"我(?:正|现在)?在(?:等|看|问|找|想|试|弄|排|跟|和|联系|咨询|申请|处理|考虑|挑|选|查|催|打|写|填|路上)"
@@ -77,8 +89,42 @@ _NUMBER: Final = LinearPattern(
 )
 """A number in digits or words: a value a fact said again may change."""
 
-_KEPT: Final = frozenset({ActKind.FACT})
-"""The acts whose words may be kept."""
+_CHANNEL_WORD: Final = LinearPattern(
+    r"(?i:(?:^|[^a-z])(?:"
+    + "|".join(re.escape(w).replace("\\ ", r"\s+") for w in sorted(CHANNEL_CODES, key=len)[::-1])
+    + r")(?:$|[^a-z]))"
+)
+"""A channel named even in passing (I miss emails): how to reach the user is a topic's."""
+
+_BUILDING: Final = LinearPattern(
+    r"大厦|大楼|写字楼|小区|花园|公寓|广场|园区|号楼|[0-9]+栋|单元|宿舍"
+)
+"""A building of an address or a drop-off: the profile's topics keep those."""
+
+_PROBLEM: Final = (symptoms.PROBLEM_ZH, symptoms.PROBLEM_EN)
+"""A problem of the goods: the record's, not the profile's."""
+
+_KEPT: Final = frozenset({ActKind.FACT, ActKind.PREFERENCE})
+"""The acts whose words may be kept; a statement too when the user or theirs is its
+subject (:data:`_SELF`)."""
+
+_SELF: Final = LinearPattern(
+    r"^\s*(?:(?:所以|因为|而且|但是|不过|反正|平时|一般)\s*)?"
+    r"(?:我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母|家里|家中)"
+    r"|(?i:^\s*(?:(?:so|and|but|because|also|plus)\s+)?"
+    r"(?:i|i'm|i've|we|we're|we've|my|our)\s)"
+)
+"""A clause opening on the user, their household or their family as its subject."""
+
+_PAST_OR_WANT: Final = LinearPattern(
+    r"了|过|刚|昨天|前天|上周|上个月|之前|那天|当时|想|要|需要|打算|准备|希望"
+    r"|(?i:(?:^|[^a-z'])(?:i|we)\s+(?:just\s+)?(?:[a-z]+ed|got|bought|paid|sent|went|did|"
+    r"didn'?t|was|were|had|tried|received|want|wanted|need|needed|would|'d|will|'ll|"
+    r"can'?t find|am going|was going)(?:$|[^a-z]))"
+    r"|(?i:(?:^|[^a-z])(?:yesterday|ago|last (?:week|month|time|night)|earlier|"
+    r"this (?:morning|week))(?:$|[^a-z]))"
+)
+"""What happened or is wanted now: no standing fact (a statement's or a liking's words)."""
 
 
 def frame(words: str) -> str:
@@ -94,24 +140,39 @@ def _lasting(piece: str) -> bool:
         return False
     if any(e.type in ID_LABELS for e in extract_entities(piece)):
         return False
-    refuses = (_AT_HAND, _FEELING, _NOW, symptoms.PROBLEM_ZH, symptoms.PROBLEM_EN)
+    if topics_of(piece) or mentions(piece, CHANNEL, CHANNEL_CODES):
+        return False
+    refuses = (_AT_HAND, _FEELING, _NOW, _CHANNEL_WORD, _BUILDING, PLACE, SIZE, *_PROBLEM)
     return not any(rx.search(piece) is not None for rx in refuses)
 
 
 def kept_facts(
-    text: str, acts: Sequence[Act], taken: Sequence[str], words: Callable[[str], str]
+    text: str,
+    acts: Sequence[Act],
+    taken: Sequence[str],
+    words: Callable[[str], str],
+    *,
+    facts_only: bool = False,
 ) -> list[tuple[str, str]]:
     """``(key, words)`` of each live fact clause of ``acts`` (offsets into ``text``) that
     names no topic, is lasting, and is not already held by ``taken`` (the values and
     instructions read from the turn); ``words`` makes a clause's kept words (tidied, put
-    right, masked)."""
+    right, masked). ``facts_only`` (the user amended the session): no liking and no
+    statement, which the change of mind may have been about."""
     held = [t.casefold() for t in taken if t]
     out = []
     for act in acts:
-        if act.kind not in _KEPT or not act.live or act.one_off or act.topics or act.refusal:
+        if not act.live or act.one_off or act.topics or act.refusal:
             continue
         piece = text[act.start : act.end]
+        said_of_self = act.kind is ActKind.STATEMENT and _SELF.search(piece) is not None
+        if (act.kind not in _KEPT and not said_of_self) or (
+            facts_only and act.kind is not ActKind.FACT
+        ):
+            continue
         if not _lasting(piece):
+            continue
+        if act.kind is not ActKind.FACT and _PAST_OR_WANT.search(piece) is not None:
             continue
         said = words(piece)
         folded = said.casefold()

@@ -45,7 +45,7 @@ from unstructured_memory.summariser.topics import CITY_ZH, topics_of
 from values.dialogue import ActKind, Dialogue
 from values.sessions import Intent, Lang
 
-__all__ = ["BUDGET", "CHANGED_MIND", "quote", "with_own_words"]
+__all__ = ["BUDGET", "CHANGED_MIND", "PLACE", "SIZE", "amended", "quote", "with_own_words"]
 
 BUDGET: Final = {"zh": 60, "en": 160}
 """Characters of quoted words a record keeps at most."""
@@ -64,7 +64,7 @@ CHANGED_MIND: Final = LinearPattern(
 )
 """Words of a user changing their mind, putting something right or putting it off."""
 
-_PLACE: Final = LinearPattern(
+PLACE: Final = LinearPattern(
     r"[\u4e00-\u9fff]{1,4}(?:省|市|区|县|镇)|"
     + CITY_ZH
     + r"|[a-z,;:]\s+[A-Z][a-z]+(?:\s+[A-Z]{2})?(?:$|[^A-Za-z])"
@@ -72,7 +72,7 @@ _PLACE: Final = LinearPattern(
 """A place: a Chinese name with its administrative tail or a city by name, an English
 capitalised word inside a clause (``deliver to Austin TX``)."""
 
-_SIZE: Final = LinearPattern(
+SIZE: Final = LinearPattern(
     r"\d+(?:\.\d+)?\s*(?:码|号|cm|厘米|公斤|斤|kg)|"
     r"(?i:size\s*\d|\d+(?:\.\d)?\s*(?:inch|in(?:$|[^a-z])))"
 )
@@ -113,7 +113,10 @@ def _asks_status(raw: str, view: Amended, a: int, b: int) -> bool:
     return classify_intent(raw).label in _STATUS
 
 
-def _changed_mind(view: Amended, turns: Sequence[tuple[int, int]], dialogue: Dialogue) -> bool:
+def amended(dialogue: Dialogue, said: Sequence[str]) -> bool:
+    """Whether the user amended the session: corrected a value, took back or refused a
+    request or a topic, or changed their mind in any of their turns ``said``
+    (:data:`CHANGED_MIND`)."""
     if dialogue.corrections or dialogue.retracted or dialogue.withdrawn_topics:
         return True
     if any(
@@ -122,7 +125,7 @@ def _changed_mind(view: Amended, turns: Sequence[tuple[int, int]], dialogue: Dia
         if a.role == "user"
     ):
         return True
-    return any(CHANGED_MIND.search(view.view[a:b]) for a, b in turns)
+    return any(CHANGED_MIND.search(text) for text in said)
 
 
 def quote(
@@ -138,7 +141,7 @@ def quote(
 
     ``turns`` maps the index of each of the user's turns to its ``(start, end)`` in the
     view; ``tidy`` makes a raw clause the record's words (lead words off, masked, cut)."""
-    if _changed_mind(view, list(turns.values()), dialogue):
+    if amended(dialogue, [view.view[a:b] for a, b in turns.values()]):
         return []
     said = flat(sentence)
     out: list[str] = []
@@ -155,7 +158,7 @@ def quote(
             continue
         if not words_in(raw) or find_pii(raw) or topics_of(raw):
             continue
-        if _PLACE.search(raw) or _SIZE.search(raw):
+        if PLACE.search(raw) or SIZE.search(raw):
             continue
         clause = tidy(raw)
         if not _adds_words(clause, said, lang):
