@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from unstructured_memory.summariser import own_words
 from unstructured_memory.summariser.own_words import BUDGET, with_own_words
 from unstructured_memory.summariser.summary import summarise
 from values.sessions import Role, Turn
@@ -88,6 +89,52 @@ def test_what_no_slot_reads_is_kept_in_the_users_words(
 )
 def test_a_session_the_user_amended_quotes_nothing(turns: list[tuple[Role, str]]) -> None:
     assert _quoted(_record(*turns)) == ""
+
+
+@pytest.mark.parametrize(
+    ("turns", "kept"),
+    [
+        # 还是 as "still", a fault that "doesn't work": no change of mind
+        (
+            [
+                ("user", "鱼缸的过滤桶一直咕噜咕噜响，缸里的灯科鱼都吓得躲起来了"),
+                ("assistant", "建议先给过滤桶排气"),
+                ("user", "排了气还是响，晚上吵得睡不着"),
+            ],
+            ["睡不着"],
+        ),
+        (
+            [
+                ("user", "The remote of my soundbar doesn't work since the update"),
+                ("assistant", "Have you tried new batteries?"),
+                ("user", "Yes, new batteries, still nothing wrong with the buttons themselves"),
+            ],
+            ["buttons themselves"],
+        ),
+    ],
+)
+def test_still_and_a_fault_are_no_change_of_mind(
+    turns: list[tuple[Role, str]], kept: list[str]
+) -> None:
+    quoted = _quoted(_record(*turns))
+    for words in kept:
+        assert words in quoted, quoted
+
+
+def test_a_clause_blanked_in_the_view_is_skipped_not_classified(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A question whose words the view blanked (an option the user turned down) reached the
+    intent classifier as an empty text, which raised InvalidText, once the session did not
+    count as amended."""
+    monkeypatch.setattr(own_words, "amended", lambda *_: False)
+    turns: list[tuple[Role, str]] = [
+        ("user", "好孩子 GB 这款婴儿推车有樱花粉吗"),
+        ("assistant", "有的，樱花粉和雾霾蓝都有货，价格一样 1699 元。"),
+        ("user", "先拿樱花粉吧……等下，我老公说是男宝宝，粉色有点扎眼，还是要雾霾蓝吧"),
+        ("assistant", "好的，雾霾蓝 1699 元，订单 6431129。"),
+    ]
+    assert "雾霾蓝" in _record(*turns)
 
 
 @pytest.mark.parametrize(

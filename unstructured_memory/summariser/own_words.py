@@ -18,7 +18,7 @@ Never quoted, so a record never says again what the user put right, took back or
 the profile, where it would turn stale when they change it:
 
 * anything of a session in which the user corrected a value, took back or refused a
-  request or a topic, or changed their mind (:data:`CHANGED_MIND`: 不行, 算了, 改成, 还是,
+  request or a topic, or changed their mind (:data:`CHANGED_MIND`: 不行, 算了, 改成, 还是…吧,
   再想想, instead, never mind, cancel…): the amended sentence alone speaks for it;
 * a clause naming a place or a size, or stating a topic the profile keeps (where they live,
   a carrier, a drop-off…);
@@ -58,11 +58,14 @@ _THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT"}) | ID_LABELS
 _STATUS: Final = frozenset({Intent.REFUND_STATUS, Intent.TRACKING_INQUIRY})
 
 CHANGED_MIND: Final = LinearPattern(
-    r"不行|不对|算了|改成|改到|换成|还是|说错|打错|记错|看错|写错|取消|再想想|再看看|考虑一下|不用了|"
-    r"(?i:instead|won't work|doesn't work|rather|actually|meant|typo|wrong|mistake|cancel|"
+    r"不行|不对|算了|改成|改到|换成|说错|打错|记错|看错|写错|取消|再想想|再看看|考虑一下|不用了|"
+    r"还是(?:[^，,。！？!?；;]{0,12}吧|要|选|拿|买|换|用|算|先|等)|"
+    r"(?i:instead|won't work|rather|actually|meant|typo|mistake|cancel|"
     r"think about it|hold off|never ?mind)"
 )
-"""Words of a user changing their mind, putting something right or putting it off."""
+"""Words of a user changing their mind, putting something right or putting it off; 还是 as
+a choice (还是 256 吧, 还是要蓝色), not as "still" (排了气还是响), nor a fault (doesn't work,
+something's wrong)."""
 
 PLACE: Final = LinearPattern(
     r"[\u4e00-\u9fff]{1,4}(?:省|市|区|县|镇)|"
@@ -154,9 +157,9 @@ def quote(
         if act.kind is ActKind.REQUEST and act.families:
             continue  # the sentence's head states the request
         raw = view.view[a:b]
-        if act.kind is ActKind.QUESTION and _asks_status(raw, view, a, b):
-            continue
         if not words_in(raw) or find_pii(raw) or topics_of(raw):
+            continue  # blanked in the view (a value rejected or put right), PII, a topic
+        if act.kind is ActKind.QUESTION and _asks_status(raw, view, a, b):
             continue
         if PLACE.search(raw) or SIZE.search(raw):
             continue
