@@ -516,6 +516,22 @@ def test_cancelling_an_earlier_request_by_its_form_withdraws_it(
 
 
 @pytest.mark.parametrize(
+    ("said", "family"),
+    [
+        ("那个退款申请帮我撤了吧，商家已经补发了", "refund"),
+        ("投诉先撤掉，快递员刚给我打电话道歉了", "complaint"),
+        ("换货单撤一下，尺码其实没问题", "exchange"),
+    ],
+)
+def test_a_request_withdrawn_in_colloquial_words_is_no_request(said: str, family: str) -> None:
+    summary = summarise("u", "s", _turns(("u", said)))
+    assert summary.dialogue.retracted == (family,)
+    live = summary.dialogue.live("user")
+    assert not [a for a in live if a.kind is ActKind.REQUEST and family in a.families]
+    assert summary.summary_text.startswith(("用户撤回", "用户取消")), summary.summary_text
+
+
+@pytest.mark.parametrize(
     ("turns", "why", "stale"),
     [
         (
@@ -779,6 +795,23 @@ def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
 def test_a_company_said_in_passing_is_no_invoice_title() -> None:
     said = _instructions("我在深圳市腾讯计算机系统有限公司上班，快递寄公司")
     assert not [k for k, _ in said if not k.startswith("note:")]  # where they work is a note
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("我在 3 号楼 2 单元，以后送货打我老婆电话", "以后送货打我老婆电话"),
+        ("From now on, my son signs for the big parcels", "my son signs for the big parcels"),
+    ],
+)
+def test_an_instruction_naming_a_family_member_is_kept_as_a_note_too(said: str, kept: str) -> None:
+    notes = [t for k, t in _instructions(said) if k.startswith("note:")]
+    assert any(kept in t for t in notes), _instructions(said)
+
+
+def test_an_instruction_about_a_size_leaves_it_to_the_size_slot() -> None:
+    said = "生完娃以后变了，现在得穿80C，75B那个以后别给我推了"
+    assert not [t for k, t in _instructions(said) if "75B" in t], _instructions(said)
 
 
 def test_an_instruction_said_over_two_clauses_is_kept_whole_and_left_out_of_the_record() -> None:

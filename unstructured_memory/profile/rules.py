@@ -50,7 +50,7 @@ from unstructured_memory.summariser import amounts, cues, sizes
 from unstructured_memory.summariser.acts import asked_topic, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
-from unstructured_memory.summariser.own_words import amended
+from unstructured_memory.summariser.own_words import SIZE, amended
 from unstructured_memory.summariser.topics import (
     CHANNEL,
     CHANNEL_CODES,
@@ -781,7 +781,8 @@ class _Observer:
         the user become observations (their clause's words), instructions explicit facts
         (:attr:`instructions`) in the words of every lasting clause of the sentence ("For
         anything I send abroad from now on, please use DHL, never EMS"); a sentence
-        instructing on no topic of its own is kept as a note."""
+        instructing on no topic of its own, or only on facts (以后送货打我老婆电话), is kept as
+        a note, unless it names a size (the size's slot keeps the latest)."""
         out = []
         lasting = [a for a in acts if a.topics]
         join = "，" if self.lang == "zh" else ", "
@@ -823,7 +824,12 @@ class _Observer:
         instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
         for key in instructions:
             self.instructions.append((key, said))
-        if NOTE.key in keys and not instructions:
+        instructed = any(  # 以后送货打我老婆电话: an instruction naming facts only
+            a.kind is ActKind.INSTRUCTION and all(_TOPICS[k].fact for k in a.topics if k in _TOPICS)
+            for a in lasting
+        )
+        sized = _SIZE in keys or SIZE.search(said) is not None  # the size's slot keeps it
+        if (NOTE.key in keys or instructed) and not instructions and not sized:
             digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
             self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
         return out
