@@ -516,6 +516,21 @@ def test_cancelling_an_earlier_request_by_its_form_withdraws_it(
 
 
 @pytest.mark.parametrize(
+    "said",
+    [
+        "工单 TK-88-00412 还没处理，订单 2409-1558-8120 的取件码 A7Q3 也不对",
+        "订单 7781203 的退货运单号查不到物流，快递员说没揽收",
+        "The return label for order 4410923 won't scan at the drop-off point",
+    ],
+)
+def test_no_request_is_recorded_that_nobody_made(said: str) -> None:
+    """Words of a return's paperwork (取件码, 退货运单, return label) ask for no return."""
+    text = summarise("u", "s", _turns(("u", said))).summary_text
+    assert "申请退货" not in text, text
+    assert "requested a return" not in text, text
+
+
+@pytest.mark.parametrize(
     ("said", "family"),
     [
         ("那个退款申请帮我撤了吧，商家已经补发了", "refund"),

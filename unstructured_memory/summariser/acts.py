@@ -97,9 +97,18 @@ def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
 _FAMILIES: Final = PatternSet([rx for _, rx in cues.REQUEST_FAMILIES])
 
 
+_PAPERWORK: Final = LinearPattern(
+    r"(?:退货|换货)(?:的)?(?:运单|单号|快递单|物流|地址|标签|面单|取件码|运费)"
+    r"|(?i:(?:return|exchange)\s+(?:label|shipping label|tracking|address|parcel|package|"
+    r"shipment|courier|postage|fee))"
+)
+"""A return's paperwork (退货运单号, return label): spoken of, no return asked for."""
+
+
 def families(text: str) -> tuple[str, ...]:
-    """The request families ``text`` names, in :data:`cues.REQUEST_FAMILIES` order."""
-    named = _FAMILIES.present(text)
+    """The request families ``text`` names, in :data:`cues.REQUEST_FAMILIES` order (the
+    words of a return's paperwork, :data:`_PAPERWORK`, name none)."""
+    named = _FAMILIES.present(_PAPERWORK.sub(" ", text))
     return tuple(name for i, (name, _) in enumerate(cues.REQUEST_FAMILIES) if i in named)
 
 

@@ -808,6 +808,19 @@ def _takes_back(dialogue: Dialogue, view: Amended) -> bool:
     return bool(retracting) and not _ASKED_BACK & view.asked
 
 
+def _asked_or_done(dialogue: Dialogue, view: Amended) -> bool:
+    """Whether a request of a return's kind was made in the session: the user asked for
+    one, or the agent took or promised the step (the words of its paperwork, 取件码,
+    退货运单, return label, ask for none)."""
+    if _ASKED_BACK & view.asked:
+        return True
+    return any(
+        _ASKED_BACK & set(a.families)
+        for a in dialogue.acts
+        if a.role != "user" and a.kind is ActKind.COMMITMENT
+    )
+
+
 _FAMILY_HEADS: Final = {
     "price": ("申请价保", "requested a price adjustment"),
     "merge": ("申请合并发货", "asked to combine the shipments"),
@@ -1047,6 +1060,8 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         intent = replace(intent, label=Intent.RETURN_REQUEST)  # "要退款…退款多久到账"
     elif intent.label is Intent.RETURN_REQUEST and _takes_back(dialogue, view):
         intent = replace(intent, label=Intent.OTHER)  # "出差取消了，放驿站的不用了"
+    elif intent.label is Intent.RETURN_REQUEST and not _asked_or_done(dialogue, view):
+        intent = replace(intent, label=Intent.OTHER)  # 取件码不对: a return nobody asked for
     pii = [
         PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
         for s in user_spans
