@@ -233,6 +233,21 @@ _WE_ZH = LinearPattern(
 用户楼下); a plural said alone is the user's household (我们 → 用户一家)."""
 
 
+def _ours(piece: str) -> str:
+    """``piece`` with the first person plural opening it said as the user's (:data:`_WE_ZH`);
+    as it is when it opens with another word."""
+    we = _WE_ZH.match(piece)
+    if we is None:
+        return piece
+    if we.group("two") is not None:
+        return "用户两人" + piece[we.end() :]
+    if we.group("home") is not None:
+        return "用户家" + piece[we.end() :]
+    if we.group("org") is not None:
+        return "用户" + piece[we.start(_WE_ZH.groupindex["org"]) :]
+    return "用户一家" + piece[we.end() :]
+
+
 def _lead_off(piece: str) -> str:
     """``piece`` without its lead words (:data:`_LEAD_ZH`), whole words only: a plural of the
     first person becomes the user's (:data:`_WE_ZH`), a word a lead word opens stays."""
@@ -240,16 +255,7 @@ def _lead_off(piece: str) -> str:
         lead = _LEAD_ZH.match(piece)
         bound = _BOUND_ZH.match(piece)
         if bound is not None and (lead is None or lead.end() <= bound.end()):  # 我们的 is lead
-            we = _WE_ZH.match(piece)
-            if we is None:
-                return piece
-            if we.group("two") is not None:
-                return "用户两人" + piece[we.end() :]
-            if we.group("home") is not None:
-                return "用户家" + piece[we.end() :]
-            if we.group("org") is not None:
-                return "用户" + piece[we.start(_WE_ZH.groupindex["org"]) :]
-            return "用户一家" + piece[we.end() :]
+            return _ours(piece)
         if lead is None or lead.end() == 0:
             return piece
         piece = piece[lead.end() :]
