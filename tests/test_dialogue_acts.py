@@ -1566,3 +1566,49 @@ def test_a_thing_kept_for_later_is_no_instruction(said: str) -> None:
     """以后 after a verb of keeping (留着以后, 放着以后) is "later" for the thing, not "from now
     on" for the user."""
     assert not [t for k, t in _instructions(said) if k.startswith("note:")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Have the courier ring me first",
+        "Have them call before delivery",
+        "Please have the driver text me when he's outside",
+        "Just have the driver call my wife, she's home",
+        "Get the courier to leave it with the concierge",
+        "Have the delivery guy knock, the bell is broken",
+    ],
+)
+def test_having_someone_do_something_is_told_not_asked(said: str) -> None:
+    """ "Have X do Y" is an instruction about how to treat the user ("Have you…", "Have the
+    parcels arrived" ask: their verb is a participle)."""
+    kinds = [kind for kind, _, _ in _user_acts(("u", said))]
+    assert kinds[0] == "instruction", kinds
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Have you shipped it yet",
+        "Have the parcels arrived",
+        "Have the shoes been sent out",
+        "Has the courier left yet",
+        "Have the courier ring me first?",
+    ],
+)
+def test_a_question_opening_with_have_is_still_asked(said: str) -> None:
+    kinds = [kind for kind, _, _ in _user_acts(("u", said))]
+    assert kinds[0] == "question", kinds
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Please have the courier pick up the air purifier return on Tuesday morning",
+        "Have the courier deliver it tomorrow",
+        "Have the technician come and repair the dryer",
+    ],
+)
+def test_having_someone_do_a_request_now_is_a_request(said: str) -> None:
+    kinds = [kind for kind, _, _ in _user_acts(("u", said))]
+    assert kinds[0] == "request", kinds

@@ -283,18 +283,60 @@ _TOLD: Final = LinearPattern(
 asked."""
 
 
-def _kind(text: str, role: str, fams: tuple[str, ...], has: _Has) -> ActKind:
+_DELEGATED: Final = LinearPattern(
+    r"(?i:^\s*(?:(?:ok(?:ay)?|oh|and|so|also|just|please|then|but|pls)[\s,]+)*"
+    r"(?P<verb>have|get|ask|tell|let)\s+(?P<who>them|him|her|someone|somebody|"
+    r"(?:the|your|a|an|my|our|whoever|whoever's)\s+[a-z-]+)\s*(?P<rest>[a-z' ]*))"
+)
+"""The user having a third party do something ("Have the courier ring me first", "Get the
+driver to leave it outside", "Tell them to call before delivery"); ``rest``: what follows
+the party's first word."""
+_PARTICIPLE: Final = LinearPattern(
+    r"(?i:^(?:[a-z]*[^e\s]ed|been|gone|left|sent|got|gotten|done|made|taken|given|brought|"
+    r"bought|paid|found|seen|heard|lost|kept|told|said|held|sold|spent|built|[a-z]+en)$)"
+)
+"""An English past participle ("arrived", "been", "taken"): "Have the parcels arrived" asks
+(not a verb of :data:`_BASE_EN` that only looks like one)."""
+_BASE_EN: Final = frozenset({"open", "listen", "happen", "then", "when", "even", "often"})
+
+
+def _delegates(text: str) -> bool:
+    """Whether ``text`` has a third party do something for the user (:data:`_DELEGATED`),
+    not asks whether they did ("Have the parcels arrived", "Have you…": a participle after
+    the party, or the party is the agent)."""
+    m = _DELEGATED.match(text)
+    if m is None:
+        return False
+    verb = (m.group("verb") or "").casefold()
+    after = (m.group("rest") or "").split()[:2]
+    if verb in ("ask", "tell", "get"):  # ask the courier to…, get the driver to…
+        return "to" in after
+    return not any(_PARTICIPLE.fullmatch(w) is not None and w not in _BASE_EN for w in after)
+
+
+def _delegated_kind(fams: tuple[str, ...], entities: Sequence[Entity]) -> ActKind:
+    """What having a third party do something is: a request when it names a request other
+    than a delivery or a day ("Have the courier pick up the return on Tuesday"), else an
+    instruction on how to treat the user ("Have them call before delivery")."""
+    if set(fams) - {"delivery"} or any(e.type == "DATE" for e in entities):
+        return ActKind.REQUEST
+    return ActKind.INSTRUCTION
+
+
+def _kind(
+    text: str, role: str, fams: tuple[str, ...], has: _Has, *, delegated: ActKind | None = None
+) -> ActKind:
     if role != "user":
         return ActKind.COMMITMENT if fams else ActKind.STATEMENT
     if cues.SMALL_TALK.fullmatch(text) is not None:
         return ActKind.SMALL_TALK
-    question = has(cues.QUESTION) and _TOLD.search(text) is None
+    question = has(cues.QUESTION) and _TOLD.search(text) is None and delegated is None
     if has(cues.TEMPORARY) and not question:
         return ActKind.TEMPORARY
     if question:
         return ActKind.QUESTION
-    if _instructs(has):
-        return ActKind.INSTRUCTION
+    if delegated is not None or _instructs(has):
+        return ActKind.INSTRUCTION if delegated is None else delegated
     found = next((kind for rx, kind in _BY_CUE if has(rx)), None)
     if found is ActKind.PREFERENCE and fams and has(_ASKING):
         found = ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
@@ -1084,7 +1126,10 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
         piece = u.text[a:b]
         has = _cues_in(piece)
         fams = families(piece)
-        kind = _kind(piece, u.role, fams, has)
+        delegated = None
+        if u.role == "user" and u.text[b : b + 1] not in ("?", "？") and _delegates(piece):
+            delegated = _delegated_kind(fams, [e for e in u.entities if a <= e.start < b])
+        kind = _kind(piece, u.role, fams, has, delegated=delegated)
         refusal = False
         if u.role == "user" and has(cues.RETRACTION):
             kind = ActKind.RETRACTION
