@@ -1612,3 +1612,27 @@ def test_a_question_opening_with_have_is_still_asked(said: str) -> None:
 def test_having_someone_do_a_request_now_is_a_request(said: str) -> None:
     kinds = [kind for kind, _, _ in _user_acts(("u", said))]
     assert kinds[0] == "request", kinds
+
+
+@pytest.mark.parametrize(
+    ("said", "trait"),
+    [
+        ("My son needs running shoes, he's a size 10", "size 10"),
+        ("Looking for a dress for my wife, she's a 38", "38"),
+        ("Snacks for my daughter, she's a picky eater", "picky eater"),
+        ("给老婆买条裙子，她穿M码", "M码"),
+    ],
+)
+def test_a_trait_said_of_him_or_her_lasts(said: str, trait: str) -> None:
+    """What a person the user buys for is (a size, a habit) lasts like what the user is."""
+    turns = _turns(("u", said))
+    s = summarise("u", "s", turns)
+    (act,) = [a for a in s.dialogue.acts if trait in said[a.start : a.end]]
+    assert not act.one_off
+    assert any(trait in value for _, _, value in _observed(said))
+
+
+def test_a_size_said_of_someone_bought_for_this_time_only_is_one_off() -> None:
+    said = "Buying a pair for my brother this time, he's a size 12"
+    acts = summarise("u", "s", _turns(("u", said))).dialogue.acts
+    assert [(a.one_off, a.topics) for a in acts] == [(True, ()), (True, ())]

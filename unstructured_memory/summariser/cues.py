@@ -147,8 +147,7 @@ ONE_OFF: Final = _words(
     r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)|"
     r"this (?:parcel|package|delivery|shipment)|today'?s delivery|for a friend|my friend'?s?|"
     r"a friend of mine|my colleague|my neighbou?r'?s|on behalf of|(?:for )?today only|"
-    r"just (?:for )?today|only today|for my (?:brother|sister|friend|colleague|boss|neighbou?r)|"
-    r"(?:he|she)'?s a",
+    r"just (?:for )?today|only today|for my (?:brother|sister|friend|colleague|boss|neighbou?r)",
 )
 """Words that limit what is said to the present request, or to somebody else."""
 
