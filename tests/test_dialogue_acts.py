@@ -143,13 +143,16 @@ def test_a_correction_in_words_replaces_the_value_wherever_it_is_quoted() -> Non
     assert "周二" not in summary.summary_text
 
 
-def test_a_time_range_is_no_price_and_the_rescheduled_day_is_not_a_note() -> None:
+@pytest.mark.parametrize(
+    "moved", ["周三不行了 临时要出差 换周五下午行不", "周三不行了，临时要出差，换周五下午行不"]
+)
+def test_a_time_range_is_no_price_and_the_rescheduled_day_is_not_a_note(moved: str) -> None:
     """ "周三上午9-12点" offers no option at 12; the day moved away is named nowhere, and the
-    sentence moving it is no temporary intent."""
+    sentence moving it is no temporary intent (its clauses apart by spaces or commas)."""
     turns = _turns(
         ("u", "美的那个嵌入式洗碗机 安装约的周三上午对吧"),
         ("a", "是的，安装单 AZ26110457，周三上午9-12点。"),
-        ("u", "周三不行了 临时要出差 换周五下午行不"),
+        ("u", moved),
         ("a", "可以，已改到周五下午2-6点，师傅上门前会联系您。"),
     )
     summary = summarise("u", "s", turns)
@@ -1539,3 +1542,146 @@ def test_a_date_in_the_past_is_no_expectation(agent: str, unsaid: str) -> None:
     )
     text = summarise("u", "s", turns).summary_text
     assert unsaid not in text
+
+
+def _user_acts(*said: tuple[str, str]) -> list[tuple[str, bool, str]]:
+    """The user's acts of a session: kind, live, the clause."""
+    turns = _turns(*said)
+    s = summarise("u", "s", turns)
+    index = s.turn_index or tuple(range(len(turns)))
+    return [
+        (a.kind.value, a.live, turns[index[a.turn]].text[a.start : a.end])
+        for a in s.dialogue.acts
+        if a.role == "user"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "clauses"),
+    [
+        (
+            _turns(
+                ("u", "退货帮我安排上门取件"),
+                ("a", "好的，已为您预约明天上门取件"),
+                ("u", "算了 以后退货我都自己拿楼下驿站寄"),
+            ),
+            ["算了", "以后退货我都自己拿楼下驿站寄"],
+        ),
+        (_turns(("u", "不用了 我平时都自己去驿站取")), ["不用了", "我平时都自己去驿站取"]),
+        (_turns(("u", "算了算了 不换了 下次记得发顺丰")), ["算了算了 不换了", "下次记得发顺丰"]),
+        (_turns(("u", "以后别打电话了 退款就算了")), ["以后别打电话了", "退款就算了"]),
+    ],
+)
+def test_chinese_clauses_said_apart_by_a_space_are_clauses_of_their_own(
+    said: list[Turn], clauses: list[str]
+) -> None:
+    got = [text for _, _, text in _user_acts(*((t.role[0], t.text) for t in said))]
+    for clause in clauses:
+        assert clause in got
+
+
+def test_a_change_of_mind_said_before_a_space_leaves_the_instruction_after_it() -> None:
+    turns = _turns(
+        ("u", "退货帮我安排上门取件"),
+        ("a", "好的，已为您预约明天上门取件"),
+        ("u", "算了 以后退货我都自己拿楼下驿站寄"),
+    )
+    kept = [t for _, t in _instructions(*(t.text for t in turns if t.role == "user"))]
+    assert any("驿站" in t for t in kept), kept
+    acts = _user_acts(*((t.role[0], t.text) for t in turns))
+    assert ("instruction", True, "以后退货我都自己拿楼下驿站寄") in acts
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "开学要住宿舍了 买个台灯 床帘 还有个小冰箱",  # a list of things is one clause
+        "给我爸买的 欧姆龙血压计 助听器 折叠拐杖",
+        "想买荣耀 畅玩 50 的手机壳",  # a product name said with spaces
+        "小米 14 的屏幕碎了",
+        "iPhone 15 Pro 的电池不耐用",
+    ],
+)
+def test_a_space_inside_a_list_or_a_product_name_cuts_no_clause(said: str) -> None:
+    got = [text for _, _, text in _user_acts(("u", said))]
+    assert not any(text in ("床帘", "助听器", "畅玩 50 的手机壳", "14 的屏幕碎了") for text in got)
+    assert not any(text.startswith(("床帘", "助听器", "畅玩", "14", "15")) for text in got), got
+
+
+@pytest.mark.parametrize(
+    "said", ["算了，留着以后补，装修真是个无底洞", "这个先放着以后再用", "存着以后送人"]
+)
+def test_a_thing_kept_for_later_is_no_instruction(said: str) -> None:
+    """以后 after a verb of keeping (留着以后, 放着以后) is "later" for the thing, not "from now
+    on" for the user."""
+    assert not [t for k, t in _instructions(said) if k.startswith("note:")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Have the courier ring me first",
+        "Have them call before delivery",
+        "Please have the driver text me when he's outside",
+        "Just have the driver call my wife, she's home",
+        "Get the courier to leave it with the concierge",
+        "Have the delivery guy knock, the bell is broken",
+    ],
+)
+def test_having_someone_do_something_is_told_not_asked(said: str) -> None:
+    """ "Have X do Y" is an instruction about how to treat the user ("Have you…", "Have the
+    parcels arrived" ask: their verb is a participle)."""
+    kinds = [kind for kind, _, _ in _user_acts(("u", said))]
+    assert kinds[0] == "instruction", kinds
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Have you shipped it yet",
+        "Have the parcels arrived",
+        "Have the shoes been sent out",
+        "Has the courier left yet",
+        "Have the courier ring me first?",
+    ],
+)
+def test_a_question_opening_with_have_is_still_asked(said: str) -> None:
+    kinds = [kind for kind, _, _ in _user_acts(("u", said))]
+    assert kinds[0] == "question", kinds
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Please have the courier pick up the air purifier return on Tuesday morning",
+        "Have the courier deliver it tomorrow",
+        "Have the technician come and repair the dryer",
+    ],
+)
+def test_having_someone_do_a_request_now_is_a_request(said: str) -> None:
+    kinds = [kind for kind, _, _ in _user_acts(("u", said))]
+    assert kinds[0] == "request", kinds
+
+
+@pytest.mark.parametrize(
+    ("said", "trait"),
+    [
+        ("My son needs running shoes, he's a size 10", "size 10"),
+        ("Looking for a dress for my wife, she's a 38", "38"),
+        ("Snacks for my daughter, she's a picky eater", "picky eater"),
+        ("给老婆买条裙子，她穿M码", "M码"),
+    ],
+)
+def test_a_trait_said_of_him_or_her_lasts(said: str, trait: str) -> None:
+    """What a person the user buys for is (a size, a habit) lasts like what the user is."""
+    turns = _turns(("u", said))
+    s = summarise("u", "s", turns)
+    (act,) = [a for a in s.dialogue.acts if trait in said[a.start : a.end]]
+    assert not act.one_off
+    assert any(trait in value for _, _, value in _observed(said))
+
+
+def test_a_size_said_of_someone_bought_for_this_time_only_is_one_off() -> None:
+    said = "Buying a pair for my brother this time, he's a size 12"
+    acts = summarise("u", "s", _turns(("u", said))).dialogue.acts
+    assert [(a.one_off, a.topics) for a in acts] == [(True, ()), (True, ())]

@@ -994,6 +994,7 @@ def test_a_number_beside_size_words_is_no_size_by_itself(said: str) -> None:
     [
         ("行 我肩宽 一般都穿L 下次不买M了", "L码"),  # the refused one is not theirs
         ("尿不湿勒大腿了 换L吧 以后都买L", "L码（尿不湿勒大腿了 换L吧 以后都买L）"),
+        ("尿不湿勒大腿了，换L吧，以后都买L", "L码（换L吧，以后都买L）"),  # each clause says it
         ("He's 10 and wears a youth medium", "youth medium"),  # another number: no quote
         ("我圈口是14号", "14号（我圈口是14号）"),
         ("换130吧 120的都穿不了了", "130码"),

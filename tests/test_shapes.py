@@ -64,6 +64,16 @@ def _named(text: str) -> list[tuple[str, str]]:
         ("Hi, the salad spinner keeps leaking from the bottom", [("PRODUCT", "salad spinner")]),
         ("the package arrived late", []),
         ("the order never arrived", []),
+        # what a problem is perceived in, a liquid, a mess or a place, is no product
+        ("the puddle smells burnt", []),
+        ("the kitchen smells like gas now", []),
+        ("the noise sounds like grinding", []),
+        ("the milk tastes sour", []),
+        ("the water keeps leaking", []),
+        ("the puddle under it keeps spreading", []),
+        ("the floor is damaged where it dripped", []),
+        ("the toaster smells burnt", [("PRODUCT", "toaster")]),  # a thing of one's own
+        ("the water bottle keeps leaking", [("PRODUCT", "water bottle")]),
         # English measured phrases
         ("the 65-inch OLED panel has a dead pixel", [("PRODUCT", "65-inch OLED panel")]),
         ("I want a 2-person tent for hiking", [("PRODUCT", "2-person tent")]),

@@ -335,3 +335,26 @@ def test_an_approval_to_come_is_no_approval() -> None:
     assert s.outcomes == (Outcome.RETURN_SUBMITTED,)
     assert ("RETURN_ID", "TH-0917-4426") in [(e.type, e.text) for e in s.entities]
     assert "同意退货" not in s.summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "kept", "gone"),
+    [
+        ("我们家三口人，冰箱要大一点", "用户家三口人", "们家"),
+        ("咱们家老人多，想买个防滑的拖鞋", "用户家老人多", "咱们家"),
+        ("我俩白天都上班，快递放驿站吧", "用户两人白天都上班", "：俩"),
+        ("我们公司的打印机老是卡纸，想报修", "用户公司的打印机", "们公司"),
+        ("我们楼下驿站老关门，放快递柜吧", "用户楼下驿站", "们楼下"),
+        ("它们都坏了，我要退货", "都坏", "们都坏"),
+        ("这些衣服都小了，想换大一号", "这些衣服都小", "：些衣服"),
+        ("这边想问一下，空调什么时候到", "这边想问一下", "：边想"),
+    ],
+)
+def test_the_record_never_cuts_a_word_opening_the_users_clause(
+    said: str, kept: str, gone: str
+) -> None:
+    """The lead words the record drops (我, 这, 它) go as whole words: 我们/我俩/我家 become
+    the user's household, 这些/这边 stay, 它们 goes whole; never a dangling 们, 些, 边."""
+    text = summarise("u-1", "s-1", [Turn("user", said)]).summary_text
+    assert kept in text
+    assert gone not in text

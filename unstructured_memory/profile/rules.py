@@ -490,7 +490,9 @@ class _Observer:
                 if any(e.type == "MODEL" for e in here):
                     named = (sentence, here, a)
             out += self._member(sentence)
-            rescheduled = any(w in sentence.casefold() for w in self.wrong)
+            # a sentence moving a day away (周三不行了 临时要出差 换周五) names it in a clause
+            # that stopped counting: read it as said
+            rescheduled = any(w in said[a:b].casefold() for w in self.wrong)
             if _TEMPORARY.search(sentence) is not None and not rescheduled:
                 if _QUESTION.search(sentence) is None:
                     out += self._temporary(text, sentence, mine)
@@ -818,7 +820,12 @@ class _Observer:
                         words = _settled_size(said_size, self.lang) or words
                     facts.setdefault((key, _member(topic, piece)), []).append(words)
         out += [
-            self._make(ObservationKind.FACT, key, join.join(words), scenario=scenario)
+            self._make(
+                ObservationKind.FACT,
+                key,
+                join.join(_one_size_once(words, self.lang) if key == _SIZE else words),
+                scenario=scenario,
+            )
             for (key, scenario), words in facts.items()
         ]
         instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
@@ -1117,6 +1124,29 @@ def _settled_size(words: str, lang: Lang) -> str | None:
     if len(kept) == len(found) and len(set(kept)) == 1 and quiet:
         return f"{kept[-1]}（{words}）" if lang == "zh" else f"{kept[-1]} ({words})"
     return kept[-1]
+
+
+_QUOTED: Final = LinearPattern(r"^(?P<value>[^（(]+?)\s?[（(](?P<words>.*)[）)]$")
+"""A size kept with the words that said it: ``L码（换L吧）``, ``W34 (I'm a W34 now)``."""
+
+
+def _one_size_once(kept: list[str], lang: Lang) -> list[str]:
+    """The sizes the clauses of a sentence settle on, each value once, with the words of
+    every clause that said it ("换L吧 以后都买L": ``L码（换L吧，以后都买L）``, not the value
+    twice)."""
+    said: dict[str, list[str]] = {}
+    for words in kept:
+        m = _QUOTED.match(words)
+        value, quote = (m.group("value"), m.group("words")) if m is not None else (words, None)
+        said.setdefault(value or words, []).append(quote or "")
+    out = []
+    for value, quotes in said.items():
+        joined = ("，" if lang == "zh" else ", ").join(quotes)
+        if not all(quotes):
+            out.append(value)
+        else:
+            out.append(f"{value}（{joined}）" if lang == "zh" else f"{value} ({joined})")
+    return out
 
 
 def _member(topic: Topic, piece: str) -> str | None:

@@ -45,6 +45,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final
 
+import rjieba
+
 from policies.linear_re import LinearMatch, LinearPattern, PatternSet
 from unstructured_memory.summariser import cues, symptoms
 from unstructured_memory.summariser.entities import ID_LABELS
@@ -82,15 +84,86 @@ __all__ = [
 _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
 
 
-def clauses(text: str, lang: Lang) -> list[tuple[int, int]]:
-    """The clauses of ``text`` as spans, white space trimmed, empty ones left out."""
+def clauses(text: str, lang: Lang, entities: Sequence[Entity] = ()) -> list[tuple[int, int]]:
+    """The clauses of ``text`` as spans, white space trimmed, empty ones left out; a Chinese
+    clause is cut again at white space between two clauses (:func:`_spaced`)."""
     out = []
     for a, b in _CLAUSE[lang].spans(text):
         piece = text[a:b]
         start = a + len(piece) - len(piece.lstrip())
         end = b - (len(piece) - len(piece.rstrip()))
         if end > start:
-            out.append((start, end))
+            out += _spaced(text, start, end, entities) if lang == "zh" else [(start, end)]
+    return out
+
+
+_SPACE: Final = LinearPattern(r"\s+")
+_HAN: Final = LinearPattern(r"^[\x{3400}-\x{9fff}\x{f900}-\x{faff}]$")
+_PREDICATE_TAGS: Final = ("v", "a", "y", "e", "o", "l", "i", "z", "ul", "uz", "ug")
+"""Part-of-speech tags (jieba's) of a word that says something: a verb, an adjective, a
+sentence particle, an interjection, an idiom, 了/着/过."""
+
+
+_NAMES: Final = frozenset({"BRAND", "PRODUCT", "MODEL"})
+"""Entities a name may go on after, over a space ("荣耀 畅玩 50")."""
+
+
+def _predicates(segment: str) -> bool:
+    """Whether ``segment`` says something (a word of :data:`_PREDICATE_TAGS`) rather than
+    only naming things ("床帘", "欧姆龙血压计", "荣耀"): whether it may be a clause."""
+    if families(segment):  # "买个台灯": a request, whatever the tagger says of 买个
+        return True
+    return any(tag.startswith(_PREDICATE_TAGS) for _, tag in rjieba.tag(segment))
+
+
+def _turns_back(left: str, right: str) -> bool:
+    """Whether a space between ``left`` and ``right`` parts a change of mind from what lasts:
+    both say something (:func:`_predicates`), just one takes back (a
+    :data:`~unstructured_memory.summariser.cues.RETRACTION` cue) and the other states what
+    lasts (:func:`_lasting`: "算了 以后退货我都自己拿驿站寄", "不用了 我平时都自己去驿站取").
+    Other spaces are left to the clause they are in: clauses cut apart there lose the scope
+    a time, a topic or a subject gives the clauses after it."""
+    back = (cues.RETRACTION.search(left) is not None, cues.RETRACTION.search(right) is not None)
+    if back[0] == back[1]:
+        return False
+    kept = right if back[0] else left
+    return _lasting(kept) and _predicates(left) and _predicates(right)
+
+
+def _lasting(said: str) -> bool:
+    """Whether ``said`` states what lasts beyond the request (an instruction, a fact about
+    the user, a liking), which a change of mind beside it must not take back with it."""
+    has = _searching(said)
+    return _instructs(has) or has(cues.FACT) or has(cues.PREFERENCE)
+
+
+def _spaced(text: str, start: int, end: int, entities: Sequence[Entity]) -> list[tuple[int, int]]:
+    """The clause ``text[start:end]`` cut at each run of white space that stands between two
+    Chinese characters and parts a change of mind from what else is said (:func:`_turns_back`
+    of the words on each side up to the next space), when no entity spans it and no name
+    ends at it: "算了 以后退货我都自己拿驿站寄" is two clauses; "算了 买个台灯 床帘" cuts after
+    算了 only (a list is one clause), "荣耀 畅玩 50" (a name), "小米 14" and "iPhone 15 Pro"
+    (no Chinese on both sides) are never cut."""
+    gaps = [(start + a, start + b) for a, b in _SPACE.spans(text[start:end])]
+    if not gaps:
+        return [(start, end)]
+    bounds = [start, *(x for gap in gaps for x in gap), end]
+    segments = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
+    out: list[tuple[int, int]] = []
+    at = start
+    for k, (a, b) in enumerate(gaps):
+        left, right = segments[k], segments[k + 1]
+        if (
+            _HAN.match(text[a - 1]) is None
+            or _HAN.match(text[b]) is None
+            or any(e.start < a and b < e.end for e in entities)
+            or any(e.end == a and e.type in _NAMES for e in entities)  # 荣耀 畅玩 50
+            or not _turns_back(text[left[0] : left[1]], text[right[0] : right[1]])
+        ):
+            continue
+        out.append((at, a))
+        at = b
+    out.append((at, end))
     return out
 
 
@@ -219,18 +292,60 @@ _TOLD: Final = LinearPattern(
 asked."""
 
 
-def _kind(text: str, role: str, fams: tuple[str, ...], has: _Has) -> ActKind:
+_DELEGATED: Final = LinearPattern(
+    r"(?i:^\s*(?:(?:ok(?:ay)?|oh|and|so|also|just|please|then|but|pls)[\s,]+)*"
+    r"(?P<verb>have|get|ask|tell|let)\s+(?P<who>them|him|her|someone|somebody|"
+    r"(?:the|your|a|an|my|our|whoever|whoever's)\s+[a-z-]+)\s*(?P<rest>[a-z' ]*))"
+)
+"""The user having a third party do something ("Have the courier ring me first", "Get the
+driver to leave it outside", "Tell them to call before delivery"); ``rest``: what follows
+the party's first word."""
+_PARTICIPLE: Final = LinearPattern(
+    r"(?i:^(?:[a-z]*[^e\s]ed|been|gone|left|sent|got|gotten|done|made|taken|given|brought|"
+    r"bought|paid|found|seen|heard|lost|kept|told|said|held|sold|spent|built|[a-z]+en)$)"
+)
+"""An English past participle ("arrived", "been", "taken"): "Have the parcels arrived" asks
+(not a verb of :data:`_BASE_EN` that only looks like one)."""
+_BASE_EN: Final = frozenset({"open", "listen", "happen", "then", "when", "even", "often"})
+
+
+def _delegates(text: str) -> bool:
+    """Whether ``text`` has a third party do something for the user (:data:`_DELEGATED`),
+    not asks whether they did ("Have the parcels arrived", "Have you…": a participle after
+    the party, or the party is the agent)."""
+    m = _DELEGATED.match(text)
+    if m is None:
+        return False
+    verb = (m.group("verb") or "").casefold()
+    after = (m.group("rest") or "").split()[:2]
+    if verb in ("ask", "tell", "get"):  # ask the courier to…, get the driver to…
+        return "to" in after
+    return not any(_PARTICIPLE.fullmatch(w) is not None and w not in _BASE_EN for w in after)
+
+
+def _delegated_kind(fams: tuple[str, ...], entities: Sequence[Entity]) -> ActKind:
+    """What having a third party do something is: a request when it names a request other
+    than a delivery or a day ("Have the courier pick up the return on Tuesday"), else an
+    instruction on how to treat the user ("Have them call before delivery")."""
+    if set(fams) - {"delivery"} or any(e.type == "DATE" for e in entities):
+        return ActKind.REQUEST
+    return ActKind.INSTRUCTION
+
+
+def _kind(
+    text: str, role: str, fams: tuple[str, ...], has: _Has, *, delegated: ActKind | None = None
+) -> ActKind:
     if role != "user":
         return ActKind.COMMITMENT if fams else ActKind.STATEMENT
     if cues.SMALL_TALK.fullmatch(text) is not None:
         return ActKind.SMALL_TALK
-    question = has(cues.QUESTION) and _TOLD.search(text) is None
+    question = has(cues.QUESTION) and _TOLD.search(text) is None and delegated is None
     if has(cues.TEMPORARY) and not question:
         return ActKind.TEMPORARY
     if question:
         return ActKind.QUESTION
-    if _instructs(has):
-        return ActKind.INSTRUCTION
+    if delegated is not None or _instructs(has):
+        return ActKind.INSTRUCTION if delegated is None else delegated
     found = next((kind for rx, kind in _BY_CUE if has(rx)), None)
     if found is ActKind.PREFERENCE and fams and has(_ASKING):
         found = ActKind.REQUEST  # "帮我修一下就行": asked of the agent, not a liking
@@ -1016,11 +1131,14 @@ def _cues_in(piece: str) -> _Has:
 def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
     out = []
     scoped = False  # "For today only, …": what follows in the turn is for now too
-    for a, b in clauses(u.text, lang):
+    for a, b in clauses(u.text, lang, u.entities):
         piece = u.text[a:b]
         has = _cues_in(piece)
         fams = families(piece)
-        kind = _kind(piece, u.role, fams, has)
+        delegated = None
+        if u.role == "user" and u.text[b : b + 1] not in ("?", "？") and _delegates(piece):
+            delegated = _delegated_kind(fams, [e for e in u.entities if a <= e.start < b])
+        kind = _kind(piece, u.role, fams, has, delegated=delegated)
         refusal = False
         if u.role == "user" and has(cues.RETRACTION):
             kind = ActKind.RETRACTION

@@ -83,7 +83,7 @@ REFUSED_AFTER: Final = LinearPattern(r"^[^，,。！？；;\n]{0,2}?" + REFUSED_
 """A refusal of the word that ends where the text starts (see :data:`REFUSED_AFTER_ZH`)."""
 
 _FUTURE_ZH = (  # 以后 as "from now on" (not 到货以后, "after delivery")
-    r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|之后都|日后|下次|下回|一律|统一|统统|"
+    r"(?:^|[^到货了单款完收签用装过修换买着])以后|今后|往后|之后都|日后|下次|下回|一律|统一|统统|"
     r"从今天起|从现在起|从今往后|从此|以后都|打今儿起|打今天起|从今儿起|往后都|"
     r"记住|记得|记一下|备注一下|备注|都(?:直接|用|走|发|放|搁|寄|打|联系|送|给|开|别|甭|不要|不用|只)|全部都|"
     r"别再|不要再|不用再|不再|再也别|再也不要|千万别|"
@@ -119,7 +119,7 @@ _DIRECTIVE_EN = (
 INSTRUCTION: Final = _words(_FUTURE_ZH, _FUTURE_EN)
 """Words that make a statement about how to treat the user last beyond this request."""
 FUTURE: Final = _words(
-    r"(?:^|[^到货了单款完收签用装过修换买])以后|今后|往后|日后|下次|下回|从今天起|从现在起|从今往后|从此|"
+    r"(?:^|[^到货了单款完收签用装过修换买着])以后|今后|往后|日后|下次|下回|从今天起|从现在起|从今往后|从此|"
     r"打今儿起|打今天起|从今儿起|记住|记得|备注",
     r"from now on|going forward|in (?:the )?future|next time|remember|please note|make sure|"
     r"keep in mind|by default|for all (?:my |future )?orders|from here on|from today",
@@ -147,8 +147,7 @@ ONE_OFF: Final = _words(
     r"this time|this order|this one|just this once|for now|for this (?:order|parcel|one)|"
     r"this (?:parcel|package|delivery|shipment)|today'?s delivery|for a friend|my friend'?s?|"
     r"a friend of mine|my colleague|my neighbou?r'?s|on behalf of|(?:for )?today only|"
-    r"just (?:for )?today|only today|for my (?:brother|sister|friend|colleague|boss|neighbou?r)|"
-    r"(?:he|she)'?s a",
+    r"just (?:for )?today|only today|for my (?:brother|sister|friend|colleague|boss|neighbou?r)",
 )
 """Words that limit what is said to the present request, or to somebody else."""
 

@@ -528,12 +528,75 @@ _EN_GENERIC: Final = frozenset(
     }
 )
 """Nouns that name no product of their own (the package arrived late)."""
+_EN_PERCEIVED: Final = frozenset(
+    f"{verb}{ending}"
+    for verb in ("smell", "look", "feel", "sound", "seem", "taste", "appear")
+    for ending in ("", "s", "ed")
+) | {"smelt", "felt"}
+"""Verbs of perception or seeming (smells, looks, sounds, seems, tastes): a verb, so a
+product's name ends before one (the noise sounds like grinding: no "noise sounds like")."""
+_EN_MEDIUM: Final = frozenset(
+    {
+        "puddle",
+        "puddles",
+        "pool",
+        "water",
+        "liquid",
+        "fluid",
+        "oil",
+        "mess",
+        "spill",
+        "stain",
+        "stains",
+        "residue",
+        "smoke",
+        "steam",
+        "moisture",
+        "condensation",
+        "mold",
+        "mould",
+        "dust",
+        "foam",
+        "gunk",
+        "goo",
+        "sludge",
+        "leak",
+        "drip",
+        "drips",
+        "flood",
+        "smell",
+        "odor",
+        "odour",
+        "noise",
+        "sound",
+        "air",
+        "floor",
+        "wall",
+        "ceiling",
+        "kitchen",
+        "bathroom",
+        "bedroom",
+        "room",
+        "garage",
+        "basement",
+        "hallway",
+        "house",
+        "apartment",
+    }
+)
+"""Heads of what a fault shows in or where it is (a body of liquid, a mess, a smell or a
+noise, a room or a surface of the home): no product, whatever verb follows (the puddle
+smells burnt, the kitchen smells like gas, the water keeps leaking, the floor is damaged);
+the thing of one's own said so stays one (the toaster smells burnt, the water bottle
+leaks)."""
 
 
 def english_subjects(text: str) -> list[Span]:
     """PRODUCT spans of the thing an English clause opens on when a problem follows it: ``the
     salad spinner keeps leaking``, ``my camping lantern is broken``; of a part, its whole
-    (``the hinge on the jewelry box snapped``: ``jewelry box``)."""
+    (``the hinge on the jewelry box snapped``: ``jewelry box``); never what a fault shows in
+    (:data:`_EN_MEDIUM`: ``the puddle smells burnt``) nor a name running over a verb of
+    perception (:data:`_EN_PERCEIVED`)."""
     out: list[Span] = []
     for m in _EN_SUBJECT.finditer(text):
         a, b = m.span(_EN_SUBJECT.groupindex["np"])
@@ -541,6 +604,8 @@ def english_subjects(text: str) -> list[Span]:
         for k in range(1, len(words) + 1):
             end = a + len(" ".join(words[:k]))
             after = text[end:] if text[end : end + 1] == " " else " " + text[end:]
+            if words[k - 1].lower() in _EN_PERCEIVED:
+                break  # the noise sounds like grinding: a verb, the name ended before it
             if symptoms.PROBLEM_EN.match(after) is None and _EN_BROKEN.match(after) is None:
                 continue
             head = words[:k]
@@ -550,7 +615,11 @@ def english_subjects(text: str) -> list[Span]:
             if of:  # the hinge on the jewelry box: the box
                 head = head[of[-1] + 1 :]
                 head = head[1:] if head and head[0].lower() in _DETERMINERS else head
-            if 1 <= len(head) <= 3 and " ".join(head).lower() not in _EN_GENERIC:
+            if (
+                1 <= len(head) <= 3
+                and " ".join(head).lower() not in _EN_GENERIC
+                and head[-1].lower() not in _EN_MEDIUM
+            ):
                 start = end - len(" ".join(head))
                 out.append(("PRODUCT", start, end))
             break

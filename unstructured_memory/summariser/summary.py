@@ -215,9 +215,53 @@ _SUBJECTLESS_EN = re.compile(
 """A clause that says what happened without its subject ("stopped working"); one that asks
 ("Is this rain cover compatible…") has its subject after the verb."""
 _LEAD_ZH = LinearPattern(
-    r"^(?:您好|你好|亲|请问|麻烦|就是|但是|可是|然后|而且|现在|已经|还|我的|我|这个|那个|这台|那台|它|"
-    r"这款|这|那|你们的|你们|的|了|是|，|\s)+"
+    r"^(?:您好|你好|亲|请问|麻烦|就是|但是|可是|然后|而且|现在|已经|还|我们的|咱们的|我的|我|这个|那个|"
+    r"这台|那台|它们|它|这款|这|那|你们的|你们|的|了|是|，|\s)"
 )
+"""One lead word of a clause the record drops (the record speaks of 用户 already)."""
+_BOUND_ZH = LinearPattern(
+    r"^(?:我们|咱们?|俺们|俺家|我俩|我家|[这那](?:[些里儿边么样]|会儿)|的确|了解|是否)"
+)
+"""Words a lead word opens without being one (我们, 这些, 那边, 是否): the lead stops there."""
+_WE_ZH = LinearPattern(
+    r"^(?:我们|咱们|咱|俺们|俺|我)(?:(?P<two>俩|两个|两人|两口子?)|(?P<home>家)|(?P<org>公司|单位|店|"
+    r"团队|部门|学校|工厂|厂里?|办公室|宿舍|小区|楼[下上里道]|门口|附近|这[边里儿]|那[边里儿]|村|镇|"
+    r"财务|老板|领导|经理|同事|老师)|(?P<we>))"
+)
+"""A clause opening with the user's household or company said in the first person plural
+(我们家, 我俩, 咱家, 我们公司, 我们楼下): said as the user's (用户家, 用户两人, 用户公司,
+用户楼下); a plural said alone is the user's household (我们 → 用户一家)."""
+
+
+def _ours(piece: str) -> str:
+    """``piece`` with the first person plural opening it said as the user's (:data:`_WE_ZH`);
+    as it is when it opens with another word."""
+    we = _WE_ZH.match(piece)
+    if we is None:
+        return piece
+    if we.group("two") is not None:
+        return "用户两人" + piece[we.end() :]
+    if we.group("home") is not None:
+        return "用户家" + piece[we.end() :]
+    if we.group("org") is not None:
+        return "用户" + piece[we.start(_WE_ZH.groupindex["org"]) :]
+    return "用户一家" + piece[we.end() :]
+
+
+def _lead_off(piece: str) -> str:
+    """``piece`` without its lead words (:data:`_LEAD_ZH`), whole words only: a plural of the
+    first person becomes the user's (:data:`_WE_ZH`), a word a lead word opens stays."""
+    while piece:
+        lead = _LEAD_ZH.match(piece)
+        bound = _BOUND_ZH.match(piece)
+        if bound is not None and (lead is None or lead.end() <= bound.end()):  # 我们的 is lead
+            return _ours(piece)
+        if lead is None or lead.end() == 0:
+            return piece
+        piece = piece[lead.end() :]
+    return piece
+
+
 _TRAIL_ZH = "了啊呀呢吧哦嘛的～~" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 """Particles and white space stripped from the end of a clause (``str.rstrip``)."""
 _LEAD_EN = LinearPattern(
@@ -373,7 +417,7 @@ def _tidy(piece: str, lang: Lang) -> str:
     in the third person (English), masked, cut to the clause length."""
     piece = " ".join(piece.split())
     if lang == "zh":
-        piece = _LEAD_ZH.sub("", piece).rstrip(_TRAIL_ZH)
+        piece = _lead_off(piece).rstrip(_TRAIL_ZH)
     else:
         piece = _LEAD_EN.sub("", piece).strip()
         for rx, repl in _PRONOUNS_EN:
