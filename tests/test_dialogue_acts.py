@@ -519,6 +519,35 @@ def test_cancelling_an_earlier_request_by_its_form_withdraws_it(
 
 
 @pytest.mark.parametrize(
+    ("turns", "dropped"),
+    [
+        (
+            _turns(
+                ("u", "帮我把订单 7781203 的地址改一下"),
+                ("a", "好的，请提供新地址"),
+                ("u", "改成浦东新区张江路 88 号吧……哦不对，还是原来的地址，我周末回家住"),
+            ),
+            "浦东新区",
+        ),
+        (
+            _turns(
+                ("u", "Can you change the delivery address on order 5521907?"),
+                ("a", "Sure, what's the new address?"),
+                ("u", "14 Elm Road, Leeds. Hmm, no, actually keep the original address"),
+            ),
+            "Leeds",
+        ),
+    ],
+)
+def test_going_back_to_the_original_keeps_no_change(turns: list[Turn], dropped: str) -> None:
+    summary = summarise("u", "s", turns)
+    assert dropped not in summary.summary_text
+    assert "address" in summary.dialogue.retracted
+    got = RuleExtractor().extract(turns, summary).observations
+    assert not [o for o in got if o.key == "address"], got
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "工单 TK-88-00412 还没处理，订单 2409-1558-8120 的取件码 A7Q3 也不对",

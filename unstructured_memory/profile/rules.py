@@ -305,6 +305,8 @@ def observe_session(
             said = instructions.setdefault(key, [])
             if text not in said:
                 said.append(text)
+    if "address" in dialogue.retracted:  # the address given for a change taken back
+        observations = [o for o in observations if o.key != "address"]
     return _one_per_model(_last_of_each(observations)), [
         Instruction(key, "；".join(texts)[:MAX_INSTRUCTION_CHARS])
         for key, texts in instructions.items()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Final
 
 from policies.linear_re import LinearPattern
+from policies.pii import PiiKind, find_pii
 from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
 from unstructured_memory.summariser.entities import ID_LABELS, Entity, Lang
 from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
@@ -141,6 +142,31 @@ def _blank(chars: list[str], start: int, end: int) -> None:
             chars[i] = " "
 
 
+_PLACE_TAIL: Final = LinearPattern(
+    r"^\s*(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}(?:\s+[A-Z]{2})?|[A-Z0-9]{2,4}\s?[0-9][A-Z]{2}|"
+    r"[\x{4e00}-\x{9fff}]{1,6}(?:省|市|区|县|镇))\s*$"
+)
+"""A clause that only goes on with an address: a town (Leeds, Austin TX), a postcode, 海淀区."""
+
+
+def _addresses_given(text: str, starts: Sequence[int], dialogue: Dialogue) -> list[tuple[int, int]]:
+    """The user's live clauses giving an address (one holding an address, and a town or
+    postcode clause right after it) in a session that took an address change back, as
+    spans of ``text``."""
+    out: list[tuple[int, int]] = []
+    if "address" not in dialogue.retracted:
+        return out
+    after = False
+    for act in dialogue.live("user"):
+        a, b = starts[act.turn] + act.start, starts[act.turn] + act.end
+        clause = text[a:b]
+        holds = any(m.kind is PiiKind.ADDRESS for m in find_pii(clause))
+        if holds or (after and _PLACE_TAIL.search(clause) is not None):
+            out.append((a, b))
+        after = holds or (after and _PLACE_TAIL.search(clause) is not None)
+    return out
+
+
 def amend(
     text: str,
     starts: Sequence[int],
@@ -158,9 +184,12 @@ def amend(
         said = [_LABELS[k] for k in act.topics if k in _LABELS and not _LABELS[k].context]
         said_back = text[at + act.start : at + act.end]
         noted = act.role != "user" and _NOTED.search(said_back) is not None
-        if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted:
+        idle = act.kind is ActKind.SMALL_TALK  # 好的, hmm, no: nothing the record says
+        if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted or idle:
             _blank(chars, at + act.start, at + act.end)
         kept += [t for t in said if t not in kept]
+    for a, b in _addresses_given(text, starts, dialogue):  # of a change taken back
+        _blank(chars, a, b)
     for c in dialogue.corrections:  # "she's a 6.5 not a 7": the refused value goes as said
         if c.wrong is not None and c.wrong[0] == c.turn:
             t, a, b = c.wrong
@@ -210,7 +239,10 @@ def amend(
     settling = tuple(
         (starts[a.turn] + a.start, starts[a.turn] + a.end)
         for a in live
-        if a.turn in retracting and a.kind in _SETTLING and not a.families
+        if a.turn in retracting
+        and a.kind in _SETTLING
+        and not a.families
+        and _may_say_why(text[starts[a.turn] + a.start : starts[a.turn] + a.end])
     )
     asks = any(a.kind is ActKind.REQUEST for a in live)
     withdrawn = () if asks else dialogue.retracted
@@ -227,7 +259,24 @@ def amend(
     )
 
 
+_NO_REASON: Final = LinearPattern(
+    r"改成|换成|改到|改为|换到|(?i:change (?:it )?to|make it|switch (?:it )?to)"
+    r"|^[\s，,。.!！]*(?:哦|啊|嗯|呃|诶)?[\s，,]*不对[\s，,。.!！]*$"
+)
+"""A clause beside a retraction saying what was asked (改成浦东新区…) or only that it was
+wrong (哦不对): no reason it was taken back."""
+
 _SETTLING: Final = frozenset({ActKind.STATEMENT, ActKind.FACT, ActKind.PREFERENCE})
+
+
+def _may_say_why(clause: str) -> bool:
+    """Whether a clause beside a retraction may say why: not what was asked
+    (:data:`_NO_REASON`, an address), not a word or two alone (Hmm, no, Leeds)."""
+    if _NO_REASON.search(clause) or find_pii(clause):
+        return False
+    return len(clause.split()) >= 2 or sum("\u4e00" <= ch <= "\u9fff" for ch in clause) >= 3
+
+
 """Acts that may say why a request was taken back."""
 
 

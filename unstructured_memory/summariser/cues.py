@@ -177,11 +177,13 @@ QUESTION: Final = LinearPattern(
 SMALL_TALK: Final = LinearPattern(
     r"^\s*(?:您好|你好|在吗|在不在|亲|哈+|嗯+|哦+|噢|好的|好吧|好滴|好嘞|行|可以|ok|OK|谢谢|多谢|感谢|辛苦了?|"
     r"麻烦了|拜拜|再见|没事了|没有了|就这样|明白|知道了|收到|了解|等下|等一下|等等|稍等|慢着|"
-    r"(?i:hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|sure|perfect|"
-    r"no worries|that'?s all|nothing else|alright|wait|hold on|hang on))"
+    r"呃+|诶|哎呀?|唉|额|(?i:hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|"
+    r"sure|perfect|no worries|that'?s all|nothing else|alright|wait|hold on|hang on|hmm+|"
+    r"um+|uh+|er+m?|oh|ah|oops|no|nope|nah))"
     r"[\s啦呀啊哈吧的了呢!！.。~～]*$"
 )
-"""A clause that is only a greeting, thanks, an acknowledgement or a pause ("等下")."""
+"""A clause that is only a greeting, thanks, an acknowledgement, an interjection (呃, hmm, no)
+or a pause ("等下")."""
 
 PREFERENCE: Final = _words(
     r"喜欢|偏好|习惯|比较想要|更想要|倾向|就行|就好|就可以|比较好|更好|最好",
@@ -311,6 +313,7 @@ CORRECTION: Final = tuple(
 RETRACTION: Final = _words(
     r"本来想|原本想|本想|原来想|还是留着|留着吧|决定留着|先留着|"
     r"(?:就|也|还是|那就|那)?算了|作罢|作废|撤回|撤销|收回|撤(?:了|掉|下|一下|吧)|"
+    r"还是(?:用|按|要|送到?|寄到?|发到?)?(?:原来|之前|以前|本来|老)的|保持原样|"
     r"不(?:退|换|投诉|催|修|改|寄|要求|申请|合并|拦截|加急|保价|包装|开票|改地址|转寄)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约|取件)|"
@@ -326,7 +329,9 @@ RETRACTION: Final = _words(
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
     r"forget what i said|undo|call off|disregard|cancel that|don'?t worry about|skip the|"
     r"hold off on|(?:i'?ve )?changed my mind|let'?s not|not any ?more|i'?ll pass|drop it|"
-    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want|(?:don'?t|do not) cancel(?:$|[^a-z])",
+    r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want|(?:don'?t|do not) cancel(?:$|[^a-z])|"
+    r"(?:keep|stick with|go back to|leave) the (?:original|old|previous|current|same)|"
+    r"leave (?:it|everything) as (?:it was|it is|is)",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
 
@@ -351,7 +356,7 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         (
             "address",
             r"改(?:个|一下)?地址|修改地址|地址(?:改|修改|变更)|改寄|转寄|改送|"
-            r"(?i:change (?:the |my )?address|"
+            r"(?i:(?:change|update|edit) (?:the |my )?(?:delivery |shipping |postal )?address|"
             r"address change|reroute|redirect)",
         ),
         ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
