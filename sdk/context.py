@@ -24,18 +24,25 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from policies.errors import InvalidField
+from policies.linear_re import LinearPattern
 from policies.pii import PiiKind, mask_pii, mask_value
 from policies.superseded import refused_words, superseded_words, unsay
 from policies.temporary import TEMPORARY_NOTE, lapsed
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
-from structured_memory.repositories.learned_profile import LEARNED_KEY
+from structured_memory.repositories.learned_profile import CHANNEL_SLOT, LEARNED_KEY
 from unstructured_memory.profile.rules import NOTE_PREFIX
 from unstructured_memory.summariser.acts import negated
-from unstructured_memory.summariser.topics import TOPICS
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    CITY_ZH,
+    TOPICS,
+    mentions,
+)
 from values.context import ContextItem, MemoryContext, Section
 from values.hits import MemoryHit
 from values.records import Fact, Profile
@@ -296,17 +303,68 @@ def business_items(profile: Profile, checks: Sequence[Verification]) -> list[Con
     return out
 
 
+_NAMED: Final = frozenset({"city", "device_model"})
+"""Learned slots whose value is a place or a thing: a longer former value is replaced by
+the names it holds (:func:`~policies.superseded.superseded_words`)."""
+_CITY: Final = LinearPattern(rf"(?:{CITY_ZH})(?:[\u4e00-\u9fff]{{1,5}}?(?:新区|区|县))?")
+"""A city of residence and its district (南京鼓楼区)."""
+_CITY_NAME: Final = LinearPattern(rf"(?:{CITY_ZH})")
+
+
 def _superseded(profile: Profile) -> tuple[str, ...]:
     """The words of the values learned slots held before their current ones
-    (:func:`~policies.superseded.superseded_words`); the profile line's slots left out."""
+    (:func:`~policies.superseded.superseded_words`; of a city, the cities and districts it
+    names too); the profile line's slots left out."""
     out: list[str] = []
-    for _, entry in _learned_entries(profile):
+    for slot, entry in _learned_entries(profile):
+        key = slot.partition("@")[0]
         now = entry["value"]
         now = now.get("masked") if isinstance(now, dict) else now
         for former in entry.get("formerly", ()):
             if isinstance(former, str) and isinstance(now, str):
-                out += superseded_words(former, now)
+                out += superseded_words(former, now, names=key in _NAMED)
+                if key == "city":
+                    out += _cities(former, now)
     return tuple(out)
+
+
+def _cities(former: str, now: str) -> list[str]:
+    """The cities a former city value names, each with its district and alone (南京鼓楼区,
+    南京), that ``now`` does not name."""
+    out = []
+    for a, b in _CITY.spans(former):
+        named = former[a:b]
+        city = _CITY_NAME.match(named)
+        for word in (named, "" if city is None else named[: city.end()]):
+            if word and word not in now and word not in out:
+                out.append(word)
+    return out
+
+
+def _former_channels(profile: Profile) -> frozenset[str]:
+    """The channels the user was notified by before the one now in force (codes)."""
+    learned = profile.attributes.get(LEARNED_KEY)
+    prefs = learned.get("preferences") if isinstance(learned, dict) else None
+    entry = prefs.get(CHANNEL_SLOT) if isinstance(prefs, dict) else None
+    if not isinstance(entry, dict):
+        return frozenset()
+    now = entry.get("value")
+    return frozenset(c for c in entry.get("formerly", ()) if isinstance(c, str) and c != now)
+
+
+def _unsaid(text: str, words: Sequence[str], channels: frozenset[str], marker: str) -> str:
+    """``text`` with ``words`` (:func:`_superseded`) and each channel of ``channels`` named as
+    the way to reach the user (微信通知我, email me) shown as replaced; a channel refused
+    there stays as said (别再发微信了)."""
+    if channels:
+        spans = [
+            (m.start, m.end)
+            for m in mentions(text, CHANNEL, CHANNEL_CODES)
+            if m.code in channels and not _governed(text, m.start, m.end)
+        ]
+        for a, b in sorted(spans, reverse=True):
+            text = f"{text[:a]}{marker}{text[b:]}"
+    return unsay(text, words, marker) if words else text
 
 
 def record_items(
@@ -318,6 +376,7 @@ def record_items(
     a temporary intent whose time is over is left out (:mod:`policies.temporary`)."""
     w = _words(profile)
     former = _superseded(profile)
+    channels = _former_channels(profile)
     said = [f.value for f in facts if f.status != PENDING and isinstance(f.value, str)]
     now = datetime.now(UTC)
     out = []
@@ -326,7 +385,7 @@ def record_items(
             continue
         text = _clean(h.text)
         words = [*former, *(x for s in said for x in refused_words(s, text, _governed))]
-        text = unsay(text, words, w.superseded) if words else text
+        text = _unsaid(text, words, channels, w.superseded)
         if h.status == PENDING:
             out.append(
                 ContextItem(

@@ -1,0 +1,189 @@
+"""A lasting value the user changes in a later session (moved, switched, now a new size,
+a new diet, more people at home): the later value is read as the slot's, and the former
+one stops being shown (pure, no database)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from policies.superseded import superseded_words
+from sdk.context import record_items
+from unstructured_memory.profile.rules import RuleExtractor
+from unstructured_memory.summariser import summarise
+from values.hits import MemoryHit
+from values.records import Profile
+from values.sessions import Turn
+
+T0 = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
+
+
+def _facts(said: str, key: str) -> list[str]:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    return [o.value for o in found if o.slot.partition("@")[0] == key]
+
+
+@pytest.mark.parametrize(
+    ("said", "city"),
+    [
+        ("调到厦门工作了，新家在思明区，燃气灶能上门装吗", "厦门"),
+        ("新家安在了宁波，以后寄这边", "宁波"),
+        ("Just got the keys to our new house in Glasgow! Can you send a doormat there?", "Glasgow"),
+        ("Where's my parcel? It's going to my flat in Manchester, Ancoats.", "Manchester"),
+        ("Our new place in Cardiff has a tiny hallway, is the rack slim?", "Cardiff"),
+    ],
+)
+def test_a_new_home_or_ones_flat_in_a_city_is_where_the_user_lives(said: str, city: str) -> None:
+    assert [v for v in _facts(said, "city") if city in v], _facts(said, "city")
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["我在北京出差，下周回来", "Do you deliver to Sacramento by Saturday?", "我妈的新家在成都吗"],
+)
+def test_a_place_said_in_passing_is_still_no_home(said: str) -> None:
+    assert not _facts(said, "city")
+
+
+@pytest.mark.parametrize(
+    ("said", "diet"),
+    [
+        ("我现在改吃纯素了，鸡蛋牛奶都不碰了", "纯素"),
+        ("我是蛋奶素，这个面包里有猪油吗", "蛋奶素"),
+        ("我吃全素，五辛也不吃", "全素"),
+        ("I'm pescatarian, fish is fine but no meat.", "pescatarian"),
+        ("I've gone fully vegan now.", "vegan"),
+    ],
+)
+def test_a_kind_of_vegetarian_is_a_diet(said: str, diet: str) -> None:
+    assert [v for v in _facts(said, "diet") if diet in v], _facts(said, "diet")
+
+
+@pytest.mark.parametrize(
+    ("said", "held"),
+    [
+        ("家里就我们小两口，电饭煲 3 升的够吗", "小两口"),
+        ("现在家里五口人了，添了个宝宝，有没有大一点的电饭煲", "五口人"),
+        ("我们一家三口，买多大的冰箱合适", "一家三口"),
+        ("It's just me at home, is the 2-quart rice cooker big enough?", "just me at home"),
+        ("My partner moved in, so there are three of us at home now.", "three of us"),
+        ("We're a family of four, which air fryer size?", "family of four"),
+    ],
+)
+def test_how_many_live_at_home_is_a_fact(said: str, held: str) -> None:
+    assert [v for v in _facts(said, "household") if held in v], _facts(said, "household")
+
+
+@pytest.mark.parametrize(
+    "said", ["这个锅三个人用够吗", "It's just me asking, no rush", "家里有两只猫"]
+)
+def test_a_count_that_is_no_household_is_not_one(said: str) -> None:
+    assert not _facts(said, "household")
+
+
+def test_a_size_worn_now_after_one_no_longer_worn_is_the_size() -> None:
+    said = "减肥瘦了二十斤，不再穿 XL 了，现在 L 码就行，这条运动裤能换小一码吗"
+    assert [v for v in _facts(said, "size") if "L码" in v.replace(" ", "")], _facts(said, "size")
+
+
+@pytest.mark.parametrize(
+    ("former", "now", "words"),
+    [
+        (
+            "It's going to my flat in Manchester, Ancoats",
+            "Just got the keys to our new house in Glasgow",
+            ("Manchester", "Ancoats"),
+        ),
+        ("I switched to a Pixel 9 last week, love it", "I'm on an iPhone 16 now", ("Pixel 9",)),
+        (
+            "It's in London, Camden, right by the canal",
+            "We moved within London to Hackney",
+            ("Camden",),
+        ),
+    ],
+)
+def test_a_long_former_value_is_replaced_by_its_names(
+    former: str, now: str, words: tuple[str, ...]
+) -> None:
+    assert superseded_words(former, now, names=True) == words
+    assert superseded_words(former, now) == ()  # a person's traits: their names stay
+
+
+def _profile(learned: dict[str, Any], language: str = "zh-CN") -> Profile:
+    return Profile(
+        user_id="u",
+        created_at=T0,
+        updated_at=T0,
+        timezone="Asia/Shanghai",
+        language=language,
+        notification_preference={},
+        attributes={"learned": learned},
+        profile_summary="",
+        version=1,
+    )
+
+
+def _entry(value: str, *formerly: str) -> dict[str, Any]:
+    return {"value": value, "at": T0.isoformat(), "session": "s2", "formerly": list(formerly)}
+
+
+def _hit(text: str) -> MemoryHit:
+    return MemoryHit(
+        memory_id=uuid.uuid4(),
+        text=text,
+        score=1.0,
+        intent="general",
+        entities=[],
+        occurred_at=T0,
+        metadata={},
+        policy="implicit",
+        kind="record",
+        session_id="s1",
+        keyword_score=None,
+        vector_score=None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("learned", "record", "gone", "kept"),
+    [
+        (  # a former channel named as the way to reach the user
+            {"preferences": {"notification_channel": _entry("sms", "wechat")}},
+            "用户要求以后物流消息微信通知",
+            "微信",
+            "物流消息",
+        ),
+        (  # a former city and its district, from a clause
+            {"facts": {"city": _entry("我们家上个月搬到合肥了", "我住南京鼓楼区，六楼没电梯")}},
+            "用户查询寄到南京鼓楼区的书架的物流进度",
+            "南京",
+            "书架",
+        ),
+        (  # the names of a former English city clause
+            {
+                "facts": {
+                    "city": _entry("our new house in Glasgow", "my flat in Manchester, Ancoats")
+                }
+            },
+            "The user asked about the delivery of the Manchester parcel to Ancoats",
+            "Manchester",
+            "parcel",
+        ),
+    ],
+)
+def test_a_record_shows_a_former_channel_or_city_as_replaced(
+    learned: dict[str, Any], record: str, gone: str, kept: str
+) -> None:
+    (item,) = record_items(_profile(learned), [_hit(record)])
+    assert gone not in item.text, item.text
+    assert kept in item.text
+
+
+def test_a_channel_the_record_refuses_stays_as_said() -> None:
+    learned = {"preferences": {"notification_channel": _entry("sms", "wechat")}}
+    (item,) = record_items(_profile(learned), [_hit("用户说别再发微信了，改短信")])
+    assert "别再发微信了" in item.text
