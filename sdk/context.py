@@ -21,7 +21,7 @@ are ``values.context``'s, re-exported here for one release.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -48,7 +48,18 @@ from values.hits import MemoryHit
 from values.records import Fact, Profile
 from values.verification import Verification, VerificationStatus
 
-__all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "learned_items", "render"]
+__all__ = [
+    "ContextItem",
+    "MemoryContext",
+    "Section",
+    "assemble",
+    "fit",
+    "learned_items",
+    "marker_for",
+    "render",
+    "replaced",
+    "unsaid",
+]
 
 PENDING = "pending_confirmation"
 
@@ -311,21 +322,41 @@ _CITY: Final = LinearPattern(rf"(?:{CITY_ZH})(?:[\u4e00-\u9fff]{{1,5}}?(?:新区
 _CITY_NAME: Final = LinearPattern(rf"(?:{CITY_ZH})")
 
 
-def _superseded(profile: Profile) -> tuple[str, ...]:
-    """The words of the values learned slots held before their current ones
+def _superseded(profile: Profile) -> tuple[tuple[str, ...], frozenset[str]]:
+    """What the learned slots held before their current values: the words naming those
+    values, and the former notification channels (:func:`replaced`)."""
+    learned = profile.attributes.get(LEARNED_KEY)
+    slots = []
+    for part in ("facts", "preferences"):
+        entries = learned.get(part) if isinstance(learned, dict) else None
+        for slot, entry in entries.items() if isinstance(entries, dict) else ():
+            if isinstance(entry, dict) and "value" in entry:
+                now = entry["value"]
+                now = now.get("masked") if isinstance(now, dict) else now
+                slots.append((str(slot), now, tuple(entry.get("formerly", ()))))
+    return replaced(slots)
+
+
+def replaced(
+    slots: Iterable[tuple[str, Any, Sequence[Any]]],
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Of ``slots`` (a learned slot, its value now, the values it held before), the words
+    that name a former value and not the current one
     (:func:`~policies.superseded.superseded_words`; of a city, the cities and districts it
-    names too); the profile line's slots left out."""
-    out: list[str] = []
-    for slot, entry in _learned_entries(profile):
+    names too), and the notification channels the user was reached by before (codes)."""
+    words: list[str] = []
+    channels: set[str] = set()
+    for slot, now, formerly in slots:
         key = slot.partition("@")[0]
-        now = entry["value"]
-        now = now.get("masked") if isinstance(now, dict) else now
-        for former in entry.get("formerly", ()):
+        if key == CHANNEL_SLOT:
+            channels |= {c for c in formerly if isinstance(c, str) and c != now}
+            continue
+        for former in formerly:
             if isinstance(former, str) and isinstance(now, str):
-                out += superseded_words(former, now, names=key in _NAMED)
+                words += superseded_words(former, now, names=key in _NAMED)
                 if key == "city":
-                    out += _cities(former, now)
-    return tuple(out)
+                    words += _cities(former, now)
+    return tuple(dict.fromkeys(words)), frozenset(channels)
 
 
 def _cities(former: str, now: str) -> list[str]:
@@ -341,19 +372,8 @@ def _cities(former: str, now: str) -> list[str]:
     return out
 
 
-def _former_channels(profile: Profile) -> frozenset[str]:
-    """The channels the user was notified by before the one now in force (codes)."""
-    learned = profile.attributes.get(LEARNED_KEY)
-    prefs = learned.get("preferences") if isinstance(learned, dict) else None
-    entry = prefs.get(CHANNEL_SLOT) if isinstance(prefs, dict) else None
-    if not isinstance(entry, dict):
-        return frozenset()
-    now = entry.get("value")
-    return frozenset(c for c in entry.get("formerly", ()) if isinstance(c, str) and c != now)
-
-
-def _unsaid(text: str, words: Sequence[str], channels: frozenset[str], marker: str) -> str:
-    """``text`` with ``words`` (:func:`_superseded`) and each channel of ``channels`` named as
+def unsaid(text: str, words: Sequence[str], channels: frozenset[str], marker: str) -> str:
+    """``text`` with ``words`` (:func:`replaced`) and each channel of ``channels`` named as
     the way to reach the user (微信通知我, email me) shown as replaced; a channel refused
     there stays as said (别再发微信了)."""
     if channels:
@@ -375,8 +395,7 @@ def record_items(
     fact's words: ``以后别再往星河大厦送了``) is shown as updated (:mod:`policies.superseded`);
     a temporary intent whose time is over is left out (:mod:`policies.temporary`)."""
     w = _words(profile)
-    former = _superseded(profile)
-    channels = _former_channels(profile)
+    former, channels = _superseded(profile)
     said = [f.value for f in facts if f.status != PENDING and isinstance(f.value, str)]
     now = datetime.now(UTC)
     out = []
@@ -385,7 +404,7 @@ def record_items(
             continue
         text = _clean(h.text)
         words = [*former, *(x for s in said for x in refused_words(s, text, _governed))]
-        text = _unsaid(text, words, channels, w.superseded)
+        text = unsaid(text, words, channels, w.superseded)
         if h.status == PENDING:
             out.append(
                 ContextItem(
@@ -397,6 +416,11 @@ def record_items(
                 ContextItem(Section.RECORD, f"[{h.occurred_at:%Y-%m-%d}] {text}", str(h.memory_id))
             )
     return out
+
+
+def marker_for(text: str) -> str:
+    """What shows a replaced value in ``text``, in its language (``[已更新]``, ``[updated]``)."""
+    return _ZH.superseded if any("\u4e00" <= ch <= "\u9fff" for ch in text) else _EN.superseded
 
 
 def _governed(text: str, at: int, end: int | None) -> bool:

@@ -5,12 +5,13 @@ one stops being shown (pure, no database)."""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from policies.superseded import superseded_words
+from sdk import MemoryClient
 from sdk.context import record_items
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser import summarise
@@ -187,3 +188,36 @@ def test_a_channel_the_record_refuses_stays_as_said() -> None:
     learned = {"preferences": {"notification_channel": _entry("sms", "wechat")}}
     (item,) = record_items(_profile(learned), [_hit("用户说别再发微信了，改短信")])
     assert "别再发微信了" in item.text
+
+
+def _sessions(mem: MemoryClient, user: str, *said: str) -> None:
+    then = datetime.now(UTC) - timedelta(days=40)
+    for n, text in enumerate(said):
+        at = then + timedelta(days=15 * n)
+        turns = [
+            Turn("user", text, at),
+            Turn("assistant", "好的，已记下。", at + timedelta(minutes=1)),
+        ]
+        mem.end_session(user, f"s-{n}", turns)
+
+
+def test_a_note_naming_a_channel_switched_from_shows_it_as_replaced(mem: MemoryClient) -> None:
+    """A note kept with the first channel (物流有动静微信通知我) no longer names it once the
+    user switched to another: the profile holds the new one and nowhere the old."""
+    mem.profiles.ensure("buyer-switched")
+    _sessions(mem, "buyer-switched", "以后物流有什么动静微信通知我就行", "以后通知改成短信吧")
+    notes = [str(f.value) for f in mem.facts.list("buyer-switched")]
+    assert notes, "the note stays (its procedure still holds)"
+    assert not [n for n in notes if "微信" in n], notes
+    assert mem.profiles.get("buyer-switched").notification_preference.get("sms")
+
+
+def test_a_note_naming_a_city_moved_from_shows_it_as_replaced(mem: MemoryClient) -> None:
+    mem.profiles.ensure("buyer-moved")
+    _sessions(
+        mem,
+        "buyer-moved",
+        "我住南京鼓楼区，以后大件都送货上楼，别放楼下",
+        "我们家搬到合肥了，现在住蜀山区",
+    )
+    assert not [f.value for f in mem.facts.list("buyer-moved") if "南京" in str(f.value)]
