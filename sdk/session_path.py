@@ -130,6 +130,7 @@ def _has_user_text(turns: Sequence[Turn]) -> bool:
 _SET: Final = frozenset({ChangeKind.FACT_SET, ChangeKind.PREFERENCE_SET})
 """Merge changes that give a slot a new value (the old one kept as :attr:`Stable.formerly`)."""
 
+
 class SessionPath:
     """Runs the triggers above for ``MemoryClient``."""
 
