@@ -221,3 +221,15 @@ def test_a_note_naming_a_city_moved_from_shows_it_as_replaced(mem: MemoryClient)
         "我们家搬到合肥了，现在住蜀山区",
     )
     assert not [f.value for f in mem.facts.list("buyer-moved") if "南京" in str(f.value)]
+
+
+def test_a_device_is_not_of_a_product_asked_about_in_the_next_sentence() -> None:
+    """"I'm on a ThinkPad X1 Carbon now. Does your 65W GaN charger work with it?": the laptop
+    is the user's device, not the charger's (an English full stop ends its clause)."""
+    said = (
+        "My old laptop went to my nephew for school, I'm on a ThinkPad X1 Carbon now. "
+        "Does your 65W GaN charger work with it?"
+    )
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [o.slot for o in found if o.key == "device_model"] == ["device_model"]

@@ -25,8 +25,9 @@ __all__ = [
     "things_said_to_be",
 ]
 
-CLAUSE: Final = LinearPattern(r"[^，,。！？!?；;\n]+")
-"""A clause: the text between commas and sentence ends."""
+CLAUSE: Final = LinearPattern(r"(?:[^，,。！？!?；;\n.]|\.[^\s.])+")
+"""A clause: the text between commas and sentence ends (an English full stop before a space
+or the end; not the point of 13.5-inch)."""
 
 MEMBER_OF: Final = LinearPattern(
     r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|爸|妈|"
