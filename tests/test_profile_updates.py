@@ -224,7 +224,7 @@ def test_a_note_naming_a_city_moved_from_shows_it_as_replaced(mem: MemoryClient)
 
 
 def test_a_device_is_not_of_a_product_asked_about_in_the_next_sentence() -> None:
-    """"I'm on a ThinkPad X1 Carbon now. Does your 65W GaN charger work with it?": the laptop
+    """ "I'm on a ThinkPad X1 Carbon now. Does your 65W GaN charger work with it?": the laptop
     is the user's device, not the charger's (an English full stop ends its clause)."""
     said = (
         "My old laptop went to my nephew for school, I'm on a ThinkPad X1 Carbon now. "
