@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from policies.profile_merge import PREVIOUS
 from policies.superseded import superseded_words
 from sdk import MemoryClient
 from sdk.context import record_items
@@ -233,3 +234,36 @@ def test_a_device_is_not_of_a_product_asked_about_in_the_next_sentence() -> None
     turns = [Turn("user", said, T0)]
     found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
     assert [o.slot for o in found if o.key == "device_model"] == ["device_model"]
+
+
+@pytest.mark.parametrize(
+    ("said", "device"),
+    [
+        ("科沃斯 T20 的滚刷有卖吗", "科沃斯 T20"),
+        ("石头 G20 的拖布还有货吗", "石头 G20"),
+    ],
+)
+def test_a_part_asked_for_tells_the_users_device(said: str, device: str) -> None:
+    assert _facts(said, "device_model") == [device]
+
+
+@pytest.mark.parametrize("said", ["iPhone 15 的价格多少钱", "Mate 60 的颜色有没有白的"])
+def test_an_attribute_asked_about_tells_no_device(said: str) -> None:
+    assert not _facts(said, "device_model")
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["家里那台扫地机坏了，已经换了台追觅 X40", "我换了个 vivo X100 Pro，之前那台给我妈用了"],
+)
+def test_a_device_switched_to_with_a_measure_word_replaces_the_one_before(said: str) -> None:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [o.replaces for o in found if o.key == "device_model"][:1] == [PREVIOUS]
+
+
+def test_a_brand_in_the_clause_before_is_not_the_models() -> None:
+    """ "之前那台苹果给我妈用了，有没有 X100 Pro 的钢化膜": the old phone's brand, in the clause
+    before, is not the brand of the model the user has now."""
+    said = "我换了个 vivo X100 Pro，之前那台苹果给我妈用了，有没有 X100 Pro 的钢化膜"
+    assert "苹果 X100 Pro" not in _facts(said, "device_model")

@@ -50,15 +50,19 @@ CHECKED: Final = LinearPattern(
 """A look at the thing itself (I checked the label, 看了下设置里 写的是 nova 12): a model the
 user puts right after it is the one they have."""
 _SOMEONE_ELSE: Final = LinearPattern(r"(?:[他她]|别人|朋友|同事)的?\s*$")
+_PART_ASKED: Final = LinearPattern(
+    r"^([\x{4e00}-\x{9fff}]{2,4}?)(?:有卖|有没有|有货|还有|有吗|卖吗|怎么卖|多少钱|能买|哪里买|在哪买)"
+)
+"""A thing of a model asked for by name (滚刷有卖吗, 拖布还有货吗), whatever its word's tag."""
 
 SWITCHED_TO: Final = LinearPattern(
-    r"(?:换了|换成|改用|升级到|升级成|升到|入了)了?\s*$"
+    r"(?:换了|换成|改用|升级到|升级成|升到|入了)了?\s*(?:一?\s*[台部个辆款只]\s*)?$"
     r"|(?i:(?:switched|moved|changed|upgraded)(?:\s+over)?\s+to|jumped ship[^.;!?]{0,12}?got"
     r"|replaced\s+(?:it|mine|my\s+[a-z]+|the\s+[a-z]+)\s+with|traded\s+up\s+to)"
     r"\s+(?:an?\s+|the\s+|my\s+)?$"
 )
-"""Right before a device the user switched to (换成了 vivo X100 Pro, upgraded to an iPhone 15
-Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
+"""Right before a device the user switched to (换成了 vivo X100 Pro, 换了台追觅 X40, upgraded to
+an iPhone 15 Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
 
 Span = tuple[int, int]
 
@@ -148,9 +152,10 @@ def things_said_to_be(sentence: str) -> list[tuple[int, int, str | None, str]]:
 
 def bought_for(sentence: str, start: int, end: int) -> bool:
     """Whether the model at ``sentence[start:end]`` (its brand included) is what something
-    is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕; not its
-    price, colour or other attribute, nor the model of someone named before it: 给我妈的 iPhone
-    13 的壳), or what a thing is for (screen protectors for the Galaxy S23, filters for my
+    is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕, T20
+    的滚刷有卖吗; not its price, colour or other attribute, nor the model of someone named
+    before it: 给我妈的 iPhone 13 的壳), or what a thing is for (screen protectors for the
+    Galaxy S23, filters for my
     Shark NV360)."""
     before = sentence[:start]
     clause = before[clause_around(sentence, start)[0] :]
@@ -159,7 +164,13 @@ def bought_for(sentence: str, start: int, end: int) -> bool:
     if _FOR_IT_EN.search(before) is not None:
         return True
     m = _OF_IT_ZH.match(sentence[end:])
-    return m is not None and bool(shapes.thing_opening(sentence[end + m.end() - 1 :]))
+    if m is None:
+        return False
+    rest = sentence[end + m.end() - 1 :]
+    if shapes.thing_opening(rest):
+        return True
+    part = _PART_ASKED.match(rest)
+    return part is not None and not shapes.is_attribute(part.group(1))
 
 
 def clause_around(sentence: str, at: int) -> tuple[int, int]:

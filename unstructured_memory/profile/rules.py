@@ -134,6 +134,8 @@ _OWN = LinearPattern(
     r"now (?:use|have)|on mine|of mine|mine (?:is|has)|mine'?s|i'?ve got|i own|our\s|"
     r"ours (?:is|has)|we have|we've got|we use|we own)"
 )
+_CLAUSE_END: Final = LinearPattern(r"[，,。！？!?；;\n]")
+"""What ends a clause: a brand before it is no brand of a model after it."""
 _PAPER: Final = LinearPattern(r"[ABab][0-9]\s*(?:纸|(?i:paper|sheets?))")
 """A paper size read as a model (A4 纸, A3 paper)."""
 _SHOWN: Final = LinearPattern(
@@ -624,6 +626,9 @@ class _Observer:
         for model in models:
             brand = brand_of(entities, model)
             start, end = model.start - at, model.end - at
+            ends = [e.end - at for e in entities if e.text == brand and e.end <= model.start]
+            if brand and ends and _CLAUSE_END.search(sentence[max(ends) : start]) is not None:
+                brand = ""  # "苹果给我妈用了，有没有 X100 Pro 的膜": another clause's brand
             if _PAPER.match(sentence[start:]) is not None:
                 continue  # "A4 纸": a paper size, no device
             if _SHOWN.search(sentence[max(0, start - 24) : start]) is not None:
