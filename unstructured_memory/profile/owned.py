@@ -155,8 +155,7 @@ def bought_for(sentence: str, start: int, end: int) -> bool:
     is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕, T20
     的滚刷有卖吗; not its price, colour or other attribute, nor the model of someone named
     before it: 给我妈的 iPhone 13 的壳), or what a thing is for (screen protectors for the
-    Galaxy S23, filters for my
-    Shark NV360)."""
+    Galaxy S23, filters for my Shark NV360)."""
     before = sentence[:start]
     clause = before[clause_around(sentence, start)[0] :]
     if MEMBER_OF.search(clause) is not None or _SOMEONE_ELSE.search(clause) is not None:
@@ -170,7 +169,7 @@ def bought_for(sentence: str, start: int, end: int) -> bool:
     if shapes.thing_opening(rest):
         return True
     part = _PART_ASKED.match(rest)
-    return part is not None and not shapes.is_attribute(part.group(1))
+    return part is not None and not shapes.is_attribute(part.group(1) or "")
 
 
 def clause_around(sentence: str, at: int) -> tuple[int, int]:
