@@ -220,8 +220,11 @@ def profile_item(profile: Profile) -> ContextItem:
 def fact_items(
     profile: Profile, facts: Sequence[Fact], reveal: Callable[[uuid.UUID], str]
 ) -> list[ContextItem]:
-    """Active facts as lines; pending ones as questions; SENSITIVE ones masked."""
+    """Active facts as lines; pending ones as questions; SENSITIVE ones masked; a value the
+    user has replaced since (a learned slot's former value) shown as replaced, as records
+    show it (:func:`replaced`)."""
     w = _words(profile)
+    former, channels = _superseded(profile)
     out = []
     for f in facts:
         value = f.value
@@ -230,7 +233,7 @@ def fact_items(
             masked = mask_value(PiiKind(value["kind"]), reveal(uuid.UUID(ref)))
             shown = w.sensitive.format(masked=masked, ref=ref)
         else:
-            shown = _display(value)
+            shown = unsaid(_display(value), former, channels, w.superseded)
         line = f"{_clean(w.fact_label(f.key))}：{shown}"
         if f.status == PENDING:
             out.append(

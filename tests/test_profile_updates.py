@@ -13,11 +13,11 @@ import pytest
 from policies.profile_merge import PREVIOUS
 from policies.superseded import superseded_words
 from sdk import MemoryClient
-from sdk.context import record_items
+from sdk.context import fact_items, record_items
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser import summarise
 from values.hits import MemoryHit
-from values.records import Profile
+from values.records import Fact, Profile
 from values.sessions import Turn
 
 T0 = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
@@ -267,3 +267,33 @@ def test_a_brand_in_the_clause_before_is_not_the_models() -> None:
     before, is not the brand of the model the user has now."""
     said = "我换了个 vivo X100 Pro，之前那台苹果给我妈用了，有没有 X100 Pro 的钢化膜"
     assert "苹果 X100 Pro" not in _facts(said, "device_model")
+
+
+def _fact(key: str, value: str) -> Fact:
+    return Fact(
+        id=uuid.uuid4(),
+        user_id="u",
+        key=key,
+        value=value,
+        policy="explicit",
+        confidence=1.0,
+        status="active",
+        expires_at=None,
+        last_used_at=T0,
+        source="agent",
+        agent_id="shopping-agent",
+        created_at=T0,
+        updated_at=T0,
+        version=1,
+    )
+
+
+def test_a_fact_line_shows_a_value_replaced_since_as_replaced() -> None:
+    """A fact an agent stored before the user moved (送南京鼓楼区的家里) shows the old city as
+    replaced; the stored fact stays as the agent wrote it."""
+    learned = {"facts": {"city": _entry("我们家上个月搬到合肥了", "我住南京鼓楼区")}}
+    fact = _fact("送货备注", "大件送南京鼓楼区的家里，要送货上楼")
+    (item,) = fact_items(_profile(learned), [fact], lambda _: "")
+    assert "南京" not in item.text
+    assert "送货上楼" in item.text
+    assert fact.value == "大件送南京鼓楼区的家里，要送货上楼"
