@@ -40,6 +40,7 @@ from unstructured_memory.summariser.topics import (
     CHANNEL,
     CHANNEL_CODES,
     CITY_ZH,
+    DIET_NAMES,
     TOPICS,
     mentions,
 )
@@ -323,6 +324,7 @@ the names it holds (:func:`~policies.superseded.superseded_words`)."""
 _CITY: Final = LinearPattern(rf"(?:{CITY_ZH})(?:[\u4e00-\u9fff]{{1,5}}?(?:新区|区|县))?")
 """A city of residence and its district (南京鼓楼区)."""
 _CITY_NAME: Final = LinearPattern(rf"(?:{CITY_ZH})")
+_DIET: Final = LinearPattern(DIET_NAMES)
 
 
 def _superseded(profile: Profile) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -346,7 +348,8 @@ def replaced(
     """Of ``slots`` (a learned slot, its value now, the values it held before), the words
     that name a former value and not the current one
     (:func:`~policies.superseded.superseded_words`; of a city, the cities and districts it
-    names too), and the notification channels the user was reached by before (codes)."""
+    names too; of a diet, its names), unless the current one states them too, not only to
+    deny them; and the notification channels the user was reached by before (codes)."""
     words: list[str] = []
     channels: set[str] = set()
     for slot, now, formerly in slots:
@@ -355,11 +358,31 @@ def replaced(
             channels |= {c for c in formerly if isinstance(c, str) and c != now}
             continue
         for former in formerly:
-            if isinstance(former, str) and isinstance(now, str):
-                words += superseded_words(former, now, names=key in _NAMED)
-                if key == "city":
-                    words += _cities(former, now)
+            if not (isinstance(former, str) and isinstance(now, str)):
+                continue
+            said = list(superseded_words(former, "", names=key in _NAMED))
+            if key == "city":
+                said += _cities(former, "")
+            if key == "diet":
+                said += [former[a:b] for a, b in _DIET.spans(former)]
+            words += [w for w in said if not _affirmed(now, w)]
     return tuple(dict.fromkeys(words)), frozenset(channels)
+
+
+def _affirmed(now: str, word: str) -> bool:
+    """Whether ``now`` states ``word`` (case and spaces aside) somewhere no negation governs
+    ("not just vegetarian", 不住南京了 deny it)."""
+    if "".join(word.split()).casefold() not in "".join(now.split()).casefold():
+        return False
+    low, wanted = now.lower(), word.lower()
+    at = low.find(wanted) if len(low) == len(now) else -1
+    if at < 0:
+        return True  # held, spaced or cased otherwise: taken as stated
+    while at >= 0:
+        if not _governed(now, at, at + len(wanted)):
+            return True
+        at = low.find(wanted, at + 1)
+    return False
 
 
 def _cities(former: str, now: str) -> list[str]:

@@ -297,3 +297,37 @@ def test_a_fact_line_shows_a_value_replaced_since_as_replaced() -> None:
     assert "南京" not in item.text
     assert "送货上楼" in item.text
     assert fact.value == "大件送南京鼓楼区的家里，要送货上楼"
+
+
+@pytest.mark.parametrize(
+    ("former", "now", "record", "gone"),
+    [
+        (  # the diet's name, whatever the pronoun the record gives the user
+            "I'm vegetarian",
+            "I'm vegan now, not just vegetarian",
+            "The user asked about protein bars (in the user's words: they're vegetarian)",
+            "vegetarian",
+        ),
+        ("我是蛋奶素", "我现在改吃纯素了", "用户咨询面包（用户原话：是蛋奶素）", "蛋奶素"),
+        (  # a value the new one names only to deny it
+            "我住南京鼓楼区",
+            "不再住南京了，搬到合肥了",
+            "用户查询寄到南京的书架",
+            "南京",
+        ),
+    ],
+)
+def test_a_former_value_the_new_one_denies_is_replaced(
+    former: str, now: str, record: str, gone: str
+) -> None:
+    key = "city" if "住" in former else "diet"
+    learned = {"facts": {key: _entry(now, former)}}
+    language = "en-US" if record.isascii() else "zh-CN"
+    (item,) = record_items(_profile(learned, language), [_hit(record)])
+    assert gone not in item.text
+
+
+def test_a_former_value_the_new_one_still_states_stays() -> None:
+    learned = {"facts": {"diet": _entry("I'm vegetarian and gluten-free now", "I'm vegetarian")}}
+    (item,) = record_items(_profile(learned, "en-US"), [_hit("they're vegetarian")])
+    assert "vegetarian" in item.text

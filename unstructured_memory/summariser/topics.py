@@ -24,6 +24,7 @@ __all__ = [
     "CHANNEL",
     "CHANNEL_CODES",
     "CITY_ZH",
+    "DIET_NAMES",
     "FORMAT",
     "FORMAT_CODES",
     "NOTE",
@@ -244,6 +245,12 @@ _CITY_TAIL = (
     r"|[\u4e00-\u9fff]{0,4}?(?:这边|那边|这儿|那儿)|住|工作|上班|定居|生活)"
 )
 """What ends a city of residence: its district, the clause's end (not 在北京出差)."""
+DIET_NAMES: Final = (
+    r"纯素|全素|蛋奶素|奶蛋素|鱼素|素食|吃素|吃斋|清真|生酮"
+    r"|(?i:vegetarian|vegan|pescatarian|pescetarian|flexitarian|halal|kosher|keto|paleo|"
+    r"plant[- ]based|gluten[- ]free|dairy[- ]free)"
+)
+"""The names of a diet (纯素, 蛋奶素, vegetarian, halal): what a diet said since replaces."""
 _CARRIER_ZH = (
     r"(?:顺丰|德邦|京东(?:快递|物流)?|中通|圆通|申通|韵达|极兔|邮政|EMS|ems|菜鸟|跨越|百世|宅急送|丹鸟|"
     r"安能|壹米滴答|(?i:sf|dhl|ups|fedex|zto|yto|sto))"
