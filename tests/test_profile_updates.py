@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from policies.profile_merge import PREVIOUS
+from policies.profile_merge import (
+    PREVIOUS,
+    Change,
+    ChangeKind,
+    Observation,
+    ObservationKind,
+    ProfileState,
+    merge,
+)
 from policies.superseded import superseded_words
 from sdk import MemoryClient
 from sdk.context import fact_items, record_items
@@ -331,3 +339,37 @@ def test_a_former_value_the_new_one_still_states_stays() -> None:
     learned = {"facts": {"diet": _entry("I'm vegetarian and gluten-free now", "I'm vegetarian")}}
     (item,) = record_items(_profile(learned, "en-US"), [_hit("they're vegetarian")])
     assert "vegetarian" in item.text
+
+
+def _said(key: str, value: str, session: str, minute: int) -> Observation:
+    return Observation(ObservationKind.FACT, key, value, session, T0 + timedelta(minutes=minute))
+
+
+def test_a_move_takes_what_was_said_with_the_old_home() -> None:
+    """ "我住南京鼓楼区，六楼没电梯" then, a session later, "我们家搬到合肥了": the floor and the
+    address said with the old city are no longer the user's; what another session said of
+    the home stays (nothing ties it to the old city), and so does the rest."""
+    first = merge(
+        ProfileState(),
+        [
+            _said("city", "我住南京鼓楼区", "s1", 0),
+            _said("home", "六楼没电梯", "s1", 0),
+            _said("address", "南京市鼓楼区[地址]", "s1", 1),
+            _said("pet", "家里有只橘猫", "s1", 1),
+        ],
+    ).state
+    after = merge(first, [_said("city", "我们家搬到合肥了", "s3", 60)])
+    assert set(after.state.facts) == {"city", "pet"}
+    assert Change("home", ChangeKind.FACT_CLEARED) in after.changes
+    told = merge(first, [_said("home", "门口有三级台阶", "s2", 30)]).state
+    moved = merge(told, [_said("city", "我们家搬到合肥了", "s3", 60)]).state
+    assert set(moved.facts) == {"city", "pet", "home"}
+
+
+def test_the_same_city_said_again_takes_nothing() -> None:
+    before = merge(
+        ProfileState(),
+        [_said("city", "我住南京鼓楼区", "s1", 0), _said("home", "六楼没电梯", "s1", 0)],
+    ).state
+    after = merge(before, [_said("city", "我住南京鼓楼区", "s2", 60)])
+    assert "home" in after.state.facts
