@@ -100,6 +100,13 @@ def test_a_size_worn_now_after_one_no_longer_worn_is_the_size() -> None:
     assert [v for v in _facts(said, "size") if "L码" in v.replace(" ", "")], _facts(said, "size")
 
 
+def test_a_short_former_place_is_replaced_by_its_name_too() -> None:
+    """ "We live in Austin": a record says "the delivery of the Austin parcel", not the
+    clause; the name goes too."""
+    words = superseded_words("We live in Austin", "We moved to Leeds", names=True)
+    assert words == ("We live in Austin", "Austin")
+
+
 @pytest.mark.parametrize(
     ("former", "now", "words"),
     [
@@ -373,3 +380,33 @@ def test_the_same_city_said_again_takes_nothing() -> None:
     ).state
     after = merge(before, [_said("city", "我住南京鼓楼区", "s2", 60)])
     assert "home" in after.state.facts
+
+
+@pytest.mark.parametrize(
+    ("said", "gone"),
+    [
+        ("换了个华为 Mate 60，之前那台 iPhone 15 送我妈了，Mate 60 的膜有吗", "iPhone 15"),
+        ("以前那部小米 13 已经卖了，我现在用的是 OPPO Find X7", "小米 13"),
+        ("旧的 iPad Air 4 给闺女上网课了，我的 iPad Pro 的膜有吗", "iPad Air 4"),
+        ("I gave my old Pixel 7 to my brother, my phone is a Galaxy S24 now", "Pixel 7"),
+        ("Sold my old Kindle Paperwhite, does this case fit my Kindle Oasis?", "Kindle Paperwhite"),
+    ],
+)
+def test_a_device_given_away_or_sold_is_no_longer_the_users(said: str, gone: str) -> None:
+    devices = _facts(said, "device_model")
+    assert devices, "the one they have now is kept"
+    assert not [d for d in devices if gone in d], devices
+
+
+@pytest.mark.parametrize(
+    ("said", "diet"),
+    [
+        ("I'm vegan now, not just vegetarian. Is the dark chocolate dairy-free?", "I'm vegan now"),
+        ("我现在吃纯素了，不再是蛋奶素了", "我现在吃纯素了"),
+        ("I don't eat pork, no shellfish either", "I don't eat pork, no shellfish either"),
+    ],
+)
+def test_a_clause_only_denying_a_diet_beside_one_stating_it_adds_nothing(
+    said: str, diet: str
+) -> None:
+    assert _facts(said, "diet") == [diet]

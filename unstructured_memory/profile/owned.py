@@ -18,6 +18,8 @@ __all__ = [
     "CHECKED",
     "CLAUSE",
     "MEMBER_OF",
+    "PARTED_AFTER",
+    "PARTED_BEFORE",
     "SWITCHED_TO",
     "Span",
     "bought_for",
@@ -63,6 +65,21 @@ SWITCHED_TO: Final = LinearPattern(
 )
 """Right before a device the user switched to (换成了 vivo X100 Pro, 换了台追觅 X40, upgraded to
 an iPhone 15 Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
+
+PARTED_BEFORE: Final = LinearPattern(
+    r"(?:之前|以前|原来|原先|旧|老)(?:用)?的?\s*(?:[那这]\s*)?(?:一?[台部个款只辆]\s*)?$"
+    r"|(?i:(?:^|[^a-z])(?:(?:my|our|the)\s+old|(?:gave|sold|donated|traded in|handed down|"
+    r"passed on)\s+(?:away\s+)?(?:my|our|the)(?:\s+old)?)\s+$)"
+)
+"""Right before a device the user had (之前那台 iPhone 15, 旧的 iPad Air 4, my old Pixel 7,
+sold my Kindle): no longer theirs."""
+PARTED_AFTER: Final = LinearPattern(
+    r"^\s*(?:已经|早就|早)?\s*(?:送(?:给|人|了)|给了|卖了|卖掉|转卖|转给|让给|传给|淘汰|换掉|扔了"
+    r"|给(?:我|了)?(?:妈|爸|儿子|女儿|闺女|老婆|老公|孩子|家人|朋友|同事|弟弟|妹妹|哥哥|姐姐|爷爷|奶奶))"
+    r"|(?i:^\s*(?:went to|is now|is with|goes to|got passed)\s)"
+)
+"""Right after a device the user had (iPhone 15 送我妈了, 小米 13 已经卖了, iPad 给闺女用了): no
+longer theirs."""
 
 Span = tuple[int, int]
 

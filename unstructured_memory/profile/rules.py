@@ -38,6 +38,8 @@ from unstructured_memory.profile.owned import (
     CHECKED,
     CLAUSE,
     MEMBER_OF,
+    PARTED_AFTER,
+    PARTED_BEFORE,
     SWITCHED_TO,
     Span,
     bought_for,
@@ -644,6 +646,11 @@ class _Observer:
                 )
                 - at
             )  # the brand's start, or the model's
+            if (
+                PARTED_BEFORE.search(sentence[max(0, opening - 24) : opening]) is not None
+                or PARTED_AFTER.match(sentence[end:]) is not None
+            ):
+                continue  # "之前那台 iPhone 15 送我妈了": a device they no longer have
             for_it = bought_for(sentence, opening, end)
             switched = SWITCHED_TO.search(sentence[max(0, opening - 24) : opening])
             if not (owns or for_it or switched):
@@ -809,9 +816,11 @@ class _Observer:
                         said_size = mask_pii(" ".join(piece.split()))[0]
                         words = _settled_size(said_size, self.lang) or words
                     facts.setdefault((key, _member(topic, piece)), []).append(words)
+        denying = self._denying(text, acts)
         out += [
-            self._make(ObservationKind.FACT, key, join.join(words), scenario=scenario)
+            self._make(ObservationKind.FACT, key, join.join(kept), scenario=scenario)
             for (key, scenario), words in facts.items()
+            if (kept := [w for w in words if w not in denying.get(key, ())] or words)
         ]
         instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
         for key in instructions:
@@ -819,6 +828,22 @@ class _Observer:
         if NOTE.key in keys and not instructions:
             digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
             self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+        return out
+
+    def _denying(self, text: str, acts: Sequence[Act]) -> dict[str, set[str]]:
+        """The words of the clauses that only deny a fact topic's value ("not just
+        vegetarian", 不再是蛋奶素了: every match of the topic there governed by a negation),
+        by topic: beside a clause stating the topic, they add nothing to its value."""
+        out: dict[str, set[str]] = {}
+        for act in acts:
+            piece = text[act.start : act.end]
+            for key in act.topics:
+                topic = _TOPICS.get(key)
+                if topic is None or not topic.fact:
+                    continue
+                found = topic.pattern.spans(piece)
+                if found and all(negated(piece, a, self.lang, b) for a, b in found):
+                    out.setdefault(key, set()).add(self._words(piece))
         return out
 
 
