@@ -63,13 +63,13 @@ def _measures(value: str) -> list[str]:
 def superseded_words(former: str, now: str, *, names: bool = False) -> tuple[str, ...]:
     """The words that name ``former`` and that ``now`` (the value that replaced it) does not
     hold, spaces aside: the whole of a short value, then its measures; with ``names`` (a slot
-    whose value is a place or a thing, not a person's traits), the Latin names a longer
-    value holds ("It's going to my flat in Manchester, Ancoats": Manchester, Ancoats)."""
+    whose value is a place or a thing, not a person's traits), the Latin names the value
+    holds ("It's going to my flat in Manchester, Ancoats": Manchester, Ancoats)."""
     found: list[str] = []
     whole = " ".join(former.split())
     if whole and len(whole) <= _SHORT and _CLAUSE_MARK.search(whole) is None:
         found.append(whole)
-    elif names:  # a clause ("It's going to my flat in Manchester"): the names it holds
+    if names:  # a clause ("It's going to my flat in Manchester"): the names it holds
         found += [
             whole[a:b]
             for a, b in _NAME_EN.spans(whole)
