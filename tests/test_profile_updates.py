@@ -42,6 +42,7 @@ def _facts(said: str, key: str) -> list[str]:
     [
         ("调到厦门工作了，新家在思明区，燃气灶能上门装吗", "厦门"),
         ("新家安在了宁波，以后寄这边", "宁波"),
+        ("我回老家长沙发展了，以后寄长沙", "长沙"),
         ("Just got the keys to our new house in Glasgow! Can you send a doormat there?", "Glasgow"),
         ("Where's my parcel? It's going to my flat in Manchester, Ancoats.", "Manchester"),
         ("Our new place in Cardiff has a tiny hallway, is the rack slim?", "Cardiff"),
@@ -53,7 +54,12 @@ def test_a_new_home_or_ones_flat_in_a_city_is_where_the_user_lives(said: str, ci
 
 @pytest.mark.parametrize(
     "said",
-    ["我在北京出差，下周回来", "Do you deliver to Sacramento by Saturday?", "我妈的新家在成都吗"],
+    [
+        "我在北京出差，下周回来",
+        "Do you deliver to Sacramento by Saturday?",
+        "我妈的新家在成都吗",
+        "出差回到北京了，快递改天再送",
+    ],
 )
 def test_a_place_said_in_passing_is_still_no_home(said: str) -> None:
     assert not _facts(said, "city")
