@@ -405,6 +405,17 @@ def test_a_device_given_away_or_sold_is_no_longer_the_users(said: str, gone: str
 
 
 @pytest.mark.parametrize(
+    ("said", "device"),
+    [
+        ("我用的是老款 MacBook Air，这个扩展坞能用吗", "MacBook Air"),
+        ("My Pixel 7 is now really slow, is this charger any faster?", "Pixel 7"),
+    ],
+)
+def test_an_old_model_still_used_is_the_users(said: str, device: str) -> None:
+    assert [d for d in _facts(said, "device_model") if device in d], _facts(said, "device_model")
+
+
+@pytest.mark.parametrize(
     ("said", "diet"),
     [
         ("I'm vegan now, not just vegetarian. Is the dark chocolate dairy-free?", "I'm vegan now"),

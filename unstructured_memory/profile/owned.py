@@ -67,7 +67,8 @@ SWITCHED_TO: Final = LinearPattern(
 an iPhone 15 Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
 
 PARTED_BEFORE: Final = LinearPattern(
-    r"(?:之前|以前|原来|原先|旧|老)(?:用)?的?\s*(?:[那这]\s*)?(?:一?[台部个款只辆]\s*)?$"
+    r"(?:(?:之前|以前|原来|原先)(?:用)?(?:的\s*(?:[那这]\s*)?|[那这]\s*)|[旧老]的\s*(?:[那这]\s*)?)"
+    r"(?:一?[台部个只辆]\s*)?$"
     r"|(?i:(?:^|[^a-z])(?:(?:my|our|the)\s+old|(?:gave|sold|donated|traded in|handed down|"
     r"passed on)\s+(?:away\s+)?(?:my|our|the)(?:\s+old)?)\s+$)"
 )
@@ -76,7 +77,7 @@ sold my Kindle): no longer theirs."""
 PARTED_AFTER: Final = LinearPattern(
     r"^\s*(?:已经|早就|早)?\s*(?:送(?:给|人|了)|给了|卖了|卖掉|转卖|转给|让给|传给|淘汰|换掉|扔了"
     r"|给(?:我|了)?(?:妈|爸|儿子|女儿|闺女|老婆|老公|孩子|家人|朋友|同事|弟弟|妹妹|哥哥|姐姐|爷爷|奶奶))"
-    r"|(?i:^\s*(?:went to|is now|is with|goes to|got passed)\s)"
+    r"|(?i:^\s*(?:went to|goes to|is with my|got passed on)\s)"
 )
 """Right after a device the user had (iPhone 15 送我妈了, 小米 13 已经卖了, iPad 给闺女用了): no
 longer theirs."""
