@@ -465,6 +465,7 @@ def merge(
         if change is not None:
             changes.append(change)
     _drop_restated(state.facts, facts, changes)
+    _drop_left_behind(state.facts, facts, changes)
     final = ProfileState(facts=facts, preferences=preferences, candidates=candidates)
     return Merged(final, _net(state, final, changes), tuple(temporary), tuple(refused))
 
@@ -493,6 +494,31 @@ def _drop_restated(
         if key is not None and key != slot.partition("@")[0] and before.get(slot) == value:
             del facts[slot]
             changes.append(Change(slot.partition("@")[0], ChangeKind.FACT_CLEARED))
+
+
+_MOVED: Final = "city"
+"""The fact key of where the user lives: when it changes, the home said with it goes."""
+_OF_THE_HOME: Final = frozenset({"address", "home"})
+"""Fact keys of the home itself (its address, its floor or lift, its gate code)."""
+
+
+def _drop_left_behind(
+    before: Mapping[str, Stable], facts: dict[str, Stable], changes: list[Change]
+) -> None:
+    """The user moved (their city replaced by another, said in a later session): the
+    address and the notes of the home said in the session of the old city are of the old
+    home ("我住南京鼓楼区，六楼没电梯"), so they leave the profile; what other sessions said
+    stays (nothing ties it to the old city)."""
+    was, now = before.get(_MOVED), facts.get(_MOVED)
+    if was is None or now is None or now.session_id == was.session_id:
+        return
+    if now.value.casefold() == was.value.casefold():
+        return
+    for slot, value in list(facts.items()):
+        key = slot.partition("@")[0]
+        if key in _OF_THE_HOME and value.session_id == was.session_id and before.get(slot) == value:
+            del facts[slot]
+            changes.append(Change(key, ChangeKind.FACT_CLEARED))
 
 
 def _net(

@@ -60,13 +60,23 @@ def _measures(value: str) -> list[str]:
     return out
 
 
-def superseded_words(former: str, now: str) -> tuple[str, ...]:
+def superseded_words(former: str, now: str, *, names: bool = False) -> tuple[str, ...]:
     """The words that name ``former`` and that ``now`` (the value that replaced it) does not
-    hold, spaces aside: the whole of a short value, then its measures."""
+    hold, spaces aside: the whole of a short value, then its measures; with ``names`` (a slot
+    whose value is a place or a thing, not a person's traits), the Latin names the value
+    holds ("It's going to my flat in Manchester, Ancoats": Manchester, Ancoats)."""
     found: list[str] = []
     whole = " ".join(former.split())
     if whole and len(whole) <= _SHORT and _CLAUSE_MARK.search(whole) is None:
         found.append(whole)
+    if names:  # a clause ("It's going to my flat in Manchester"): the names it holds
+        found += [
+            whole[a:b]
+            for a, b in _NAME_EN.spans(whole)
+            if _whole(whole, a, b)
+            and not _opens(whole, a, whole[a:b])
+            and any(ch.isalpha() for ch in whole[a:b])
+        ]
     found += _measures(former)
     held = _flat(now).casefold()
     return tuple(dict.fromkeys(w for w in found if _flat(w).casefold() not in held))
@@ -190,6 +200,13 @@ def _first_word(text: str, at: int, word: str) -> bool:
     """Whether a capitalised word opens its sentence (capitalised as any first word is)."""
     head = text[:at].rstrip()
     return (not head or head[-1] in ".!?;:,\n") and word.isalpha() and word[1:].islower()
+
+
+def _opens(text: str, at: int, word: str) -> bool:
+    """Whether a capitalised word opens its sentence (It's, My) or is a word every
+    sentence may capitalise (I)."""
+    head = text[:at].rstrip()
+    return (not head or head[-1] in ".!?\n") and word.isalpha() and word[1:].islower()
 
 
 def _whole(text: str, a: int, b: int) -> bool:

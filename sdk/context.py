@@ -21,27 +21,46 @@ are ``values.context``'s, re-exported here for one release.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from policies.errors import InvalidField
+from policies.linear_re import LinearPattern
 from policies.pii import PiiKind, mask_pii, mask_value
 from policies.superseded import refused_words, superseded_words, unsay
 from policies.temporary import TEMPORARY_NOTE, lapsed
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
-from structured_memory.repositories.learned_profile import LEARNED_KEY
+from structured_memory.repositories.learned_profile import CHANNEL_SLOT, LEARNED_KEY
 from unstructured_memory.profile.rules import NOTE_PREFIX
 from unstructured_memory.summariser.acts import negated
-from unstructured_memory.summariser.topics import TOPICS
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    CITY_ZH,
+    DIET_NAMES,
+    TOPICS,
+    mentions,
+)
 from values.context import ContextItem, MemoryContext, Section
 from values.hits import MemoryHit
 from values.records import Fact, Profile
 from values.verification import Verification, VerificationStatus
 
-__all__ = ["ContextItem", "MemoryContext", "Section", "assemble", "fit", "learned_items", "render"]
+__all__ = [
+    "ContextItem",
+    "MemoryContext",
+    "Section",
+    "assemble",
+    "fit",
+    "learned_items",
+    "marker_for",
+    "render",
+    "replaced",
+    "unsaid",
+]
 
 PENDING = "pending_confirmation"
 
@@ -202,8 +221,11 @@ def profile_item(profile: Profile) -> ContextItem:
 def fact_items(
     profile: Profile, facts: Sequence[Fact], reveal: Callable[[uuid.UUID], str]
 ) -> list[ContextItem]:
-    """Active facts as lines; pending ones as questions; SENSITIVE ones masked."""
+    """Active facts as lines; pending ones as questions; SENSITIVE ones masked; a value the
+    user has replaced since (a learned slot's former value) shown as replaced, as records
+    show it (:func:`replaced`)."""
     w = _words(profile)
+    former, channels = _superseded(profile)
     out = []
     for f in facts:
         value = f.value
@@ -212,7 +234,7 @@ def fact_items(
             masked = mask_value(PiiKind(value["kind"]), reveal(uuid.UUID(ref)))
             shown = w.sensitive.format(masked=masked, ref=ref)
         else:
-            shown = _display(value)
+            shown = unsaid(_display(value), former, channels, w.superseded)
         line = f"{_clean(w.fact_label(f.key))}：{shown}"
         if f.status == PENDING:
             out.append(
@@ -296,17 +318,99 @@ def business_items(profile: Profile, checks: Sequence[Verification]) -> list[Con
     return out
 
 
-def _superseded(profile: Profile) -> tuple[str, ...]:
-    """The words of the values learned slots held before their current ones
-    (:func:`~policies.superseded.superseded_words`); the profile line's slots left out."""
-    out: list[str] = []
-    for _, entry in _learned_entries(profile):
-        now = entry["value"]
-        now = now.get("masked") if isinstance(now, dict) else now
-        for former in entry.get("formerly", ()):
-            if isinstance(former, str) and isinstance(now, str):
-                out += superseded_words(former, now)
-    return tuple(out)
+_NAMED: Final = frozenset({"city", "device_model"})
+"""Learned slots whose value is a place or a thing: a longer former value is replaced by
+the names it holds (:func:`~policies.superseded.superseded_words`)."""
+_CITY: Final = LinearPattern(rf"(?:{CITY_ZH})(?:[\u4e00-\u9fff]{{1,5}}?(?:新区|区|县))?")
+"""A city of residence and its district (南京鼓楼区)."""
+_CITY_NAME: Final = LinearPattern(rf"(?:{CITY_ZH})")
+_DIET: Final = LinearPattern(DIET_NAMES)
+
+
+def _superseded(profile: Profile) -> tuple[tuple[str, ...], frozenset[str]]:
+    """What the learned slots held before their current values: the words naming those
+    values, and the former notification channels (:func:`replaced`)."""
+    learned = profile.attributes.get(LEARNED_KEY)
+    slots = []
+    for part in ("facts", "preferences"):
+        entries = learned.get(part) if isinstance(learned, dict) else None
+        for slot, entry in entries.items() if isinstance(entries, dict) else ():
+            if isinstance(entry, dict) and "value" in entry:
+                now = entry["value"]
+                now = now.get("masked") if isinstance(now, dict) else now
+                slots.append((str(slot), now, tuple(entry.get("formerly", ()))))
+    return replaced(slots)
+
+
+def replaced(
+    slots: Iterable[tuple[str, Any, Sequence[Any]]],
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Of ``slots`` (a learned slot, its value now, the values it held before), the words
+    that name a former value and not the current one
+    (:func:`~policies.superseded.superseded_words`; of a city, the cities and districts it
+    names too; of a diet, its names), unless the current one states them too, not only to
+    deny them; and the notification channels the user was reached by before (codes)."""
+    words: list[str] = []
+    channels: set[str] = set()
+    for slot, now, formerly in slots:
+        key = slot.partition("@")[0]
+        if key == CHANNEL_SLOT:
+            channels |= {c for c in formerly if isinstance(c, str) and c != now}
+            continue
+        for former in formerly:
+            if not (isinstance(former, str) and isinstance(now, str)):
+                continue
+            said = list(superseded_words(former, "", names=key in _NAMED))
+            if key == "city":
+                said += _cities(former, "")
+            if key == "diet":
+                said += [former[a:b] for a, b in _DIET.spans(former)]
+            words += [w for w in said if not _affirmed(now, w)]
+    return tuple(dict.fromkeys(words)), frozenset(channels)
+
+
+def _affirmed(now: str, word: str) -> bool:
+    """Whether ``now`` states ``word`` (case and spaces aside) somewhere no negation governs
+    ("not just vegetarian", 不住南京了 deny it)."""
+    if "".join(word.split()).casefold() not in "".join(now.split()).casefold():
+        return False
+    low, wanted = now.lower(), word.lower()
+    at = low.find(wanted) if len(low) == len(now) else -1
+    if at < 0:
+        return True  # held, spaced or cased otherwise: taken as stated
+    while at >= 0:
+        if not _governed(now, at, at + len(wanted)):
+            return True
+        at = low.find(wanted, at + 1)
+    return False
+
+
+def _cities(former: str, now: str) -> list[str]:
+    """The cities a former city value names, each with its district and alone (南京鼓楼区,
+    南京), that ``now`` does not name."""
+    out = []
+    for a, b in _CITY.spans(former):
+        named = former[a:b]
+        city = _CITY_NAME.match(named)
+        for word in (named, "" if city is None else named[: city.end()]):
+            if word and word not in now and word not in out:
+                out.append(word)
+    return out
+
+
+def unsaid(text: str, words: Sequence[str], channels: frozenset[str], marker: str) -> str:
+    """``text`` with ``words`` (:func:`replaced`) and each channel of ``channels`` named as
+    the way to reach the user (微信通知我, email me) shown as replaced; a channel refused
+    there stays as said (别再发微信了)."""
+    if channels:
+        spans = [
+            (m.start, m.end)
+            for m in mentions(text, CHANNEL, CHANNEL_CODES)
+            if m.code in channels and not _governed(text, m.start, m.end)
+        ]
+        for a, b in sorted(spans, reverse=True):
+            text = f"{text[:a]}{marker}{text[b:]}"
+    return unsay(text, words, marker) if words else text
 
 
 def record_items(
@@ -317,7 +421,7 @@ def record_items(
     fact's words: ``以后别再往星河大厦送了``) is shown as updated (:mod:`policies.superseded`);
     a temporary intent whose time is over is left out (:mod:`policies.temporary`)."""
     w = _words(profile)
-    former = _superseded(profile)
+    former, channels = _superseded(profile)
     said = [f.value for f in facts if f.status != PENDING and isinstance(f.value, str)]
     now = datetime.now(UTC)
     out = []
@@ -326,7 +430,7 @@ def record_items(
             continue
         text = _clean(h.text)
         words = [*former, *(x for s in said for x in refused_words(s, text, _governed))]
-        text = unsay(text, words, w.superseded) if words else text
+        text = unsaid(text, words, channels, w.superseded)
         if h.status == PENDING:
             out.append(
                 ContextItem(
@@ -338,6 +442,11 @@ def record_items(
                 ContextItem(Section.RECORD, f"[{h.occurred_at:%Y-%m-%d}] {text}", str(h.memory_id))
             )
     return out
+
+
+def marker_for(text: str) -> str:
+    """What shows a replaced value in ``text``, in its language (``[已更新]``, ``[updated]``)."""
+    return _ZH.superseded if any("\u4e00" <= ch <= "\u9fff" for ch in text) else _EN.superseded
 
 
 def _governed(text: str, at: int, end: int | None) -> bool:

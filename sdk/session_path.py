@@ -53,8 +53,9 @@ from policies.errors import (
 )
 from policies.lifecycle import LifecyclePolicy
 from policies.pii import check_pii_values, find_pii, mask_pii
-from policies.profile_merge import Observation, ObservationKind
+from policies.profile_merge import ChangeKind, Merged, Observation, ObservationKind
 from policies.scope import UserScope
+from sdk.context import marker_for, replaced, unsaid
 from sdk.tracing import annotate, span
 from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions
@@ -124,6 +125,10 @@ def _kept(turns: Sequence[Turn], field: str) -> list[Turn]:
 
 def _has_user_text(turns: Sequence[Turn]) -> bool:
     return any(t.role == "user" and t.text.strip() for t in turns)
+
+
+_SET: Final = frozenset({ChangeKind.FACT_SET, ChangeKind.PREFERENCE_SET})
+"""Merge changes that give a slot a new value (the old one kept as :attr:`Stable.formerly`)."""
 
 
 class SessionPath:
@@ -320,7 +325,9 @@ class SessionPath:
 
         def within(conn: Connection, fragments: list[NewFragment]) -> list[NewFragment]:
             advance(conn, fragments[0].id)
-            self._learned.merge(conn, scope, observations, confirmations=self._config.confirmations)
+            merged = self._learned.merge(
+                conn, scope, observations, confirmations=self._config.confirmations
+            )
             restated: dict[str, Topic] = {}  # what earlier records may state otherwise
             olds: list[str] = []
             for key in extraction.withdrawn:
@@ -345,6 +352,7 @@ class SessionPath:
             if restated:
                 news = [i.text for i in extraction.instructions]
                 self._writes.restate(conn, scope, list(restated.values()), olds, news)
+            self._unsay_replaced(conn, scope, merged, {i.key for i in extraction.instructions})
             # values said wrong, in earlier sessions too: their links end
             self._links.add_missing(
                 conn, scope, sorted(keys), then_end={wrong for wrong, _ in corrected}
@@ -372,6 +380,37 @@ class SessionPath:
             within=within,
         )
         return SessionRecord(memory_id=memory_id, summary=summary)
+
+    def _unsay_replaced(
+        self, conn: Connection, scope: UserScope, merged: Merged, written: set[str]
+    ) -> None:
+        """The user's notes of earlier sessions that name a value this merge replaced (a
+        city moved from, a channel switched from: :func:`~sdk.context.replaced`) show it as
+        replaced, the rest of their words kept (物流有动静[已更新]通知我就行); the notes this
+        session wrote (``written``) say what holds now."""
+        changed = {c.slot for c in merged.changes if c.kind in _SET}
+        state = merged.state
+        words, channels = replaced(
+            (slot, stable.value, stable.formerly)
+            for part in (state.facts, state.preferences)
+            for slot, stable in part.items()
+            if slot in changed
+        )
+        if not words and not channels:
+            return
+        for fact in self._facts.live_within(conn, scope):
+            if fact.key in written or fact.source != "session" or not isinstance(fact.value, str):
+                continue
+            shown = unsaid(fact.value, words, channels, marker_for(fact.value))
+            if shown != fact.value:
+                self._facts.replace_within(
+                    conn,
+                    scope,
+                    fact.key,
+                    shown,
+                    lifecycle_policy=LifecyclePolicy(fact.policy),
+                    source="session",
+                )
 
     def _corrected(
         self, scope: UserScope, turns: Sequence[Turn], summary: SessionSummary

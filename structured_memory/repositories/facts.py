@@ -310,6 +310,17 @@ class FactRepository:
             ).one_or_none()
         return None if row is None else Fact.model_validate(row._mapping)
 
+    def live_within(
+        self, conn: Connection, scope: UserScope, *, now: datetime | None = None
+    ) -> list[Fact]:
+        """Every live fact of the user, by key, read inside the caller's transaction (a
+        session's end looks for the notes naming a value it replaced)."""
+        now = now or datetime.now(UTC)
+        rows = conn.execute(
+            select(_T).where(owned(_T, scope), live(_T, now)).order_by(_T.c.key)
+        ).all()
+        return [Fact.model_validate(r._mapping) for r in rows]
+
     def list(self, scope: UserScope, *, now: datetime | None = None) -> list[Fact]:
         """Every live fact of the user, by key (a listing does not renew TTLs)."""
         now = now or datetime.now(UTC)

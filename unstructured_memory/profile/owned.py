@@ -18,6 +18,8 @@ __all__ = [
     "CHECKED",
     "CLAUSE",
     "MEMBER_OF",
+    "PARTED_AFTER",
+    "PARTED_BEFORE",
     "SWITCHED_TO",
     "Span",
     "bought_for",
@@ -25,8 +27,9 @@ __all__ = [
     "things_said_to_be",
 ]
 
-CLAUSE: Final = LinearPattern(r"[^，,。！？!?；;\n]+")
-"""A clause: the text between commas and sentence ends."""
+CLAUSE: Final = LinearPattern(r"(?:[^，,。！？!?；;\n.]|\.[^\s.])+")
+"""A clause: the text between commas and sentence ends (an English full stop before a space
+or the end; not the point of 13.5-inch)."""
 
 MEMBER_OF: Final = LinearPattern(
     r"(儿子|女儿|闺女|老婆|老公|媳妇|爱人|爸爸|妈妈|爸妈|父母|老爸|老妈|孩子|宝宝|外婆|外公|奶奶|爷爷|婆婆|公公|爸|妈|"
@@ -49,15 +52,35 @@ CHECKED: Final = LinearPattern(
 """A look at the thing itself (I checked the label, 看了下设置里 写的是 nova 12): a model the
 user puts right after it is the one they have."""
 _SOMEONE_ELSE: Final = LinearPattern(r"(?:[他她]|别人|朋友|同事)的?\s*$")
+_PART_ASKED: Final = LinearPattern(
+    r"^([\x{4e00}-\x{9fff}]{2,4}?)(?:有卖|有没有|有货|还有|有吗|卖吗|怎么卖|多少钱|能买|哪里买|在哪买)"
+)
+"""A thing of a model asked for by name (滚刷有卖吗, 拖布还有货吗), whatever its word's tag."""
 
 SWITCHED_TO: Final = LinearPattern(
-    r"(?:换了|换成|改用|升级到|升级成|升到|入了)了?\s*$"
+    r"(?:换了|换成|改用|升级到|升级成|升到|入了)了?\s*(?:一?\s*[台部个辆款只]\s*)?$"
     r"|(?i:(?:switched|moved|changed|upgraded)(?:\s+over)?\s+to|jumped ship[^.;!?]{0,12}?got"
     r"|replaced\s+(?:it|mine|my\s+[a-z]+|the\s+[a-z]+)\s+with|traded\s+up\s+to)"
     r"\s+(?:an?\s+|the\s+|my\s+)?$"
 )
-"""Right before a device the user switched to (换成了 vivo X100 Pro, upgraded to an iPhone 15
-Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
+"""Right before a device the user switched to (换成了 vivo X100 Pro, 换了台追觅 X40, upgraded to
+an iPhone 15 Pro, jumped ship, got a Galaxy Z Flip5): it replaces the one they had."""
+
+PARTED_BEFORE: Final = LinearPattern(
+    r"(?:(?:之前|以前|原来|原先)(?:用)?(?:的\s*(?:[那这]\s*)?|[那这]\s*)|[旧老]的\s*(?:[那这]\s*)?)"
+    r"(?:一?[台部个只辆]\s*)?$"
+    r"|(?i:(?:^|[^a-z])(?:(?:my|our|the)\s+old|(?:gave|sold|donated|traded in|handed down|"
+    r"passed on)\s+(?:away\s+)?(?:my|our|the)(?:\s+old)?)\s+$)"
+)
+"""Right before a device the user had (之前那台 iPhone 15, 旧的 iPad Air 4, my old Pixel 7,
+sold my Kindle): no longer theirs."""
+PARTED_AFTER: Final = LinearPattern(
+    r"^\s*(?:已经|早就|早)?\s*(?:送(?:给|人|了)|给了|卖了|卖掉|转卖|转给|让给|传给|淘汰|换掉|扔了"
+    r"|给(?:我|了)?(?:妈|爸|儿子|女儿|闺女|老婆|老公|孩子|家人|朋友|同事|弟弟|妹妹|哥哥|姐姐|爷爷|奶奶))"
+    r"|(?i:^\s*(?:went to|goes to|is with my|got passed on)\s)"
+)
+"""Right after a device the user had (iPhone 15 送我妈了, 小米 13 已经卖了, iPad 给闺女用了): no
+longer theirs."""
 
 Span = tuple[int, int]
 
@@ -147,10 +170,10 @@ def things_said_to_be(sentence: str) -> list[tuple[int, int, str | None, str]]:
 
 def bought_for(sentence: str, start: int, end: int) -> bool:
     """Whether the model at ``sentence[start:end]`` (its brand included) is what something
-    is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕; not its
-    price, colour or other attribute, nor the model of someone named before it: 给我妈的 iPhone
-    13 的壳), or what a thing is for (screen protectors for the Galaxy S23, filters for my
-    Shark NV360)."""
+    is bought for, so the user's own: a thing of it (华为 P40 的钢化膜, Find X7 的屏幕, T20
+    的滚刷有卖吗; not its price, colour or other attribute, nor the model of someone named
+    before it: 给我妈的 iPhone 13 的壳), or what a thing is for (screen protectors for the
+    Galaxy S23, filters for my Shark NV360)."""
     before = sentence[:start]
     clause = before[clause_around(sentence, start)[0] :]
     if MEMBER_OF.search(clause) is not None or _SOMEONE_ELSE.search(clause) is not None:
@@ -158,7 +181,13 @@ def bought_for(sentence: str, start: int, end: int) -> bool:
     if _FOR_IT_EN.search(before) is not None:
         return True
     m = _OF_IT_ZH.match(sentence[end:])
-    return m is not None and bool(shapes.thing_opening(sentence[end + m.end() - 1 :]))
+    if m is None:
+        return False
+    rest = sentence[end + m.end() - 1 :]
+    if shapes.thing_opening(rest):
+        return True
+    part = _PART_ASKED.match(rest)
+    return part is not None and not shapes.is_attribute(part.group(1) or "")
 
 
 def clause_around(sentence: str, at: int) -> tuple[int, int]:

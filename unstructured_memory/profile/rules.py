@@ -38,6 +38,8 @@ from unstructured_memory.profile.owned import (
     CHECKED,
     CLAUSE,
     MEMBER_OF,
+    PARTED_AFTER,
+    PARTED_BEFORE,
     SWITCHED_TO,
     Span,
     bought_for,
@@ -136,6 +138,8 @@ _OWN = LinearPattern(
     r"now (?:use|have)|on mine|of mine|mine (?:is|has)|mine'?s|i'?ve got|i own|our\s|"
     r"ours (?:is|has)|we have|we've got|we use|we own)"
 )
+_CLAUSE_END: Final = LinearPattern(r"[，,。！？!?；;\n]")
+"""What ends a clause: a brand before it is no brand of a model after it."""
 _PAPER: Final = LinearPattern(r"[ABab][0-9]\s*(?:纸|(?i:paper|sheets?))")
 """A paper size read as a model (A4 纸, A3 paper)."""
 _SHOWN: Final = LinearPattern(
@@ -640,6 +644,9 @@ class _Observer:
         for model in models:
             brand = brand_of(entities, model)
             start, end = model.start - at, model.end - at
+            ends = [e.end - at for e in entities if e.text == brand and e.end <= model.start]
+            if brand and ends and _CLAUSE_END.search(sentence[max(ends) : start]) is not None:
+                brand = ""  # "苹果给我妈用了，有没有 X100 Pro 的膜": another clause's brand
             if _PAPER.match(sentence[start:]) is not None:
                 continue  # "A4 纸": a paper size, no device
             if _SHOWN.search(sentence[max(0, start - 24) : start]) is not None:
@@ -655,6 +662,11 @@ class _Observer:
                 )
                 - at
             )  # the brand's start, or the model's
+            if (
+                PARTED_BEFORE.search(sentence[max(0, opening - 24) : opening]) is not None
+                or PARTED_AFTER.match(sentence[end:]) is not None
+            ):
+                continue  # "之前那台 iPhone 15 送我妈了": a device they no longer have
             for_it = bought_for(sentence, opening, end)
             switched = SWITCHED_TO.search(sentence[max(0, opening - 24) : opening])
             if not (owns or for_it or switched):
@@ -821,14 +833,16 @@ class _Observer:
                         said_size = mask_pii(" ".join(piece.split()))[0]
                         words = _settled_size(said_size, self.lang) or words
                     facts.setdefault((key, _member(topic, piece)), []).append(words)
+        denying = self._denying(text, acts)
         out += [
             self._make(
                 ObservationKind.FACT,
                 key,
-                join.join(_one_size_once(words, self.lang) if key == _SIZE else words),
+                join.join(_one_size_once(kept, self.lang) if key == _SIZE else kept),
                 scenario=scenario,
             )
             for (key, scenario), words in facts.items()
+            if (kept := [w for w in words if w not in denying.get(key, ())] or words)
         ]
         instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
         for key in instructions:
@@ -841,6 +855,22 @@ class _Observer:
         if (NOTE.key in keys or instructed) and not instructions and not sized:
             digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
             self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+        return out
+
+    def _denying(self, text: str, acts: Sequence[Act]) -> dict[str, set[str]]:
+        """The words of the clauses that only deny a fact topic's value ("not just
+        vegetarian", 不再是蛋奶素了: every match of the topic there governed by a negation),
+        by topic: beside a clause stating the topic, they add nothing to its value."""
+        out: dict[str, set[str]] = {}
+        for act in acts:
+            piece = text[act.start : act.end]
+            for key in act.topics:
+                topic = _TOPICS.get(key)
+                if topic is None or not topic.fact:
+                    continue
+                found = topic.pattern.spans(piece)
+                if found and all(negated(piece, a, self.lang, b) for a, b in found):
+                    out.setdefault(key, set()).add(self._words(piece))
         return out
 
 

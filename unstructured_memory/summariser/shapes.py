@@ -41,6 +41,7 @@ __all__ = [
     "chinese_products",
     "english_products",
     "english_subjects",
+    "is_attribute",
     "latin_names",
     "thing_opening",
 ]
@@ -918,6 +919,11 @@ def _np(tags: list[tuple[str, str]], known: Collection[str] = ()) -> int:
 
 
 _THING_TAGS: Final = frozenset({"n", "nz", "ng"})
+
+
+def is_attribute(word: str) -> bool:
+    """Whether ``word`` is a word about a thing rather than a thing (价格, 颜色, 红色)."""
+    return word in _ATTRIBUTES or word.endswith("色")
 
 
 def thing_opening(text: str) -> str:

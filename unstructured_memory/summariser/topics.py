@@ -24,6 +24,7 @@ __all__ = [
     "CHANNEL",
     "CHANNEL_CODES",
     "CITY_ZH",
+    "DIET_NAMES",
     "FORMAT",
     "FORMAT_CODES",
     "NOTE",
@@ -244,6 +245,12 @@ _CITY_TAIL = (
     r"|[\u4e00-\u9fff]{0,4}?(?:这边|那边|这儿|那儿)|住|工作|上班|定居|生活)"
 )
 """What ends a city of residence: its district, the clause's end (not 在北京出差)."""
+DIET_NAMES: Final = (
+    r"纯素|全素|蛋奶素|奶蛋素|鱼素|素食|吃素|吃斋|清真|生酮"
+    r"|(?i:vegetarian|vegan|pescatarian|pescetarian|flexitarian|halal|kosher|keto|paleo|"
+    r"plant[- ]based|gluten[- ]free|dairy[- ]free)"
+)
+"""The names of a diet (纯素, 蛋奶素, vegetarian, halal): what a diet said since replaces."""
 _CARRIER_ZH = (
     r"(?:顺丰|德邦|京东(?:快递|物流)?|中通|圆通|申通|韵达|极兔|邮政|EMS|ems|菜鸟|跨越|百世|宅急送|丹鸟|"
     r"安能|壹米滴答|(?i:sf|dhl|ups|fedex|zto|yto|sto))"
@@ -262,6 +269,10 @@ _TIME_EN = (
     r"evenings?|nights?|weekends?|weekdays?|work(?:ing)? hours|office hours|lunch(?:time)?|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?)"
 )
+
+_COUNT_ZH = r"(?:[一二两三四五六七八九十]|\d{1,2})"
+_COUNT_EN = r"(?:two|three|four|five|six|seven|eight|\d)"
+"""How many live at home (the household topic)."""
 
 TOPICS: Final[tuple[Topic, ...]] = (
     Topic(
@@ -374,12 +385,13 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "饮食",
         "diet",
         LinearPattern(
-            r"吃素|素食|吃斋|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
+            r"吃素|素食|吃斋|纯素|全素|蛋奶素|奶蛋素|鱼素|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
             r"|(?:我|孩子|儿子|女儿|宝宝|老婆|老公|家人|家里人|他|她|爸|妈)[^，,。！？]{0,4}(?:对)?"
             r"[^，,。！？]{0,6}过敏|过敏体质"
             r"|(?:医生|大夫|营养师)[^，,。！？]{0,6}?(?:多|少|不要|别|不能|不让)(?:吃|补|喝|碰)"
             r"|我(?:在|正在|一直在?)?(?:控糖|戒糖|控盐|减脂|生酮|断碳|低碳饮食)"
-            r"|(?i:vegetarian|vegan|allergic to|allergy|halal|kosher|gluten[- ]free|lactose|"
+            r"|(?i:vegetarian|vegan|pescatarian|pescetarian|flexitarian|allergic to|allergy|halal|"
+            r"kosher|gluten[- ]free|lactose|"
             r"(?:don'?t|doesn'?t|can'?t) eat|no (?:pork|beef|meat|nuts|dairy|shellfish)|"
             r"(?:doctor|gp|dietitian|nutritionist)[^.;!?]{0,30}?(?:more|less|cut (?:down on|out|"
             r"back on)|avoid|no more|off|lay off)\s+(?:the\s+)?(?:salt|sugar|carbs|protein|fat|"
@@ -468,10 +480,15 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "city",
         LinearPattern(
             rf"(?:(?:我|我们|我家|人|家)(?:现在|目前|已经|如今)?(?:住|住在|在)"
-            rf"|(?:搬到|搬去|搬家到|搬来|定居在?|落户)\s*(?:了\s*)?|(?:现在|目前|如今)(?:住|住在|在))"
+            rf"|(?:搬到|搬去|搬家到|搬来|定居在?|落户)\s*(?:了\s*)?|(?:现在|目前|如今)(?:住|住在|在)"
+            rf"|(?:新家|新房子?|新住处|房子)(?:安|买|租)?在了?)"
             rf"\s*(?:{CITY_ZH}){_CITY_TAIL}"
+            rf"|(?:调到|调去|调回|调动到|外派到|派驻到?|派到|回(?:到)?老家)\s*(?:{CITY_ZH})"
+            r"(?:[\u4e00-\u9fff]{1,5}?(?:新区|区|县))?(?:工作|上班|常驻|定居|生活|发展|来了|去了|了)"
             r"|(?i:(?:moved|relocated|moving) to|(?:i|we) (?:now )?live in|"
-            r"(?:i'?m|we'?re|i am|we are) (?:now )?(?:based|living|located) in|(?:i'?m|we'?re) in)"
+            r"(?:i'?m|we'?re|i am|we are) (?:now )?(?:based|living|located) in|(?:i'?m|we'?re) in|"
+            r"(?:my|our) (?:new |own )?(?:house|home|flat|apartment|place|condo|townhouse)"
+            r"(?: is)? in)"
             r"\s+(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
         ),
         fact=True,
@@ -487,6 +504,23 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"buzzer|gate code)"
         ),
         fact=True,
+    ),
+    Topic(
+        "household",
+        "家里人口",
+        "household",
+        LinearPattern(
+            rf"(?:家里|家中|我家|我们家|咱家|全家)[^，,。！？；]{{0,4}}?(?:小两口|两口子|{_COUNT_ZH}\s*口人"
+            rf"|{_COUNT_ZH}\s*个人(?:住|生活|过)?(?:$|[，,。！？；了]))"
+            rf"|一家{_COUNT_ZH}口|(?:我|自己)?一个人住|独居|就我(?:一个人|自己)(?:住|在家)"
+            rf"|(?i:(?:it'?s|it is) just (?:me|us two|the two of us|us)\s+(?:at home|here|"
+            rf"in the (?:house|flat|apartment)|living here)|i live (?:alone|on my own|by myself)"
+            rf"|(?:there are|there'?re|we'?re|we are) (?:now )?(?:a (?:family|household) of )?"
+            rf"{_COUNT_EN} (?:of us|people)(?:$|[^a-z])"
+            rf"|(?:family|household) of {_COUNT_EN}(?:$|[^a-z]))"
+        ),
+        fact=True,
+        context=True,
     ),
     Topic(
         "size",
