@@ -845,6 +845,23 @@ def test_a_company_said_in_passing_is_no_invoice_title() -> None:
 
 
 @pytest.mark.parametrize(
+    "said",
+    [
+        "Send all my parcels to the office address",
+        "Anything I order, leave it at the back door",
+        "Whatever we buy, please ship it with UPS",
+    ],
+)
+def test_a_directive_on_all_the_users_goods_is_an_instruction(said: str) -> None:
+    assert _instructions(said), "kept for every later session"
+
+
+def test_all_my_parcels_with_a_directive_is_an_instruction_in_one_clause() -> None:
+    acts = summarise("u", "s", _turns(("u", "Send all my parcels to the office address")))
+    assert [a.kind for a in acts.dialogue.live("user")] == [ActKind.INSTRUCTION]
+
+
+@pytest.mark.parametrize(
     ("said", "kept"),
     [
         ("我在 3 号楼 2 单元，以后送货打我老婆电话", "以后送货打我老婆电话"),

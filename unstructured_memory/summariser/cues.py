@@ -111,7 +111,11 @@ _FUTURE_EN = (
     r"(?:^|, ?|\. ?)\s*(?:(?:and|so|also|just)\s+)?(?:please\s+)?always\s+[a-z]*[a-rt-z]\s+"
     r"(?:me|us|my|our|it|them|the|everything|orders?|parcels?|packages?|deliveries)"
 )
-_HABIT_EN = r"every time|each time|never|always"
+_HABIT_EN = (
+    r"every time|each time|never|always|"
+    r"all (?:of )?(?:my|our) (?:orders|parcels|packages|deliveries|shipments)|"
+    r"(?:anything|everything|whatever) (?:i|we) (?:order|buy|get)"
+)
 _DIRECTIVE_EN = (
     r"you|please|ship|send|call|ring|text|email|leave|deliver|use|contact|notify|let me know|"
     r"ask me|tell me|don'?t|do not|put|bring|hand|give|pack|recommend|suggest"
@@ -126,7 +130,8 @@ FUTURE: Final = _words(
 )
 """The strongest words of an instruction: what follows holds from now on, whatever it says."""
 HABIT: Final = _words(_HABIT_ZH, _HABIT_EN)
-"""Words of frequency (每次, 总是, every time, never): an instruction only with a directive."""
+"""Words of frequency (每次, 总是, every time, never) or of all the user's goods (all my
+parcels, anything I order): an instruction only with a directive."""
 DIRECTIVE: Final = _words(_DIRECTIVE_ZH, _DIRECTIVE_EN)
 """Words addressing the agent or asking it to act (请, 给我, 别, you, please, send…)."""
 
