@@ -709,6 +709,28 @@ def test_a_retracted_request_is_never_what_the_user_asked_for(request: str, back
 # --------------------------------------------------------------------------- negation, instructions
 
 
+@pytest.mark.parametrize("said", ["I didn't call the courier yet", "I didn't email them back yet"])
+def test_a_call_the_user_did_not_make_refuses_no_channel(said: str) -> None:
+    assert not [o for o in _observed(said) if o[1] == "notification_channel"]
+
+
+@pytest.mark.parametrize(
+    ("said", "wanted", "refused"),
+    [
+        ("I'd rather you didn't call, email works", "email", "phone"),
+        ("Please don't text, email works for me", "email", "sms"),
+        ("We'd prefer you didn't ring, texts are best", "sms", "phone"),
+    ],
+)
+def test_a_channel_refused_without_me_and_one_that_works_instead(
+    said: str, wanted: str, refused: str
+) -> None:
+    got = [(k, v) for k, s, v in _observed(said) if s == "notification_channel"]
+    assert ("preference", f"!{wanted}") in got, got
+    assert ("preference", f"-{refused}") in got, got
+    assert ("preference", f"!{refused}") not in got, got
+
+
 @pytest.mark.parametrize(
     ("text", "word", "expected"),
     [
@@ -842,6 +864,27 @@ def test_an_instruction_no_field_holds_becomes_an_explicit_fact(
 def test_a_company_said_in_passing_is_no_invoice_title() -> None:
     said = _instructions("我在深圳市腾讯计算机系统有限公司上班，快递寄公司")
     assert not [k for k, _ in said if not k.startswith("note:")]  # where they work is a note
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Can you always double-box fragile stuff for me?",
+        "Could you always leave parcels with the concierge?",
+        "以后能不能都放快递柜？",
+        "能不能每次发货前给我打个电话？",
+    ],
+)
+def test_a_standing_wish_asked_as_a_question_is_an_instruction(said: str) -> None:
+    acts = summarise("u", "s", _turns(("u", said))).dialogue.live("user")
+    assert [a.kind for a in acts] == [ActKind.INSTRUCTION], acts
+    assert _instructions(said), "kept for every later session"
+
+
+@pytest.mark.parametrize("said", ["以后能不能退货？", "Can you always return sale items?"])
+def test_asking_what_is_allowed_from_now_on_is_still_a_question(said: str) -> None:
+    acts = summarise("u", "s", _turns(("u", said))).dialogue.live("user")
+    assert [a.kind for a in acts] == [ActKind.QUESTION], acts
 
 
 @pytest.mark.parametrize(

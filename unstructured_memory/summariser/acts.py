@@ -332,6 +332,21 @@ def _delegated_kind(fams: tuple[str, ...], entities: Sequence[Entity]) -> ActKin
     return ActKind.INSTRUCTION
 
 
+_ASKED_OF: Final = LinearPattern(
+    r"能不能|能否|可不可以|(?i:(?:^|[^a-z])(?:can|could|would|will) you(?:$|[^a-z]))"
+)
+"""A request put as a question (能不能, could you)."""
+
+
+def _asked_for_good(has: _Has) -> bool:
+    """Whether a question asks the agent to act so from now on: asked of the agent, with a
+    word of the future, or of frequency and a directive ("Can you always double-box fragile
+    stuff for me?", "以后能不能都放快递柜？"; a question naming a request, "以后能不能退货？",
+    asks what is allowed and is no such question)."""
+    lasting = has(cues.FUTURE) or (has(cues.HABIT) and has(cues.DIRECTIVE))
+    return has(_ASKED_OF) and lasting
+
+
 def _kind(
     text: str, role: str, fams: tuple[str, ...], has: _Has, *, delegated: ActKind | None = None
 ) -> ActKind:
@@ -342,8 +357,9 @@ def _kind(
     question = has(cues.QUESTION) and _TOLD.search(text) is None and delegated is None
     if has(cues.TEMPORARY) and not question:
         return ActKind.TEMPORARY
-    if question:
-        return ActKind.QUESTION
+    if question:  # "Can you always double-box…?", "以后能不能都放快递柜？": told
+        told = not fams and _asked_for_good(has)
+        return ActKind.INSTRUCTION if told else ActKind.QUESTION
     if delegated is not None or _instructs(has):
         return ActKind.INSTRUCTION if delegated is None else delegated
     found = next((kind for rx, kind in _BY_CUE if has(rx)), None)
@@ -1112,6 +1128,7 @@ _CLAUSE_CUES: Final = (
     cues.FACT,
     cues.PREFERENCE,
     _ASKING,
+    _ASKED_OF,
     cues.RETRACTION,
     _UNDONE,
     cues.ONE_OFF,

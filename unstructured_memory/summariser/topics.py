@@ -184,6 +184,9 @@ CHANNEL: Final = _numbered(
     + r"\s+(?:notifications?|alerts?|messages?|updates?))",
     r"(?i:" + _CH_EN + r"\s+(?:is|are|would be|works)\s+(?:fine|ok|okay|best|better|good|great|"
     r"enough|preferred))",
+    r"(?i:" + _CH_EN + r"\s+works(?:\s+(?:for me|for us|better|best))?\s*$)",
+    r"(?i:(?:^\s*|(?:^|[^a-z])(?:you|please|pls|kindly)\s+)(?:didn'?t|don'?t|do not|did not|never)"
+    r"\s+(?P<en{n}>call|text|e-?mail|ring|phone)(?:$|[^a-z]))",
     r"(?i:" + _CH_EN + r"\s+(?:only|please))",
 )
 """A channel named as the way to reach the user ("有事打电话", "微信通知我", "text me")."""
