@@ -81,6 +81,10 @@ def _instructions(*texts: str) -> list[tuple[str, str]]:
             "RF7733010",
             "RF7733001",
         ),
+        # an interjection of no said straight after the value (哦不, 啊不, wait no, no wait)
+        (_turns(("u", "订单号 88231045，哦不，88231054，到哪了")), "88231054", "88231045"),
+        (_turns(("u", "单号 77120394 啊不是，77120349 帮我查下")), "77120349", "77120394"),
+        (_turns(("u", "Order 5521907, wait no, 5521970, where is it?")), "5521970", "5521907"),
     ],
 )
 def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
@@ -90,6 +94,26 @@ def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
     assert right in summary.summary_text
     assert wrong not in summary.summary_text
     assert wrong not in _ids(turns), "no link is made to the wrong number"
+
+
+@pytest.mark.parametrize(
+    ("said", "right", "wrong"),
+    [
+        ("我儿子 8 岁，哦不，刚满 9 岁", "9", "8"),
+        ("My son is 8, wait no, he just turned 9", "9", "8"),
+    ],
+)
+def test_a_fact_put_right_in_its_turn_keeps_the_fact_with_the_right_value(
+    said: str, right: str, wrong: str
+) -> None:
+    turns = _turns(("u", said))
+    summary = summarise("u", "s", turns)
+    family = [o.value for o in RuleExtractor().extract(turns, summary).observations]
+    assert any(right in v and wrong not in v for v in family), family
+    assert f"{wrong} 岁" not in summary.summary_text
+    assert f"is {wrong}" not in summary.summary_text
+    assert "哦不" not in summary.summary_text
+    assert "wait no" not in summary.summary_text
 
 
 @pytest.mark.parametrize(

@@ -717,7 +717,8 @@ def _restated(utterances: Sequence[Utterance], turn: int, after: int) -> list[Co
 
 def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> None:
     """The clause of a correction's turn holding the corrected-away value and nothing else
-    of the correction stops counting; the clauses stating the right value become
+    of the correction stops counting, unless it states a fact about the user (我儿子 8 岁，哦不，
+    刚满 9 岁: the son stays, aged 9); the clauses stating the right value become
     corrections. (A wrong value said in an earlier turn leaves its clause counting: the
     summary drops the value and quotes the right one in its place.)"""
     for c in corrections:
@@ -729,6 +730,7 @@ def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> Non
                 c.wrong is not None
                 and act.turn == c.wrong[0] == c.turn
                 and act.start <= c.wrong[1] < act.end
+                and act.kind is not ActKind.FACT
             ):
                 acts[k] = replace(act, live=False)
 

@@ -182,7 +182,8 @@ QUESTION: Final = LinearPattern(
 SMALL_TALK: Final = LinearPattern(
     r"^\s*(?:您好|你好|在吗|在不在|亲|哈+|嗯+|哦+|噢|好的|好吧|好滴|好嘞|行|可以|ok|OK|谢谢|多谢|感谢|辛苦了?|"
     r"麻烦了|拜拜|再见|没事了|没有了|就这样|明白|知道了|收到|了解|等下|等一下|等等|稍等|慢着|"
-    r"呃+|诶|哎呀?|唉|额|(?i:hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|"
+    r"呃+|诶|哎呀?|唉|额|(?:哦|噢|啊|呃|额|诶)\s?不(?:是|对)?|"
+    r"(?i:wait,?\s+no|no,?\s+wait|hi|hello|hey|thanks|thank you|thx|ok|okay|great|cool|bye|got it|"
     r"sure|perfect|no worries|that'?s all|nothing else|alright|wait|hold on|hang on|hmm+|"
     r"um+|uh+|er+m?|oh|ah|oops|no|nope|nah))"
     r"[\s啦呀啊哈吧的了呢!！.。~～]*$"
@@ -218,7 +219,7 @@ NUMBER: Final = LinearPattern(r"\d+(?:\.\d+)?")
 
 CORRECTION_MARK: Final = _words(
     r"[说写打输填记搞弄看抄念报拼发]错了?|[说搞弄记看写]反了?|弄混|搞混|记混|看串|串行|不对|有误|更正|"
-    r"纠正|口误|笔误|打错字|反了|"
+    r"纠正|口误|笔误|打错字|反了|(?:^|[，,\s])(?:哦|噢|啊|呃|额|诶)\s?不(?:是|对)?(?:$|[，,\s])|"
     r"手滑(?:打|按|输|写)|[多少漏][打输写]了?(?:一|个|一个)?(?:\d|[一两]?位|数字|字母)",
     r"sorry|typo|(?:typed|added|put in) an extra|extra digit|(?:missed|dropped|left out) a digit|"
     r"i meant|i mean|correction|my bad|my mistake|mistyped|misspoke|actually|"
@@ -228,7 +229,7 @@ CORRECTION_MARK: Final = _words(
     r"swapped|mixed up|misread|got (?:it|that|the [a-z]+) wrong|that'?s not right|scratch that|"
     r"misspel+(?:ed|t)?|spel+(?:ed|t) (?:it|that|the [a-z]+|[a-z]+ name) wrong|"
     r"make (?:it|that) [a-z]*\d|(?:change|switch) (?:it|that) to|"
-    r"oops|whoops|fat[- ]?finger(?:s|ed)?",
+    r"oops|whoops|fat[- ]?finger(?:s|ed)?|wait,?\s+no|no,?\s+wait|sorry,?\s+no",
 )
 """A word saying that something said before was wrong (not a wrong item: "you sent the wrong
 size")."""

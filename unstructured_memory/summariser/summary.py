@@ -415,7 +415,7 @@ def _description_end(text: str, pieces: list[tuple[int, int]], k: int, lang: Lan
 def _tidy(piece: str, lang: Lang) -> str:
     """A piece of the user's text as the record quotes it: lead words and particles off,
     in the third person (English), masked, cut to the clause length."""
-    piece = " ".join(piece.split())
+    piece = _EMPTY_CLAUSES.sub(lambda m: m.group(1) or "", " ".join(piece.split()))
     if lang == "zh":
         piece = _lead_off(piece).rstrip(_TRAIL_ZH)
     else:
@@ -427,6 +427,9 @@ def _tidy(piece: str, lang: Lang) -> str:
     piece = mask_pii(piece)[0].strip()
     return _cut(piece, _MAX_CLAUSE if lang == "zh" else 2 * _MAX_CLAUSE)
 
+
+_EMPTY_CLAUSES: Final = LinearPattern(r"([，,；;])(?:\s*[，,；;])+")
+"""Clause marks left around a clause the view blanked (儿子 9 岁， ，刚满): one is kept."""
 
 _CUT_AT = LinearPattern(r"[，,；;：:、]|\s")
 
