@@ -97,6 +97,28 @@ def test_a_corrected_identifier_survives_and_the_wrong_one_does_not(
 
 
 @pytest.mark.parametrize(
+    ("later", "right", "wrong"),
+    [
+        ("哦说错了，是 X100 Pro", "vivo X100 Pro", None),
+        ("我说错了，是 X200", "vivo X200", "X100"),
+    ],
+)
+def test_a_device_put_right_after_who_erred_replaces_the_model(
+    later: str, right: str, wrong: str | None
+) -> None:
+    turns = _turns(("u", "我的手机是 vivo X100"), ("a", "好的"), ("u", later))
+    summary = summarise("u", "s", turns)
+    devices = [
+        o.value
+        for o in RuleExtractor().extract(turns, summary).observations
+        if o.key == "device_model"
+    ]
+    assert devices == [right], devices
+    if wrong is not None:
+        assert wrong not in summary.summary_text
+
+
+@pytest.mark.parametrize(
     ("said", "right", "wrong"),
     [
         ("我儿子 8 岁，哦不，刚满 9 岁", "9", "8"),

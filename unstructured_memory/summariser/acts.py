@@ -393,6 +393,31 @@ def _entity_at(u: Utterance, a: int, b: int) -> Entity | None:
     return next((e for e in u.entities if a <= e.start < b), None)
 
 
+_WHO_ERRED: Final = LinearPattern(
+    r"^\s*(?:哦+|噢|啊|呃|额|诶|嗯|哎|唉|我|我们|刚才|刚刚|之前|前面|上面)?\s*$"
+)
+"""What stands before 说错了 when no value does: an interjection, the user, a time."""
+
+
+_EDITION: Final = LinearPattern(
+    r"^\s*(?i:pro|max|ultra|plus|mini|lite|se|air|\+)(?:\s*(?i:max|plus))?\s*$"
+)
+"""What names an edition of a model after it (X100 Pro, 15 Pro Max)."""
+
+
+def _edition_of(model: str, right: str) -> bool:
+    """Whether ``right`` is an edition of ``model`` (X100 -> X100 Pro): a model put right."""
+    folded = right.casefold()
+    return folded.startswith(model.casefold()) and (
+        _EDITION.fullmatch(right[len(model) :]) is not None
+    )
+
+
+def _no_value(u: Utterance, a: int, b: int) -> bool:
+    """Whether a correction's wrong group names no value (哦 of 哦说错了, 我 of 我说错了)."""
+    return _entity_at(u, a, b) is None and _WHO_ERRED.fullmatch(u.text[a:b]) is not None
+
+
 def _value_span(u: Utterance, a: int, b: int) -> tuple[tuple[int, int], str | None] | None:
     """The value a correction group names: the entity in it, else the group itself when it
     looks like a value; ``None`` otherwise."""
@@ -435,7 +460,10 @@ def _last_of(
                 for e in u.entities
                 if e.type in wanted
                 and e.end <= limit
-                and u.text[e.start : e.end].casefold() not in right.casefold()  # W34 of W34 L32
+                and (
+                    u.text[e.start : e.end].casefold() not in right.casefold()  # W34 of W34 L32
+                    or _edition_of(u.text[e.start : e.end], right)  # X100 put right as X100 Pro
+                )
             ]
             if found:
                 return i, found[-1].start, found[-1].end
@@ -550,7 +578,10 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
                 continue
             right = _value_span(u, *m.span(rx.groupindex["right"]))
             wrong: tuple[int, int, int] | None = None
-            if "wrong" in rx.groupindex and m.group("wrong") is not None:
+            named = "wrong" in rx.groupindex and m.group("wrong") is not None
+            if named and _no_value(u, *m.span(rx.groupindex["wrong"])):
+                named = False  # 哦说错了 / 我说错了: the one who erred, not the wrong value
+            if named:
                 w = _value_span(u, *m.span(rx.groupindex["wrong"]))
                 if w is None or right is None:
                     said = _said_word(utterances, turn, m, rx)
