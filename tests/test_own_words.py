@@ -147,6 +147,8 @@ def test_a_clause_blanked_in_the_view_is_skipped_not_classified(
         ),
         ([("user", "羽绒服买的 120 码，儿子穿袖子短一截，想问问怎么处理")], "120"),
         ([("user", "退款多久能到账，钱是从信用卡扣的")], "多久"),
+        ([("user", "退款单 RF-2409-00731 什么时候到账")], "什么时候"),  # its id alone: the head's
+        ([("user", "Where is my parcel, order 5521907?")], "Where"),
         ([("user", "电热毯用了两天就不热了，有事打我手机 13812345678")], "138"),
     ],
 )

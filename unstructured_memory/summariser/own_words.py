@@ -9,8 +9,8 @@ would ask again. The record quotes it after the sentence, masked:
 Quoted: the user's live statements, requests the sentence's head does not state (no
 refund, return… of their own) and questions, in order, that add words the sentence lacks,
 up to :data:`BUDGET` characters. A question where a refund or a parcel is that names no
-thing (a product, a model, an amount, an id) asks what the record's head and business
-lines answer (``多久能到账``, ``where is my package``) and is not quoted. Lasting
+thing (a product, a model, an amount; an id is the head's) asks what the record's head and
+business lines answer (``多久能到账``, ``where is my package``) and is not quoted. Lasting
 statements (instructions, preferences, facts about the user) are the profile's and are
 blanked in the view already.
 
@@ -39,7 +39,6 @@ from policies.linear_re import LinearPattern
 from policies.pii import find_pii
 from unstructured_memory.summariser.amended import Amended, words_in
 from unstructured_memory.summariser.choice import flat
-from unstructured_memory.summariser.entities import ID_LABELS
 from unstructured_memory.summariser.intent import classify_intent
 from unstructured_memory.summariser.topics import CITY_ZH, topics_of
 from values.dialogue import ActKind, Dialogue
@@ -53,8 +52,9 @@ BUDGET: Final = {"zh": 60, "en": 160}
 _QUOTED: Final = frozenset({ActKind.REQUEST, ActKind.QUESTION, ActKind.STATEMENT})
 """The acts whose words may be quoted (never small talk, a correction or a retraction)."""
 
-_THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT"}) | ID_LABELS
-"""What a status question must name to be quoted."""
+_THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT"})
+"""What a status question must name to be quoted (an id it names is the head's and the
+business lines')."""
 _STATUS: Final = frozenset({Intent.REFUND_STATUS, Intent.TRACKING_INQUIRY})
 
 CHANGED_MIND: Final = LinearPattern(
