@@ -1685,3 +1685,73 @@ def test_a_size_said_of_someone_bought_for_this_time_only_is_one_off() -> None:
     said = "Buying a pair for my brother this time, he's a size 12"
     acts = summarise("u", "s", _turns(("u", said))).dialogue.acts
     assert [(a.one_off, a.topics) for a in acts] == [(True, ()), (True, ())]
+
+
+# --------------------------------------------------------------------------- offers declined
+
+
+@pytest.mark.parametrize(
+    ("said", "price"),
+    [
+        (
+            _turns(
+                ("u", "I'm getting the Fujifilm X-T5 body, order 6925347."),
+                ("a", "Would you like shipping insurance for $18? It covers loss in transit."),
+                ("u", "I'll pass on the insurance, thanks."),
+                ("a", "No worries, it ships by courier today."),
+            ),
+            "$18",
+        ),
+        (
+            _turns(
+                ("u", "Checking out the Sony headphones now."),
+                ("a", "Would you like gift wrap for $5?"),
+                ("u", "No gift wrap, they're for me."),
+                ("a", "Okay, plain packaging, order 6930582."),
+            ),
+            "$5",
+        ),
+        (
+            _turns(
+                ("u", "Add assembly to the oak bookcase on order 6923862."),
+                ("a", "Assembly is $45 extra. Shall I add it?"),
+                ("u", "On second thought, my brother-in-law can put it together. No assembly."),
+                ("a", "Okay, order 6923862 ships flat-packed."),
+            ),
+            "$45",
+        ),
+        (
+            _turns(
+                ("u", "I'm ordering the Kindle Paperwhite."),
+                ("a", "Do you want a cover with it? It's $25."),
+                ("u", "No thanks."),
+                ("a", "Alright, order 6940017 is placed."),
+            ),
+            "$25",
+        ),
+        (
+            _turns(
+                ("u", "订单 6940233 的扫地机帮我发货"),
+                ("a", "需要加购延保吗？两年延保 199 元。"),
+                ("u", "不用了，谢谢"),
+                ("a", "好的，今天发出。"),
+            ),
+            "199",
+        ),
+    ],
+)
+def test_an_offer_the_user_turns_down_keeps_no_price(said: list[Turn], price: str) -> None:
+    """An add-on the agent offers and the user declines ("I'll pass on the insurance", "No
+    gift wrap", "不用了") is no part of the record: its price is not the session's amount."""
+    s = summarise("u", "s", said)
+    assert price not in s.summary_text, s.summary_text
+
+
+def test_an_offer_the_user_takes_keeps_its_price() -> None:
+    said = _turns(
+        ("u", "I'm getting the Fujifilm X-T5 body, order 6925347."),
+        ("a", "Would you like shipping insurance for $18?"),
+        ("u", "Yes please, add the insurance."),
+        ("a", "Added, it ships insured today."),
+    )
+    assert "$18" in summarise("u", "s", said).summary_text

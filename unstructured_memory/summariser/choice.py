@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from policies.linear_re import LinearPattern
-from unstructured_memory.summariser.cues import CHOICE, RETRACTION
+from unstructured_memory.summariser.cues import CHOICE, DECLINED, RETRACTION
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.tokenize import EN_STOP_WORDS, segment
 
@@ -344,6 +344,7 @@ def final_choice(
     """The option the user finally chose among ``offered`` (``None`` without two options
     or a choice), reading the user's clauses of the amended ``view``."""
     del entities  # the option's own words name it; entities add nothing here
+    offered = [o for o in offered if view[o.start : o.end].strip()]  # none turned down
     if not offered:
         return None
     chosen: Option | None = None
@@ -359,6 +360,7 @@ def final_choice(
                 len({o.key for o in named}) == 1
                 and not _listing(clause, named[-1], lang)
                 and RETRACTION.search(clause) is None  # "虎贝尔那个就算了" chooses nothing
+                and DECLINED.search(clause) is None  # "no assembly" neither
             ):
                 chosen = named[-1]
             mentions += [((s + a, s + b), o) for o in named]

@@ -29,6 +29,7 @@ __all__ = [
     "CLAUSE_ZH",
     "COLOUR",
     "CORRECTION",
+    "DECLINED",
     "CORRECTION_MARK",
     "DIRECTIVE",
     "DOUBTED",
@@ -36,6 +37,7 @@ __all__ = [
     "FUTURE",
     "HABIT",
     "HEDGE",
+    "OFFERED",
     "INSTRUCTION",
     "MEMO",
     "NEGATION",
@@ -329,6 +331,27 @@ RETRACTION: Final = _words(
     r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want|(?:don'?t|do not) cancel(?:$|[^a-z])",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
+
+OFFERED: Final = _words(
+    r"要不要|需不需要|需要[^，,。！？!?]{0,12}吗|要[^，,。！？!?]{1,12}吗|可以(?:帮您|给您|为您)",
+    r"would you like|do you want|(?:want|like) me to|shall i|should i|can i (?:add|offer|get you)|"
+    r"how about|interested in|care for|fancy|i can (?:add|offer|include|throw in)",
+)
+"""The agent offering something the user may take or turn down ("需要加购延保吗", "would
+you like gift wrap for $5?")."""
+
+DECLINED: Final = LinearPattern(
+    r"^\s*(?:不用|不要|不需要|不必|不加|不买|不了|算了)(?:了|吧|啦|的)?"
+    r"(?P<what_zh>[^，,。！？!?；;\s]{0,12}?)(?:了|吧|啦)?\s*(?:[，,]?\s*谢谢)?\s*$"
+    r"|(?i:^\s*(?:no|nope|nah|not (?:interested|necessary|needed|for me)|"
+    r"(?:i'?ll|i will|i'?d|i think i'?ll|i'?m going to|gonna) (?:pass|skip|leave)|"
+    r"i'?m (?:good|fine|ok(?:ay)?)(?: without)?|(?:no|not any) need (?:for|of))"
+    r"(?:\s+(?:on|it|that))?(?:\s+(?:the|any|a|an))?(?:,?\s+(?P<what>[a-z][a-z -]{0,30}?))?"
+    r"\s*(?:,?\s*(?:thanks|thank you|please))?\s*$)"
+)
+"""A clause turning something down: bare ("no thanks", "不用了") or naming it ("I'll pass on
+the insurance", "no gift wrap", "不用延保"); ``what``/``what_zh``: the thing declined."""
+
 
 REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
     (name, LinearPattern(rx))
