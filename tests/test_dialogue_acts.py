@@ -1755,3 +1755,37 @@ def test_an_offer_the_user_takes_keeps_its_price() -> None:
         ("a", "Added, it ships insured today."),
     )
     assert "$18" in summarise("u", "s", said).summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "first", "then"),
+    [
+        (
+            _turns(
+                ("u", "I'll take the 27-inch Dell monitor at $329."),
+                ("a", "Sure. Just so you know, the 32-inch is on offer today at $449."),
+                ("u", "Oh, then on second thought give me the 32-inch instead."),
+                ("a", "Switched to the 32-inch Dell, order 6919377."),
+            ),
+            "27-inch",
+            "32-inch",
+        ),
+        (
+            _turns(
+                ("u", "我要 128G 的那款，2999 元"),
+                ("a", "256G 今天活动价 3299 元，只贵 300。"),
+                ("u", "那还是要 256G 吧"),
+                ("a", "好的，已改为 256G，订单 6940561。"),
+            ),
+            "128G",
+            "256G",
+        ),
+    ],
+)
+def test_a_pick_replaced_by_a_later_option_is_no_part_of_the_record(
+    said: list[Turn], first: str, then: str
+) -> None:
+    """The user picks one thing, the agent offers another with its price, and the user takes
+    that instead: the first pick and its price are no longer what the user wants."""
+    text = summarise("u", "s", said).summary_text
+    assert then in text and first not in text, text
