@@ -1789,3 +1789,47 @@ def test_a_pick_replaced_by_a_later_option_is_no_part_of_the_record(
     that instead: the first pick and its price are no longer what the user wants."""
     text = summarise("u", "s", said).summary_text
     assert then in text and first not in text, text
+
+
+@pytest.mark.parametrize(
+    ("said", "gone", "kept"),
+    [
+        (
+            (
+                ("u", "Could the fridge on order 6924093 come Monday instead of Friday?"),
+                ("a", "Monday has an 8 to 12 slot. Should I switch you from Friday?"),
+                ("u", "Hmm, let's not. My partner can let them in on Friday, so keep it."),
+                ("a", "Okay, it stays on Friday, 1 to 5 pm."),
+            ),
+            "Monday",
+            "Friday",
+        ),
+        (
+            (
+                ("u", "Can the washer for order 6940815 be moved to another day?"),
+                ("a", "Sure, Thursday or Friday are open."),
+                ("u", "On second thought, let's leave it. Tuesday is fine."),
+                ("a", "Okay, it stays on Tuesday."),
+            ),
+            "Thursday",
+            "Tuesday",
+        ),
+        (
+            (
+                ("u", "订单 6940782 的冰箱能不能改到周一送？"),
+                ("a", "周一上午有档期，要帮您改吗？"),
+                ("u", "算了，还是周五吧，周五家里有人"),
+                ("a", "好的，维持周五下午送达。"),
+            ),
+            "周一",
+            "周五",
+        ),
+    ],
+)
+def test_a_date_move_taken_back_leaves_the_date_kept(
+    said: tuple[tuple[str, str], ...], gone: str, kept: str
+) -> None:
+    """Moving a delivery to another day is a request of its own ("come Monday instead of
+    Friday", "改到周一送"): taking it back ("let's not", "算了") drops the day asked for."""
+    text = summarise("u", "s", _turns(*said)).summary_text
+    assert gone not in text and kept in text, text

@@ -383,7 +383,18 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
             "repair",
             r"维修|修理|修(?:一下|一修|下|好|吧)|上门(?:$|[^取])|保修|(?i:repair|technician|fix)",
         ),
-        ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
+        (
+            "schedule",
+            r"预约|改(?:时间|日期|期)|改天|(?:推迟|延后|延期|提前)(?:送|发|到|配送|安装|上门|一)"
+            r"|(?:改|挪|换)(?:到|在|成)?(?:下)?(?:周|星期|礼拜)[一二三四五六日天]"
+            r"|(?:改|挪|换)(?:到|在|成)(?:明天|后天|大后天|\d{1,2}[号日])"
+            r"|换(?:个|一个)?(?:时间|日子|时段)"
+            r"|(?i:reschedul|appointment|instead of (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+            r"(?:move|push|shift|bump|change)\s+(?:it|that|the\s+(?:[a-z]+\s+)?"
+            r"(?:delivery|date|day|slot|visit|installation|pickup|appointment))\s+"
+            r"(?:back|forward|to\s+(?:another|a different|next|(?:mon|tues|wednes|thurs|fri|satur|sun)day))|"
+            r"(?:another|a different|a later|an earlier) (?:day|date|slot|time))",
+        ),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
         ("merge", r"合并|一起发|一块发|(?i:combine|ship together|merge)"),
