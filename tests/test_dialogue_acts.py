@@ -1833,3 +1833,61 @@ def test_a_date_move_taken_back_leaves_the_date_kept(
     Friday", "改到周一送"): taking it back ("let's not", "算了") drops the day asked for."""
     text = summarise("u", "s", _turns(*said)).summary_text
     assert gone not in text and kept in text, text
+
+
+@pytest.mark.parametrize(
+    ("said", "carrier"),
+    [
+        ("For order 6929417, not FedEx please, they lose things. UPS is fine.", "UPS"),
+        ("No DHL please, they were late twice. SF Express would be better.", "SF Express"),
+        ("别发中通，顺丰就行", "顺丰"),
+    ],
+)
+def test_the_carrier_said_fine_after_a_refused_one_is_kept(said: str, carrier: str) -> None:
+    """"Not FedEx … UPS is fine": the instruction keeps the carrier the user accepts, not only
+    the one refused."""
+    assert any(carrier in text for _, text in _instructions(said)), _instructions(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "to"),
+    [
+        (
+            _turns(
+                ("u", "The black hoodie on order 6932845 shows dog hair. Could you swap the black for the navy?"),
+                ("a", "Sure, the navy one ships tomorrow and the courier will collect the black one."),
+            ),
+            "navy",
+        ),
+        (
+            _turns(
+                ("u", "The rain jacket from order 6922714 is tight, I'd like to exchange it for a large."),
+                ("a", "Done, a large ships tomorrow."),
+            ),
+            "large",
+        ),
+        (
+            _turns(
+                ("u", "订单 6940911 的卫衣黑色太显毛了，能把黑色换成藏青色吗"),
+                ("a", "可以，藏青色明天发出，快递员会上门取回黑色那件。"),
+            ),
+            "藏青色",
+        ),
+    ],
+)
+def test_an_exchange_states_what_it_is_for(said: list[Turn], to: str) -> None:
+    """An exchange's record names what the user asked to get ("swap the black for the navy",
+    "exchange it for a large", "换成藏青色"), not only that an exchange was asked."""
+    text = summarise("u", "s", said).summary_text
+    assert to in text, text
+
+
+def test_an_exchange_for_a_value_corrected_states_the_right_one() -> None:
+    said = _turns(
+        ("u", "I'd like to exchange the rug from order 6940977 for the grey one"),
+        ("a", "Sure, grey in the same 2x3 m size?"),
+        ("u", "Sorry, I meant beige, not grey."),
+        ("a", "Done: exchange for the beige rug, same size."),
+    )
+    text = summarise("u", "s", said).summary_text
+    assert "beige" in text and "grey" not in text, text

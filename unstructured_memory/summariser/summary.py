@@ -803,6 +803,18 @@ _REFUND = LinearPattern(r"(?i)退款|退钱|refund|money back")
 _CANCEL = re.compile(r"(?i)取消|撤销|\bcancel")
 
 
+_EXCHANGED_TO: Final = LinearPattern(
+    r"(?:换成|换为|调换成)"
+    r"(?P<to_zh>[^，,。！？!?；;\n吗呢吧]{1,12}?)(?:的|吧|吗|呢|[，,。！？!?；;\n]|$)"
+    r"|(?i:(?:swap|exchange|change|switch|trade|replace)\s+"
+    r"(?:it|them|this|that|(?:the|my|a|an|this|these)\s+[^,.;!?\n]{1,30}?)\s+(?:for|to|with|into)\s+"
+    r"(?P<to>(?:the\s+|a\s+|an\s+)?[^,.;!?\n]{1,30}?)(?:\s+(?:one|instead|please|then))*"
+    r"\s*(?:$|[,.;!?\n]))"
+)
+"""What an exchange is for ("swap the black for the navy", "exchange it for a large",
+"换成藏青色"): ``to``/``to_zh``."""
+
+
 def _return_action(user_text: str, lang: Lang) -> str:
     for rx, zh, en in (
         (_REFUND, "申请退款", "a refund"),
@@ -811,6 +823,10 @@ def _return_action(user_text: str, lang: Lang) -> str:
         (_CANCEL, "申请取消订单", "a cancellation"),
     ):
         if rx.search(user_text):
+            if rx is _EXCHANGE and (m := _EXCHANGED_TO.search(user_text)) is not None:
+                to = (m.group("to_zh") or m.group("to") or "").strip()
+                if to:
+                    return f"申请换货（换成{to}）" if lang == "zh" else f"{en} to {to}"
             return zh if lang == "zh" else en
     return "申请退货" if lang == "zh" else "a return"
 
@@ -1114,7 +1130,7 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     ]
     slots = _slots(view, spans, language, choice, dialogue.picked)
     sentence = (_sentence_zh if language == "zh" else _sentence_en)(
-        intent.label, slots, "\n".join(live)
+        intent.label, slots, view.fix("\n".join(live))  # what an exchange is for, put right
     )
     user_turns = {k: (s.start, s.end) for k, s in enumerate(spans) if s.role == "user"}
     words = quote(
