@@ -1891,3 +1891,43 @@ def test_an_exchange_for_a_value_corrected_states_the_right_one() -> None:
     )
     text = summarise("u", "s", said).summary_text
     assert "beige" in text and "grey" not in text, text
+
+
+def test_a_word_holding_rush_asks_no_hurry() -> None:
+    """"crushed", "brushed" hold "rush" but ask nobody to hurry."""
+    from unstructured_memory.summariser.acts import families
+
+    assert "urge" not in families("The box came in crushed")
+    assert "urge" not in families("The brushed steel is scratched")
+    assert "urge" in families("Can you rush it?")
+
+
+@pytest.mark.parametrize(
+    "pulled",
+    [
+        "I opened it and the glasses are all fine. Please pull the claim.",
+        "Everything inside is fine, you can drop the claim.",
+        "All good inside, withdraw the claim please.",
+    ],
+)
+def test_a_claim_pulled_is_withdrawn(pulled: str) -> None:
+    said = _turns(
+        ("u", "The box for order 6927604 came in crushed, I want to file a damage claim."),
+        ("a", "I've opened claim CLM-69-27604. Please send photos of the contents."),
+        ("u", pulled),
+        ("a", "Done, claim CLM-69-27604 is withdrawn."),
+    )
+    s = summarise("u", "s", said)
+    assert "claim" in s.dialogue.retracted
+    assert "file a damage claim" not in s.summary_text, s.summary_text
+    assert "hurry" not in s.summary_text, s.summary_text
+
+
+def test_a_claim_withdrawn_in_chinese_is_withdrawn() -> None:
+    said = _turns(
+        ("u", "订单 6940990 的箱子压坏了，我要申请理赔"),
+        ("a", "已为您提交理赔，编号 CLM-69-40990。"),
+        ("u", "拆开看了东西没坏，理赔撤了吧"),
+        ("a", "好的，理赔已撤销。"),
+    )
+    assert "claim" in summarise("u", "s", said).dialogue.retracted

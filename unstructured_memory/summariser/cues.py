@@ -322,7 +322,7 @@ RETRACTION: Final = _words(
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|cancel (?:return|refund|exchange|claim|complaint|repair)s?|"
-    r"withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
+    r"withdraw|take (?:it|that) back|pull (?:the|my|that|it)(?: [a-z]+)?(?: claim| request| complaint| ticket| case)?|i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
@@ -377,7 +377,8 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
             r"(?i:change (?:the |my )?address|"
             r"address change|reroute|redirect)",
         ),
-        ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
+        ("urge", r"催|加急|(?i:hurry|expedite|chase|(?:^|[^a-z])rush)"),
+        ("claim", r"理赔|索赔|(?i:(?:^|[^a-z])claims?(?:$|[^a-z]))"),
         ("invoice", r"发票|开票|(?i:invoice|receipt)"),
         (
             "repair",

@@ -888,6 +888,7 @@ _FAMILY_HEADS: Final = {
     "urge": ("催促发货", "asked to hurry the delivery"),
     "repair": ("申请维修", "requested a repair"),
     "schedule": ("预约上门时间", "booked a visit"),
+    "claim": ("申请理赔", "filed a claim"),
 }
 """Heads for what the user asked for that no intent names, when nothing stronger was asked."""
 _STRONGER: Final = frozenset({"refund", "return", "exchange", "cancel", "complaint"})
@@ -914,6 +915,7 @@ _WITHDRAWN: Final = {
     "schedule": ("预约", "the appointment"),
     "price": ("保价申请", "the price-protection claim"),
     "delivery": ("送货安排", "the delivery arrangement"),
+    "claim": ("理赔申请", "the claim"),
 }
 """How the record names a request the user took back."""
 
