@@ -1931,3 +1931,16 @@ def test_a_claim_withdrawn_in_chinese_is_withdrawn() -> None:
         ("a", "好的，理赔已撤销。"),
     )
     assert "claim" in summarise("u", "s", said).dialogue.retracted
+
+
+@pytest.mark.parametrize(
+    ("said", "claim"),
+    [
+        ("It's covered by the warranty; claim CLM-2026-4418 is open.", "CLM-2026-4418"),
+        ("I've opened claim CLM-69-27604 for you.", "CLM-69-27604"),
+        ("已为您提交理赔，理赔单号 LP-6940990-01。", "LP-6940990-01"),
+    ],
+)
+def test_a_claim_number_is_a_ticket(said: str, claim: str) -> None:
+    """A claim's number, named by its cue ("claim CLM-…", "理赔单号 …"), is a ticket id."""
+    assert ("TICKET_ID", claim) in [(e.type, e.text) for e in extract_entities(said)]
