@@ -1944,3 +1944,38 @@ def test_a_claim_withdrawn_in_chinese_is_withdrawn() -> None:
 def test_a_claim_number_is_a_ticket(said: str, claim: str) -> None:
     """A claim's number, named by its cue ("claim CLM-…", "理赔单号 …"), is a ticket id."""
     assert ("TICKET_ID", claim) in [(e.type, e.text) for e in extract_entities(said)]
+
+
+@pytest.mark.parametrize(
+    ("said", "change"),
+    [
+        (
+            _turns(
+                ("u", "Change of plans for order 6933106, I can't get to the store this weekend. Please ship it to my home instead."),
+                ("a", "Done, order 6933106 will be shipped to your home address, arriving Tuesday."),
+            ),
+            "home instead",
+        ),
+        (
+            _turns(
+                ("u", "We're drinking way more coffee now. Make the beans every two weeks instead of monthly."),
+                ("a", "Updated subscription 6934279."),
+            ),
+            "every two weeks instead of monthly",
+        ),
+        (
+            _turns(
+                ("u", "订单 6940123 的猫粮家里吃得慢。每月一次改成两个月一次吧"),
+                ("a", "好的，已修改，下次两个月后发出。"),
+            ),
+            "改成两个月一次",
+        ),
+    ],
+)
+def test_a_change_of_plan_is_what_the_record_says_was_asked(
+    said: list[Turn], change: str
+) -> None:
+    """A clause saying what replaces the plan ("ship it to my home instead", "改成两个月一次")
+    is what the session asked, before the reason for it."""
+    text = summarise("u", "s", said).summary_text
+    assert change in text, text

@@ -502,6 +502,26 @@ def _topic(
     return first
 
 
+_CHANGE: Final = LinearPattern(
+    r"改为|改成|改用|换成|(?i:(?:^|[^a-z])(?:instead|rather than)(?:$|[^a-z]))"
+)
+"""A clause saying what replaces a plan ("ship it to my home instead", "改成放快递柜")."""
+
+
+def _change(text: str, spans: list[_Span], lang: Lang, fix: Callable[[str], str]) -> str:
+    """The user's last live sentence saying what replaces their plan (tidied), or ``""``."""
+    sentence_re = _SENTENCE_ZH if lang == "zh" else _SENTENCE_EN
+    last = ""
+    for span in spans:
+        if span.role != "user":
+            continue
+        for a, b in sentence_re.spans(text[span.start : span.end]):
+            piece = text[span.start + a : span.start + b]
+            if _CHANGE.search(piece) is not None:
+                last = _tidy(fix(piece), lang) or last
+    return last
+
+
 @dataclass(frozen=True, slots=True)
 class _Slots:
     orders: tuple[str, ...] = ()
@@ -517,6 +537,8 @@ class _Slots:
     """What the agent ordered or sent for the user (:func:`committed_items`)."""
     reason: str = ""
     question: str = ""
+    change: str = ""
+    """The user's sentence saying what replaces their plan (:func:`_change`)."""
     topic: str = ""
     """What the user talked about: the problem they described, else their sentence naming
     a product (see :func:`_topic`), so a symptom said in the middle of a long enquiry is
@@ -783,6 +805,7 @@ def _slots(
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix
         ),
+        change=_change(text, spans, lang, fix),
         topic=reason or _topic(text, spans, entities, lang, fix),
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
@@ -988,7 +1011,7 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         Intent.INVOICE: f"申请为{subject}开具发票" if subject else "咨询发票事宜",
         Intent.ACCOUNT: "咨询账号问题" + (f"：{detail}" if detail else ""),
         Intent.OTHER: (f"咨询{of}相关事宜" if subject else "进行了一般咨询")
-        + (f"：{detail or s.topic}" if detail or s.topic else ""),
+        + (f"：{s.change or detail or s.topic}" if s.change or detail or s.topic else ""),
     }
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
@@ -1053,7 +1076,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         Intent.ACCOUNT: "asked for help with their account" + (f": {detail}" if detail else ""),
         Intent.OTHER: "contacted customer service"
         + (f" about {subject}" if subject else "")
-        + (f": {detail or s.topic}" if detail or s.topic else ""),
+        + (f": {s.change or detail or s.topic}" if s.change or detail or s.topic else ""),
     }
     head = heads[intent].rstrip(" ?.")
     asked = _family_head(s, "en")
