@@ -908,8 +908,9 @@ def _declined_words(piece: str) -> list[str] | None:
     m = cues.DECLINED.search(piece)
     if m is None:
         return None
-    if m.group("what_zh"):
-        return [m.group("what_zh")]
+    zh = m.group("what_zh")
+    if zh:
+        return [zh]
     words = (m.group("what") or "").casefold().split()
     return [w for w in words if len(w) > 2 and w not in _NO_OBJECT]
 
@@ -941,7 +942,9 @@ def _turn_down(utterances: Sequence[Utterance], acts: list[Act]) -> None:
                 naming = [
                     k
                     for k in offering
-                    if any(_holds_word(said[acts[k].start : acts[k].end].casefold(), w) for w in words)
+                    if any(
+                        _holds_word(said[acts[k].start : acts[k].end].casefold(), w) for w in words
+                    )
                 ]
                 if not naming:
                     continue
@@ -949,8 +952,10 @@ def _turn_down(utterances: Sequence[Utterance], acts: list[Act]) -> None:
                 for k in range(offering[0]):
                     prev = acts[k]
                     piece = utterances[prev.turn].text[prev.start : prev.end].casefold()
-                    if prev.role == "user" and prev.kind in _GOES_ON and any(
-                        _holds_word(piece, w) for w in words
+                    if (
+                        prev.role == "user"
+                        and prev.kind in _GOES_ON
+                        and any(_holds_word(piece, w) for w in words)
                     ):
                         acts[k] = replace(prev, live=False)
             for k in dropped:

@@ -29,19 +29,19 @@ __all__ = [
     "CLAUSE_ZH",
     "COLOUR",
     "CORRECTION",
-    "DECLINED",
     "CORRECTION_MARK",
+    "DECLINED",
     "DIRECTIVE",
     "DOUBTED",
     "FACT",
     "FUTURE",
     "HABIT",
     "HEDGE",
-    "OFFERED",
     "INSTRUCTION",
     "MEMO",
     "NEGATION",
     "NUMBER",
+    "OFFERED",
     "ONE_OFF",
     "PAST",
     "PREFERENCE",
@@ -322,7 +322,9 @@ RETRACTION: Final = _words(
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|cancel (?:return|refund|exchange|claim|complaint|repair)s?|"
-    r"withdraw|take (?:it|that) back|pull (?:the|my|that|it)(?: [a-z]+)?(?: claim| request| complaint| ticket| case)?|i'?ll keep it|i will keep it|"
+    r"withdraw|take (?:it|that) back|"
+    r"pull (?:the|my|that|it)(?: [a-z]+)?(?: claim| request| complaint| ticket| case)?|"
+    r"i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
@@ -393,7 +395,8 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
             r"|(?i:reschedul|appointment|instead of (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
             r"(?:move|push|shift|bump|change)\s+(?:it|that|the\s+(?:[a-z]+\s+)?"
             r"(?:delivery|date|day|slot|visit|installation|pickup|appointment))\s+"
-            r"(?:back|forward|to\s+(?:another|a different|next|(?:mon|tues|wednes|thurs|fri|satur|sun)day))|"
+            r"(?:back|forward|to\s+(?:another|a different|next|"
+            r"(?:mon|tues|wednes|thurs|fri|satur|sun)day))|"
             r"(?:another|a different|a later|an earlier) (?:day|date|slot|time))",
         ),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),

@@ -1155,7 +1155,9 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     ]
     slots = _slots(view, spans, language, choice, dialogue.picked)
     sentence = (_sentence_zh if language == "zh" else _sentence_en)(
-        intent.label, slots, view.fix("\n".join(live))  # what an exchange is for, put right
+        intent.label,
+        slots,
+        view.fix("\n".join(live)),  # what an exchange is for, put right
     )
     user_turns = {k: (s.start, s.end) for k, s in enumerate(spans) if s.role == "user"}
     words = quote(
