@@ -1992,3 +1992,31 @@ def test_a_change_of_plan_is_what_the_record_says_was_asked(said: list[Turn], ch
     is what the session asked, before the reason for it."""
     text = summarise("u", "s", said).summary_text
     assert change in text, text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'll take the 27-inch Dell monitor at $329.",
+        "I'll take the 65 inch TV.",
+        "I'll take the 12-cup coffee maker.",
+        "I'll take the 20 oz tumbler.",
+        "我要 55 寸的电视",
+    ],
+)
+def test_a_products_measure_is_no_size_of_the_user(said: str) -> None:
+    """A number that measures the product ("the 27-inch monitor", "20 oz", "55 寸") is not a
+    size the user wears."""
+    assert not [o for o in _observed(said) if o[1] == "size"], _observed(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "size"),
+    [
+        ("I'll take the 32 waist", "32 waist"),
+        ("I take a size 10, please", "size 10"),
+        ("She wears a 6, in the red", "size 6"),
+    ],
+)
+def test_a_size_worn_is_still_a_size(said: str, size: str) -> None:
+    assert any(size in o[2] for o in _observed(said) if o[1] == "size"), _observed(said)
