@@ -1820,3 +1820,338 @@ def test_a_size_said_of_someone_bought_for_this_time_only_is_one_off() -> None:
     said = "Buying a pair for my brother this time, he's a size 12"
     acts = summarise("u", "s", _turns(("u", said))).dialogue.acts
     assert [(a.one_off, a.topics) for a in acts] == [(True, ()), (True, ())]
+
+
+# --------------------------------------------------------------------------- offers declined
+
+
+@pytest.mark.parametrize(
+    ("said", "price"),
+    [
+        (
+            _turns(
+                ("u", "I'm getting the Fujifilm X-T5 body, order 6925347."),
+                ("a", "Would you like shipping insurance for $18? It covers loss in transit."),
+                ("u", "I'll pass on the insurance, thanks."),
+                ("a", "No worries, it ships by courier today."),
+            ),
+            "$18",
+        ),
+        (
+            _turns(
+                ("u", "Checking out the Sony headphones now."),
+                ("a", "Would you like gift wrap for $5?"),
+                ("u", "No gift wrap, they're for me."),
+                ("a", "Okay, plain packaging, order 6930582."),
+            ),
+            "$5",
+        ),
+        (
+            _turns(
+                ("u", "Add assembly to the oak bookcase on order 6923862."),
+                ("a", "Assembly is $45 extra. Shall I add it?"),
+                ("u", "On second thought, my brother-in-law can put it together. No assembly."),
+                ("a", "Okay, order 6923862 ships flat-packed."),
+            ),
+            "$45",
+        ),
+        (
+            _turns(
+                ("u", "I'm ordering the Kindle Paperwhite."),
+                ("a", "Do you want a cover with it? It's $25."),
+                ("u", "No thanks."),
+                ("a", "Alright, order 6940017 is placed."),
+            ),
+            "$25",
+        ),
+        (
+            _turns(
+                ("u", "订单 6940233 的扫地机帮我发货"),
+                ("a", "需要加购延保吗？两年延保 199 元。"),
+                ("u", "不用了，谢谢"),
+                ("a", "好的，今天发出。"),
+            ),
+            "199",
+        ),
+    ],
+)
+def test_an_offer_the_user_turns_down_keeps_no_price(said: list[Turn], price: str) -> None:
+    """An add-on the agent offers and the user declines ("I'll pass on the insurance", "No
+    gift wrap", "不用了") is no part of the record: its price is not the session's amount."""
+    s = summarise("u", "s", said)
+    assert price not in s.summary_text, s.summary_text
+
+
+def test_an_offer_the_user_takes_keeps_its_price() -> None:
+    said = _turns(
+        ("u", "I'm getting the Fujifilm X-T5 body, order 6925347."),
+        ("a", "Would you like shipping insurance for $18?"),
+        ("u", "Yes please, add the insurance."),
+        ("a", "Added, it ships insured today."),
+    )
+    assert "$18" in summarise("u", "s", said).summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "first", "then"),
+    [
+        (
+            _turns(
+                ("u", "I'll take the 27-inch Dell monitor at $329."),
+                ("a", "Sure. Just so you know, the 32-inch is on offer today at $449."),
+                ("u", "Oh, then on second thought give me the 32-inch instead."),
+                ("a", "Switched to the 32-inch Dell, order 6919377."),
+            ),
+            "27-inch",
+            "32-inch",
+        ),
+        (
+            _turns(
+                ("u", "我要 128G 的那款，2999 元"),
+                ("a", "256G 今天活动价 3299 元，只贵 300。"),
+                ("u", "那还是要 256G 吧"),
+                ("a", "好的，已改为 256G，订单 6940561。"),
+            ),
+            "128G",
+            "256G",
+        ),
+    ],
+)
+def test_a_pick_replaced_by_a_later_option_is_no_part_of_the_record(
+    said: list[Turn], first: str, then: str
+) -> None:
+    """The user picks one thing, the agent offers another with its price, and the user takes
+    that instead: the first pick and its price are no longer what the user wants."""
+    text = summarise("u", "s", said).summary_text
+    assert then in text, text
+    assert first not in text, text
+
+
+@pytest.mark.parametrize(
+    ("said", "gone", "kept"),
+    [
+        (
+            (
+                ("u", "Could the fridge on order 6924093 come Monday instead of Friday?"),
+                ("a", "Monday has an 8 to 12 slot. Should I switch you from Friday?"),
+                ("u", "Hmm, let's not. My partner can let them in on Friday, so keep it."),
+                ("a", "Okay, it stays on Friday, 1 to 5 pm."),
+            ),
+            "Monday",
+            "Friday",
+        ),
+        (
+            (
+                ("u", "Can the washer for order 6940815 be moved to another day?"),
+                ("a", "Sure, Thursday or Friday are open."),
+                ("u", "On second thought, let's leave it. Tuesday is fine."),
+                ("a", "Okay, it stays on Tuesday."),
+            ),
+            "Thursday",
+            "Tuesday",
+        ),
+        (
+            (
+                ("u", "订单 6940782 的冰箱能不能改到周一送？"),
+                ("a", "周一上午有档期，要帮您改吗？"),
+                ("u", "算了，还是周五吧，周五家里有人"),
+                ("a", "好的，维持周五下午送达。"),
+            ),
+            "周一",
+            "周五",
+        ),
+    ],
+)
+def test_a_date_move_taken_back_leaves_the_date_kept(
+    said: tuple[tuple[str, str], ...], gone: str, kept: str
+) -> None:
+    """Moving a delivery to another day is a request of its own ("come Monday instead of
+    Friday", "改到周一送"): taking it back ("let's not", "算了") drops the day asked for."""
+    text = summarise("u", "s", _turns(*said)).summary_text
+    assert gone not in text, text
+    assert kept in text, text
+
+
+@pytest.mark.parametrize(
+    ("said", "carrier"),
+    [
+        ("For order 6929417, not FedEx please, they lose things. UPS is fine.", "UPS"),
+        ("No DHL please, they were late twice. SF Express would be better.", "SF Express"),
+        ("别发中通，顺丰就行", "顺丰"),
+    ],
+)
+def test_the_carrier_said_fine_after_a_refused_one_is_kept(said: str, carrier: str) -> None:
+    """Not FedEx … UPS is fine: the instruction keeps the carrier the user accepts, not only
+    the one refused."""
+    assert any(carrier in text for _, text in _instructions(said)), _instructions(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "to"),
+    [
+        (
+            _turns(
+                (
+                    "u",
+                    "The black hoodie on order 6932845 shows hair. Swap the black for the navy?",
+                ),
+                ("a", "Sure, the navy one ships tomorrow; the courier collects the black one."),
+            ),
+            "navy",
+        ),
+        (
+            _turns(
+                (
+                    "u",
+                    "The rain jacket from order 6922714 is tight, please exchange it for a large.",
+                ),
+                ("a", "Done, a large ships tomorrow."),
+            ),
+            "large",
+        ),
+        (
+            _turns(
+                ("u", "订单 6940911 的卫衣黑色太显毛了，能把黑色换成藏青色吗"),
+                ("a", "可以，藏青色明天发出，快递员会上门取回黑色那件。"),
+            ),
+            "藏青色",
+        ),
+    ],
+)
+def test_an_exchange_states_what_it_is_for(said: list[Turn], to: str) -> None:
+    """An exchange's record names what the user asked to get ("swap the black for the navy",
+    "exchange it for a large", "换成藏青色"), not only that an exchange was asked."""
+    text = summarise("u", "s", said).summary_text
+    assert to in text, text
+
+
+def test_an_exchange_for_a_value_corrected_states_the_right_one() -> None:
+    said = _turns(
+        ("u", "I'd like to exchange the rug from order 6940977 for the grey one"),
+        ("a", "Sure, grey in the same 2x3 m size?"),
+        ("u", "Sorry, I meant beige, not grey."),
+        ("a", "Done: exchange for the beige rug, same size."),
+    )
+    text = summarise("u", "s", said).summary_text
+    assert "beige" in text, text
+    assert "grey" not in text, text
+
+
+def test_a_word_holding_rush_asks_no_hurry() -> None:
+    """The words crushed and brushed hold "rush" but ask nobody to hurry."""
+    from unstructured_memory.summariser.acts import families
+
+    assert "urge" not in families("The box came in crushed")
+    assert "urge" not in families("The brushed steel is scratched")
+    assert "urge" in families("Can you rush it?")
+
+
+@pytest.mark.parametrize(
+    "pulled",
+    [
+        "I opened it and the glasses are all fine. Please pull the claim.",
+        "Everything inside is fine, you can drop the claim.",
+        "All good inside, withdraw the claim please.",
+    ],
+)
+def test_a_claim_pulled_is_withdrawn(pulled: str) -> None:
+    said = _turns(
+        ("u", "The box for order 6927604 came in crushed, I want to file a damage claim."),
+        ("a", "I've opened claim CLM-69-27604. Please send photos of the contents."),
+        ("u", pulled),
+        ("a", "Done, claim CLM-69-27604 is withdrawn."),
+    )
+    s = summarise("u", "s", said)
+    assert "claim" in s.dialogue.retracted
+    assert "file a damage claim" not in s.summary_text, s.summary_text
+    assert "hurry" not in s.summary_text, s.summary_text
+
+
+def test_a_claim_withdrawn_in_chinese_is_withdrawn() -> None:
+    said = _turns(
+        ("u", "订单 6940990 的箱子压坏了，我要申请理赔"),
+        ("a", "已为您提交理赔，编号 CLM-69-40990。"),
+        ("u", "拆开看了东西没坏，理赔撤了吧"),
+        ("a", "好的，理赔已撤销。"),
+    )
+    assert "claim" in summarise("u", "s", said).dialogue.retracted
+
+
+@pytest.mark.parametrize(
+    ("said", "claim"),
+    [
+        ("It's covered by the warranty; claim CLM-2026-4418 is open.", "CLM-2026-4418"),
+        ("I've opened claim CLM-69-27604 for you.", "CLM-69-27604"),
+        ("已为您提交理赔，理赔单号 LP-6940990-01。", "LP-6940990-01"),
+    ],
+)
+def test_a_claim_number_is_a_ticket(said: str, claim: str) -> None:
+    """A claim's number, named by its cue ("claim CLM-…", "理赔单号 …"), is a ticket id."""
+    assert ("TICKET_ID", claim) in [(e.type, e.text) for e in extract_entities(said)]
+
+
+@pytest.mark.parametrize(
+    ("said", "change"),
+    [
+        (
+            _turns(
+                (
+                    "u",
+                    "Order 6933106: I can't get to the store this weekend. Ship it home instead.",
+                ),
+                ("a", "Done, order 6933106 will be shipped to your home, arriving Tuesday."),
+            ),
+            "home instead",
+        ),
+        (
+            _turns(
+                (
+                    "u",
+                    "We drink more coffee now. Make the beans every two weeks instead of monthly.",
+                ),
+                ("a", "Updated subscription 6934279."),
+            ),
+            "every two weeks instead of monthly",
+        ),
+        (
+            _turns(
+                ("u", "订单 6940123 的猫粮家里吃得慢。每月一次改成两个月一次吧"),
+                ("a", "好的，已修改，下次两个月后发出。"),
+            ),
+            "改成两个月一次",
+        ),
+    ],
+)
+def test_a_change_of_plan_is_what_the_record_says_was_asked(said: list[Turn], change: str) -> None:
+    """A clause saying what replaces the plan ("ship it to my home instead", "改成两个月一次")
+    is what the session asked, before the reason for it."""
+    text = summarise("u", "s", said).summary_text
+    assert change in text, text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'll take the 27-inch Dell monitor at $329.",
+        "I'll take the 65 inch TV.",
+        "I'll take the 12-cup coffee maker.",
+        "I'll take the 20 oz tumbler.",
+        "我要 55 寸的电视",
+    ],
+)
+def test_a_products_measure_is_no_size_of_the_user(said: str) -> None:
+    """A number that measures the product ("the 27-inch monitor", "20 oz", "55 寸") is not a
+    size the user wears."""
+    assert not [o for o in _observed(said) if o[1] == "size"], _observed(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "size"),
+    [
+        ("I'll take the 32 waist", "32 waist"),
+        ("I take a size 10, please", "size 10"),
+        ("She wears a 6, in the red", "size 6"),
+    ],
+)
+def test_a_size_worn_is_still_a_size(said: str, size: str) -> None:
+    assert any(size in o[2] for o in _observed(said) if o[1] == "size"), _observed(said)

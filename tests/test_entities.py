@@ -214,7 +214,7 @@ def _ids(text: str) -> list[tuple[str, str]]:
         ),
         ("昨天下单的空气炸锅 7731902 还没发", [("ORDER_ID", "7731902")]),
         ("the kettle I ordered, 7790314, leaks", [("ORDER_ID", "7790314")]),
-        ("Warranty claim WC-2231-07 was approved", [("CODE", "WC-2231-07")]),
+        ("Warranty claim WC-2231-07 was approved", [("TICKET_ID", "WC-2231-07")]),
         # a Latin cue is a word of its own
         ("my preference 12345 is odd", []),
         ("型号 SNB3301 的那款", []),

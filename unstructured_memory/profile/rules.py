@@ -792,6 +792,11 @@ class _Observer:
         """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
         return mask_pii(substitute(" ".join(piece.split()), self.pairs))[0]
 
+    def _measured(self, piece: str) -> bool:
+        """Whether the sizes ``piece`` seems to say only measure a product ("I'll take the
+        27-inch monitor"): no size worn."""
+        return self.lang == "en" and sizes.measures_only(" ".join(piece.split()), self.lang)
+
     def _topics(self, text: str, acts: Sequence[Act]) -> list[Observation]:
         """Lasting statements with a topic (:attr:`Act.topics`) in one sentence: facts about
         the user become observations (their clause's words), instructions explicit facts
@@ -825,7 +830,7 @@ class _Observer:
             named = opened.group("name") if opened is not None else None
             if named is not None and _NOT_A_NAME.search(named) is not None:
                 named = None
-            for key in act.topics:
+            for key in (k for k in act.topics if k != _SIZE or not self._measured(piece)):
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
                     words = told

@@ -945,6 +945,72 @@ def _pick_offered(utterances: Sequence[Utterance], acts: list[Act]) -> list[int]
     return picked
 
 
+_NO_OBJECT: Final = frozenset(
+    {"thanks", "thank", "you", "it", "that", "this", "one", "them", "please", "keep", "way"}
+)
+"""Words of a declining clause that name nothing declined ("no thanks", "no, keep it")."""
+
+
+def _declined_words(piece: str) -> list[str] | None:
+    """What the clause ``piece`` turns down: its words (``[]``: a bare "no thanks", "不用了"),
+    or ``None`` when it declines nothing."""
+    m = cues.DECLINED.search(piece)
+    if m is None:
+        return None
+    zh = m.group("what_zh")
+    if zh:
+        return [zh]
+    words = (m.group("what") or "").casefold().split()
+    return [w for w in words if len(w) > 2 and w not in _NO_OBJECT]
+
+
+def _turn_down(utterances: Sequence[Utterance], acts: list[Act]) -> None:
+    """An offer the user turns down in the next turn stops counting, with its price: a bare
+    decline opening the turn ("no thanks", "不用了") drops the offer's clauses from its first
+    ("Would you like a cover? It's $25"); one naming the thing ("I'll pass on the insurance",
+    "no gift wrap", "不用延保") drops the clauses of the offering turn that name it, and the
+    user's own earlier asks for it ("add assembly" … "Assembly is $45" … "no assembly")."""
+    for turn, u in enumerate(utterances):
+        if u.role != "user" or turn == 0 or utterances[turn - 1].role == "user":
+            continue
+        said = utterances[turn - 1].text
+        offering = [j for j, a in enumerate(acts) if a.turn == turn - 1]
+        offers = [j for j in offering if cues.OFFERED.search(said[acts[j].start : acts[j].end])]
+        if not offers:
+            continue
+        mine = [j for j, a in enumerate(acts) if a.turn == turn]
+        for n, j in enumerate(mine):
+            if u.text[acts[j].end : acts[j].end + 1] in ("?", "？"):
+                continue
+            words = _declined_words(u.text[acts[j].start : acts[j].end])
+            if words is None or (not words and n != 0):
+                continue
+            if not words:
+                dropped = [k for k in offering if k >= offers[0]]
+            else:
+                naming = [
+                    k
+                    for k in offering
+                    if any(
+                        _holds_word(said[acts[k].start : acts[k].end].casefold(), w) for w in words
+                    )
+                ]
+                if not naming:
+                    continue
+                dropped = sorted({*naming, *offers})
+                for k in range(offering[0]):
+                    prev = acts[k]
+                    piece = utterances[prev.turn].text[prev.start : prev.end].casefold()
+                    if (
+                        prev.role == "user"
+                        and prev.kind in _GOES_ON
+                        and any(_holds_word(piece, w) for w in words)
+                    ):
+                        acts[k] = replace(prev, live=False)
+            for k in dropped:
+                acts[k] = replace(acts[k], live=False)
+
+
 # --------------------------------------------------------------------------- topics
 
 _LASTING: Final = frozenset(
@@ -1238,6 +1304,7 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         taken, missing = _retract(acts, k, offered, hedged)
         retracted += [f for f in taken if f not in retracted]
         unmatched += [f for f in missing if f not in unmatched]
+    _turn_down(utterances, acts)
     picked = _pick_offered(utterances, acts)
     withdrawn = _assign_topics(utterances, acts, lang)
     return Dialogue(

@@ -72,7 +72,12 @@ class Amended:
         chars = list(self.view)
         for a, b in spans:
             _blank(chars, a, b)
-        return replace(self, view="".join(chars))
+        kept = [  # what only a rejected clause named goes with it; ids stay
+            e
+            for e in self.entities
+            if e.type in ID_LABELS or not any(a <= e.start and e.end <= b for a, b in spans)
+        ]
+        return replace(self, view="".join(chars), entities=kept)
 
     def fix(self, piece: str) -> str:
         """``piece`` with each corrected-away value replaced by the right one

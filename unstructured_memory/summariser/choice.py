@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from policies.linear_re import LinearPattern
-from unstructured_memory.summariser.cues import CHOICE, RETRACTION
+from unstructured_memory.summariser.cues import CHOICE, DECLINED, RETRACTION
 from unstructured_memory.summariser.entities import Entity, Lang
 from unstructured_memory.tokenize import EN_STOP_WORDS, segment
 
@@ -344,6 +344,7 @@ def final_choice(
     """The option the user finally chose among ``offered`` (``None`` without two options
     or a choice), reading the user's clauses of the amended ``view``."""
     del entities  # the option's own words name it; entities add nothing here
+    offered = [o for o in offered if view[o.start : o.end].strip()]  # none turned down
     if not offered:
         return None
     chosen: Option | None = None
@@ -359,10 +360,40 @@ def final_choice(
                 len({o.key for o in named}) == 1
                 and not _listing(clause, named[-1], lang)
                 and RETRACTION.search(clause) is None  # "虎贝尔那个就算了" chooses nothing
+                and DECLINED.search(clause) is None  # "no assembly" neither
             ):
                 chosen = named[-1]
             mentions += [((s + a, s + b), o) for o in named]
     if chosen is None:
         return None
-    rejected = tuple(span for span, o in mentions if o.key != chosen.key)
-    return Choice(chosen, rejected)
+    rejected = [span for span, o in mentions if o.key != chosen.key]
+    rejected += _picked_before(view, user_spans, chosen, offered, lang)
+    return Choice(chosen, tuple(sorted(set(rejected))))
+
+
+def _picked_before(
+    view: str,
+    user_spans: Sequence[tuple[int, int]],
+    chosen: Option,
+    offered: Sequence[Option],
+    lang: Lang,
+) -> list[tuple[int, int]]:
+    """The user's clauses that picked something else before ``chosen`` was offered ("I'll
+    take the 27-inch at $329" … "give me the 32-inch instead"): a pick replaced."""
+    out: list[tuple[int, int]] = []
+    for s, e in user_spans:
+        if s >= chosen.start:
+            break
+        for a, b in pieces(view[s:e], lang):
+            clause = view[s + a : s + b]
+            m = _PICK[lang].search(clause)
+            what = m.group("what") if m is not None else None
+            if what is None and (m := CHOICE.search(clause)) is not None:
+                what = m.group("what") or m.group("what_en")
+            if what is None or _VALUE.search(what) is None:
+                continue
+            if chosen.key not in flat(what) and not (
+                chosen.letter and _names(chosen, what, offered)
+            ):
+                out.append((s + a, s + b))
+    return out

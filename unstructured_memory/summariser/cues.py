@@ -30,6 +30,7 @@ __all__ = [
     "COLOUR",
     "CORRECTION",
     "CORRECTION_MARK",
+    "DECLINED",
     "DIRECTIVE",
     "DOUBTED",
     "FACT",
@@ -40,6 +41,7 @@ __all__ = [
     "MEMO",
     "NEGATION",
     "NUMBER",
+    "OFFERED",
     "ONE_OFF",
     "PAST",
     "PREFERENCE",
@@ -329,7 +331,9 @@ RETRACTION: Final = _words(
     r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|cancel (?:return|refund|exchange|claim|complaint|repair)s?|"
-    r"withdraw|take (?:it|that) back|i'?ll keep it|i will keep it|"
+    r"withdraw|take (?:it|that) back|"
+    r"pull (?:the|my|that|it)(?: [a-z]+)?(?: claim| request| complaint| ticket| case)?|"
+    r"i'?ll keep it|i will keep it|"
     r"i'?d rather keep|keep it after all|no need (?:for|to)|don'?t bother|no longer need|"
     r"not needed any ?more|drop the|i was going to|i was planning to|i almost|originally wanted|"
     r"i'?ll keep (?:it|them|the)|keeping (?:it|them)|scrap|scratch|ignore what i said|"
@@ -340,6 +344,27 @@ RETRACTION: Final = _words(
     r"leave (?:it|everything) as (?:it was|it is|is)",
 )
 """Taking back a request said before ("退货就算了", "never mind the refund")."""
+
+OFFERED: Final = _words(
+    r"要不要|需不需要|需要[^，,。！？!?]{0,12}吗|要[^，,。！？!?]{1,12}吗|可以(?:帮您|给您|为您)",
+    r"would you like|do you want|(?:want|like) me to|shall i|should i|can i (?:add|offer|get you)|"
+    r"how about|interested in|care for|fancy|i can (?:add|offer|include|throw in)",
+)
+"""The agent offering something the user may take or turn down ("需要加购延保吗", "would
+you like gift wrap for $5?")."""
+
+DECLINED: Final = LinearPattern(
+    r"^\s*(?:不用|不要|不需要|不必|不加|不买|不了|算了)(?:了|吧|啦|的)?"
+    r"(?P<what_zh>[^，,。！？!?；;\s]{0,12}?)(?:了|吧|啦)?\s*(?:[，,]?\s*谢谢)?\s*$"
+    r"|(?i:^\s*(?:no|nope|nah|not (?:interested|necessary|needed|for me)|"
+    r"(?:i'?ll|i will|i'?d|i think i'?ll|i'?m going to|gonna) (?:pass|skip|leave)|"
+    r"i'?m (?:good|fine|ok(?:ay)?)(?: without)?|(?:no|not any) need (?:for|of))"
+    r"(?:\s+(?:on|it|that))?(?:\s+(?:the|any|a|an))?(?:,?\s+(?P<what>[a-z][a-z -]{0,30}?))?"
+    r"\s*(?:,?\s*(?:thanks|thank you|please))?\s*$)"
+)
+"""A clause turning something down: bare ("no thanks", "不用了") or naming it ("I'll pass on
+the insurance", "no gift wrap", "不用延保"); ``what``/``what_zh``: the thing declined."""
+
 
 REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
     (name, LinearPattern(rx))
@@ -365,13 +390,26 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
             r"(?i:(?:change|update|edit) (?:the |my )?(?:delivery |shipping |postal )?address|"
             r"address change|reroute|redirect)",
         ),
-        ("urge", r"催|加急|(?i:hurry|expedite|chase|rush)"),
+        ("urge", r"催|加急|(?i:hurry|expedite|chase|(?:^|[^a-z])rush)"),
+        ("claim", r"理赔|索赔|(?i:(?:^|[^a-z])claims?(?:$|[^a-z]))"),
         ("invoice", r"发票|开票|(?i:invoice|receipt)"),
         (
             "repair",
             r"维修|修理|修(?:一下|一修|下|好|吧)|上门(?:$|[^取])|保修|(?i:repair|technician|fix)",
         ),
-        ("schedule", r"预约|改(?:时间|日期|期)|(?i:reschedul|appointment)"),
+        (
+            "schedule",
+            r"预约|改(?:时间|日期|期)|改天|(?:推迟|延后|延期|提前)(?:送|发|到|配送|安装|上门|一)"
+            r"|(?:改|挪|换)(?:到|在|成)?(?:下)?(?:周|星期|礼拜)[一二三四五六日天]"
+            r"|(?:改|挪|换)(?:到|在|成)(?:明天|后天|大后天|\d{1,2}[号日])"
+            r"|换(?:个|一个)?(?:时间|日子|时段)"
+            r"|(?i:reschedul|appointment|instead of (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+            r"(?:move|push|shift|bump|change)\s+(?:it|that|the\s+(?:[a-z]+\s+)?"
+            r"(?:delivery|date|day|slot|visit|installation|pickup|appointment))\s+"
+            r"(?:back|forward|to\s+(?:another|a different|next|"
+            r"(?:mon|tues|wednes|thurs|fri|satur|sun)day))|"
+            r"(?:another|a different|a later|an earlier) (?:day|date|slot|time))",
+        ),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
         ("merge", r"合并|一起发|一块发|(?i:combine|ship together|merge)"),

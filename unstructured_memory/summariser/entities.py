@@ -257,8 +257,9 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     (
         "TICKET_ID",
         1,
-        _CUE_B + r"(?:(?:投诉|客诉)(?:工单|单)(?:号|编号)?|(?:投诉|客诉)(?:编号|号)"
-        rf"|(?i:ticket|case|complaint)(?:{_NO})?){_SEP}{_ID}",
+        _CUE_B + r"(?:(?:投诉|客诉|理赔|索赔)(?:工单|单)(?:号|编号)?"
+        r"|(?:投诉|客诉|理赔|索赔)(?:编号|号)"
+        rf"|(?i:ticket|case|complaint|claim)(?:{_NO})?){_SEP}{_ID}",
         4,
     ),
     (

@@ -18,7 +18,7 @@ from typing import Final
 from policies.linear_re import LinearMatch, LinearPattern
 from values.sessions import Lang
 
-__all__ = ["SIZE_WORN_EN", "SIZE_WORN_ZH", "size_values"]
+__all__ = ["SIZE_WORN_EN", "SIZE_WORN_ZH", "measures_only", "size_values"]
 
 _LETTER_ZH: Final = r"(?:[2-6]XL|XXXL|XXL|XL|XS|S|M|L)"
 _WEARS_ZH: Final = r"(?:穿|买|换成?|改成?|要|拿|选|来|都是|一般是|尺码|码数|号码)"
@@ -119,10 +119,34 @@ def _spelt_en(value: str, youth: str | None, system: str | None, unit: str) -> s
     return prefix + (value if value[0].isdigit() else letter)
 
 
+_MEASURE_AFTER: Final = LinearPattern(
+    r"^[-\s]?(?i:inch(?:es)?|in\.|\"|cm|mm|ft|foot|feet|gb|tb|oz|ounces?|quarts?|qt|litres?|"
+    r"liters?|watts?|mah|hz|lbs?|kg|pounds?|cups?|pieces?|pack|count|seater|person|tier|"
+    r"drawers?|slices?|burners?|speed)(?:$|[^a-z])"
+)
+"""A unit right after a number: the number measures a product (the 27-inch monitor, the
+20 oz tumbler, the 12-cup coffee maker), it is no size worn."""
+
+
+def _measures_product(text: str, a: int, b: int) -> bool:
+    """Whether the number of the size match ``text[a:b]`` has a product's unit after it."""
+    end = max((i + 1 for i in range(a, b) if text[i].isdigit()), default=b)
+    return _MEASURE_AFTER.search(text[end : end + 12]) is not None
+
+
+def measures_only(text: str, lang: Lang) -> bool:
+    """Whether every size ``text`` seems to say measures a product instead ("I'll take the
+    27-inch monitor"): a clause of no size worn."""
+    spans = _FIND[lang].spans(text)
+    return bool(spans) and all(_measures_product(text, a, b) for a, b in spans)
+
+
 def size_values(text: str, lang: Lang) -> list[tuple[int, int, str]]:
     """Each size said in ``text``: its span and its one spelling, in order."""
     out = []
     for a, b in _FIND[lang].spans(text):
+        if lang == "en" and _measures_product(text, a, b):
+            continue
         spelt = _spelt(lang, text[a:b])
         if spelt is not None:
             out.append((a, b, spelt))

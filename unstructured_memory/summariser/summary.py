@@ -505,6 +505,26 @@ def _topic(
     return first
 
 
+_CHANGE: Final = LinearPattern(
+    r"改为|改成|改用|换成|(?i:(?:^|[^a-z])(?:instead|rather than)(?:$|[^a-z]))"
+)
+"""A clause saying what replaces a plan ("ship it to my home instead", "改成放快递柜")."""
+
+
+def _change(text: str, spans: list[_Span], lang: Lang, fix: Callable[[str], str]) -> str:
+    """The user's last live sentence saying what replaces their plan (tidied), or ``""``."""
+    sentence_re = _SENTENCE_ZH if lang == "zh" else _SENTENCE_EN
+    last = ""
+    for span in spans:
+        if span.role != "user":
+            continue
+        for a, b in sentence_re.spans(text[span.start : span.end]):
+            piece = text[span.start + a : span.start + b]
+            if _CHANGE.search(piece) is not None:
+                last = _tidy(fix(piece), lang) or last
+    return last
+
+
 @dataclass(frozen=True, slots=True)
 class _Slots:
     orders: tuple[str, ...] = ()
@@ -520,6 +540,8 @@ class _Slots:
     """What the agent ordered or sent for the user (:func:`committed_items`)."""
     reason: str = ""
     question: str = ""
+    change: str = ""
+    """The user's sentence saying what replaces their plan (:func:`_change`)."""
     topic: str = ""
     """What the user talked about: the problem they described, else their sentence naming
     a product (see :func:`_topic`), so a symptom said in the middle of a long enquiry is
@@ -786,6 +808,7 @@ def _slots(
         question=_clause(
             text, spans, entities, _QUESTION_ZH if lang == "zh" else _QUESTION_EN, lang, fix=fix
         ),
+        change=_change(text, spans, lang, fix),
         topic=reason or _topic(text, spans, entities, lang, fix),
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
@@ -806,6 +829,18 @@ _REFUND = LinearPattern(r"(?i)退款|退钱|refund|money back")
 _CANCEL = re.compile(r"(?i)取消|撤销|\bcancel")
 
 
+_EXCHANGED_TO: Final = LinearPattern(
+    r"(?:换成|换为|调换成)"
+    r"(?P<to_zh>[^，,。！？!?；;\n吗呢吧]{1,12}?)(?:的|吧|吗|呢|[，,。！？!?；;\n]|$)"
+    r"|(?i:(?:swap|exchange|change|switch|trade|replace)\s+"
+    r"(?:it|them|this|that|(?:the|my|a|an|this|these)\s+[^,.;!?\n]{1,30}?)\s+(?:for|to|with|into)\s+"
+    r"(?P<to>(?:the\s+|a\s+|an\s+)?[^,.;!?\n]{1,30}?)(?:\s+(?:one|instead|please|then))*"
+    r"\s*(?:$|[,.;!?\n]))"
+)
+"""What an exchange is for ("swap the black for the navy", "exchange it for a large",
+"换成藏青色"): ``to``/``to_zh``."""
+
+
 def _return_action(user_text: str, lang: Lang) -> str:
     for rx, zh, en in (
         (_REFUND, "申请退款", "a refund"),
@@ -814,6 +849,10 @@ def _return_action(user_text: str, lang: Lang) -> str:
         (_CANCEL, "申请取消订单", "a cancellation"),
     ):
         if rx.search(user_text):
+            if rx is _EXCHANGE and (m := _EXCHANGED_TO.search(user_text)) is not None:
+                to = (m.group("to_zh") or m.group("to") or "").strip()
+                if to:
+                    return f"申请换货（换成{to}）" if lang == "zh" else f"{en} to {to}"
             return zh if lang == "zh" else en
     return "申请退货" if lang == "zh" else "a return"
 
@@ -875,6 +914,7 @@ _FAMILY_HEADS: Final = {
     "urge": ("催促发货", "asked to hurry the delivery"),
     "repair": ("申请维修", "requested a repair"),
     "schedule": ("预约上门时间", "booked a visit"),
+    "claim": ("申请理赔", "filed a claim"),
 }
 """Heads for what the user asked for that no intent names, when nothing stronger was asked."""
 _STRONGER: Final = frozenset({"refund", "return", "exchange", "cancel", "complaint"})
@@ -901,6 +941,7 @@ _WITHDRAWN: Final = {
     "schedule": ("预约", "the appointment"),
     "price": ("保价申请", "the price-protection claim"),
     "delivery": ("送货安排", "the delivery arrangement"),
+    "claim": ("理赔申请", "the claim"),
 }
 """How the record names a request the user took back."""
 
@@ -973,7 +1014,7 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         Intent.INVOICE: f"申请为{subject}开具发票" if subject else "咨询发票事宜",
         Intent.ACCOUNT: "咨询账号问题" + (f"：{detail}" if detail else ""),
         Intent.OTHER: (f"咨询{of}相关事宜" if subject else "进行了一般咨询")
-        + (f"：{detail or s.topic}" if detail or s.topic else ""),
+        + (f"：{s.change or detail or s.topic}" if s.change or detail or s.topic else ""),
     }
     head = heads[intent]
     if intent in (Intent.RETURN_REQUEST, Intent.COMPLAINT):
@@ -1038,7 +1079,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         Intent.ACCOUNT: "asked for help with their account" + (f": {detail}" if detail else ""),
         Intent.OTHER: "contacted customer service"
         + (f" about {subject}" if subject else "")
-        + (f": {detail or s.topic}" if detail or s.topic else ""),
+        + (f": {s.change or detail or s.topic}" if s.change or detail or s.topic else ""),
     }
     head = heads[intent].rstrip(" ?.")
     asked = _family_head(s, "en")
@@ -1117,7 +1158,9 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     ]
     slots = _slots(view, spans, language, choice, dialogue.picked)
     sentence = (_sentence_zh if language == "zh" else _sentence_en)(
-        intent.label, slots, "\n".join(live)
+        intent.label,
+        slots,
+        view.fix("\n".join(live)),  # what an exchange is for, put right
     )
     user_turns = {k: (s.start, s.end) for k, s in enumerate(spans) if s.role == "user"}
     words = quote(

@@ -312,7 +312,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"|(?:use|choose|pick|prefer|want|go with|stick with|stay with|switch to|"
             rf"put me on|back to)\s+{_CARRIER_EN}"
             rf"|{_CARRIER_EN}\s+(?:only|please|is better|works best)"
-            rf"|{_CARRIER_EN}'?s\s+(?:fine|ok|okay|my go-to|my default|best)"
+            rf"|{_CARRIER_EN}(?:'?s|\s+(?:is|are|would be|will be|works|will do))\s+"
+            rf"(?:fine|ok|okay|good|great|better|best|alright|my go-to|my default)"
             rf"|(?:anything but|except|other than|rather than|instead of)\s+{_CARRIER_EN}"
             rf"|(?:no|not|never|don'?t use|avoid)\s+{_CARRIER_EN})"
         ),
