@@ -29,6 +29,9 @@ _SAID = LinearPattern(SAID)
         ("a grand-ish", (1000, 1000), "$1000"),
         ("four thousand yuan", (4000, 4000), "4000元"),
         ("1500 rmb", (1500, 1500), "1500元"),
+        ("300 quid", (300, 300), "£300"),  # a currency named is the currency kept
+        ("300 pounds", (300, 300), "£300"),
+        ("300 euros", (300, 300), "€300"),
     ],
 )
 def test_value_and_budget(said: str, expected: tuple[int, int], budget: str) -> None:

@@ -192,6 +192,13 @@ def value(said: str) -> tuple[float, float] | None:
 
 
 _DOLLAR = LinearPattern(r"(?i:dollars?|bucks|usd|\$)")
+_CURRENCIES: Final = (
+    ("元", LinearPattern(r"元|块|(?i:yuan|rmb|cny)|¥|￥")),
+    ("£", LinearPattern(r"£|(?i:pounds?|quid|gbp)(?:$|[^a-z])")),
+    ("€", LinearPattern(r"€|(?i:euros?|eur)(?:$|[^a-z])")),
+    ("$", _DOLLAR),
+)
+"""Currencies a budget may name, in the sign the profile writes them with."""
 
 
 def _number(n: float) -> str:
@@ -200,16 +207,17 @@ def _number(n: float) -> str:
 
 def budget_text(said: str) -> str:
     """A :data:`SAID` amount as the profile writes a budget: ``2000-3000元``, ``1500元``,
-    ``$200`` (English amounts in dollars unless yuan are named); ``""`` when it names no
-    number."""
+    ``$200``, ``£300`` (the currency named, else English amounts in dollars and Chinese in
+    yuan); ``""`` when it names no number."""
     found = value(said)
     if found is None:
         return ""
     low, high = found
     span = _number(low) if low == high else f"{_number(low)}-{_number(high)}"
+    for sign, named in _CURRENCIES:
+        if named.search(said) is not None:
+            return f"{span}元" if sign == "元" else f"{sign}{span}"
     english = said.strip()[:1].isascii() and not said.strip()[:1].isdigit()
-    if (english and "yuan" not in said.lower() and "rmb" not in said.lower()) or (
-        _DOLLAR.search(said) is not None
-    ):
+    if english or _DOLLAR.search(said) is not None:
         return f"${span}"
     return f"{span}元"
