@@ -1051,7 +1051,15 @@ def test_budgets_said_in_words_or_hedged(said: str, budget: tuple[str, str]) -> 
     assert ("preference", *budget) in [(k, slot, v.lstrip("!")) for k, slot, v in _extract(said)]
 
 
-@pytest.mark.parametrize("said", ["跑了三千米", "他四十多岁了", "two hundred people came"])
+@pytest.mark.parametrize(
+    "said",
+    [
+        "跑了三千米",
+        "他四十多岁了",
+        "two hundred people came",
+        "This one costs more than 500 dollars in the shop",  # a price, not what they spend
+    ],
+)
 def test_numbers_that_are_no_amount_are_no_budget(said: str) -> None:
     assert not [o for o in _extract(said) if o[1].startswith("budget")]
 
@@ -1439,6 +1447,9 @@ def test_a_chat_extractor_that_fails_never_loses_the_session(
         ("Keep it under $80, it's just a stocking filler", ("budget", "!$80")),
         ("有没有 500 以内的，最好白色", ("budget", "500元")),  # a cap asked for: a mention
         ("Anything under 50 bucks?", ("budget", "$50")),
+        ("Keep it under 50 dollars", ("budget", "!$50")),  # a currency word is a unit
+        ("I don't want to spend more than 200 bucks", ("budget", "!$200")),
+        ("最多花 300，再贵就不买了", ("budget", "!300元")),
     ],
 )
 def test_a_budget_the_user_states_is_theirs_at_once(said: str, expected: tuple[str, str]) -> None:

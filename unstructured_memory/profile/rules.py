@@ -107,7 +107,8 @@ _AMOUNT = LinearPattern(
     r"|(\d+(?:\.\d+)?)\s*(?:元|块)"
     r"|(?:￥|¥|\$)\s*(\d+(?:\.\d+)?)(?:\s*(?:-|~|to)\s*(?:￥|¥|\$)?\s*(\d+(?:\.\d+)?))?"
     rf"|(?P<said>{amounts.SAID})"
-    r"|(?:预算|(?i:budget))\s{0,2}(?:是|在|为|大概|差不多|(?i:is|of|around|about))?\s{0,2}"
+    r"|(?:预算|最多花|顶多花|最多|顶多|不超过|(?i:budget))\s{0,2}"
+    r"(?:是|在|为|大概|差不多|(?i:is|of|around|about))?\s{0,2}"
     r"(?P<bare>\d{2,7})(?:$|[^0-9.%])"
 )
 """An amount: a range or a number with a unit or a currency sign, or one said in words or
@@ -117,7 +118,8 @@ says so (:func:`_amount_in`)."""
 _CJK_TEXT = LinearPattern(r"[\x{4e00}-\x{9fff}]")
 _BUDGET = LinearPattern(
     r"预算|价位|价格区间|档|以内|之内|以下|左右|上下|不超过|之间|出头|封顶|最多|顶多|就行|能接受|可以接受"
-    r"|(?i:budget|under|within|up to|around|about|max|at most|tops|or less|-?ish\s|is fine)"
+    r"|(?i:budget|under|within|up to|around|about|max|at most|tops|or less|-?ish\s|is fine|"
+    r"no more than|(?:spend|pay)(?:ing)?\s+(?:any\s+)?more than)"
 )
 _SCENARIOS: Final[tuple[tuple[str, LinearPattern], ...]] = (
     ("self", LinearPattern(r"自用|自己用|给自己|(?i:for myself|for me)")),
@@ -195,9 +197,11 @@ _ON_BEHALF = LinearPattern(
 
 _CAP: Final = LinearPattern(
     r"以内|之内|不超过|别超过|别过|最多|顶多|封顶"
-    r"|(?i:(?:^|\s)(?:under|at most|no more than|not more than|max|tops|up to)(?:$|\s))"
+    r"|(?i:(?:^|\s)(?:under|at most|no more than|not more than|max|tops|up to|"
+    r"(?:spend|pay)(?:ing)?\s+(?:any\s+)?more than)(?:$|\s))"
 )
-"""A cap the user sets on what they spend (两千以内, under two hundred bucks)."""
+"""A cap the user sets on what they spend (两千以内, under two hundred bucks, don't want to
+spend more than 200 bucks)."""
 
 
 def _states_budget(sentence: str, *, asked: bool = False) -> bool:

@@ -85,6 +85,8 @@ _BUDGET_AFTER = LinearPattern(
     r"^(?i:\s{0,2}(?:max|tops|at\s+most|or\s+(?:less|so)))(?P<post>$|[^A-Za-z])"
 )
 _UNIT = LinearPattern(rf"{_ZH_UNIT}|[kKwW万千]")
+_CURRENCY_WORD = LinearPattern(rf"(?i:{_EN_UNIT})")
+"""A currency said in English (50 dollars): an amount however small."""
 _MARKED = LinearPattern(
     rf"(?:来|多)?{_ZH_UNIT}|{_ZH_HEDGE}|(?i:-?ish|{_EN_UNIT})\s*$|(?i:{_EN_UNIT})"
 )
@@ -96,7 +98,7 @@ def is_amount(text: str, start: int, end: int) -> bool:
     right before or after it (``预算两三千``, ``under two hundred``, ``a couple hundred
     max``). ``三千米`` or ``two hundred people`` are not."""
     said = text[start:end]
-    if said[:1].isdigit() and _UNIT.search(said) is None:
+    if said[:1].isdigit() and _UNIT.search(said) is None and _CURRENCY_WORD.search(said) is None:
         found = value(said)  # a hedged bare number: a budget from a hundred up (not 42 左右)
         return found is not None and found[1] >= 100
     if _MARKED.search(said) is not None:
