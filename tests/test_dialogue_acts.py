@@ -761,6 +761,18 @@ def test_a_call_the_user_did_not_make_refuses_no_channel(said: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "city"),
+    [
+        ("We just moved to a house in Bristol", "Bristol"),
+        ("I've moved into a flat in Leeds", "Leeds"),
+    ],
+)
+def test_a_move_into_a_home_in_a_city_names_the_city(said: str, city: str) -> None:
+    got = [v for _, slot, v in _observed(said) if slot == "city"]
+    assert any(city in v for v in got), _observed(said)
+
+
+@pytest.mark.parametrize(
     ("said", "wanted", "refused"),
     [
         ("I'd rather you didn't call, email works", "email", "phone"),
