@@ -761,6 +761,23 @@ def test_a_call_the_user_did_not_make_refuses_no_channel(said: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("My skin is sensitive, alcohol-free products only", "alcohol-free products only"),
+        ("Unscented detergent only please, my son has eczema", "Unscented detergent only"),
+    ],
+)
+def test_a_kind_only_is_a_standing_wish(said: str, kept: str) -> None:
+    notes = [t for k, t in _instructions(said) if k.startswith("note:")]
+    assert any(kept in t for t in notes), _instructions(said)
+
+
+@pytest.mark.parametrize("said", ["This one only, not the pack", "Just the charger only"])
+def test_the_goods_at_hand_only_is_no_standing_wish(said: str) -> None:
+    assert not [t for k, t in _instructions(said) if "only" in t], _instructions(said)
+
+
+@pytest.mark.parametrize(
     ("said", "city"),
     [
         ("We just moved to a house in Bristol", "Bristol"),

@@ -558,8 +558,8 @@ class _Observer:
 
     def _standing(self, text: str, acts: Sequence[Act]) -> None:
         """A standing wish of how to be served that no topic names (what they only or never
-        buy, :data:`_ONLY_BUYS`; a call before a visit, the only times they can be visited,
-        :data:`_STANDING`),
+        buy, :data:`_ONLY_BUYS`; a kind only, :func:`_kind_only`; a call before a visit, the
+        only times they can be visited, :data:`_STANDING`),
         kept as a note in the clause's words (:attr:`instructions`); not the goods at hand
         (I only use it for work), nor what was asked, done or said for this time only."""
         join = "，" if self.lang == "zh" else ", "
@@ -573,7 +573,7 @@ class _Observer:
             refused = _refused_before(text, acts[:k]) if _OTHERS_OK.search(piece) else None
             if refused is not None:  # 红色的不要，其他颜色都可以
                 said = join.join(self._words(text[x.start : x.end]) for x in acts[refused : k + 1])
-            elif buys is not None or _STANDING.search(piece) is not None:
+            elif buys is not None or _STANDING.search(piece) is not None or _kind_only(piece):
                 said = self._words(piece)
             else:
                 continue
@@ -1066,6 +1066,21 @@ _LIKING: Final = LinearPattern(
     r"(?:into|obsessed with|crazy about|mad about))\s+)"
 )
 """A liking, its object after it (她喜欢跳广场舞, 特别迷星星, he loves dinosaurs)."""
+_KIND_ONLY: Final = LinearPattern(
+    r"(?i:^\s*(?:[a-z][a-z-]*\s+){0,3}[a-z][a-z-]*\s+only(?:\s+please)?\s*$)"
+)
+_HAND_START: Final = LinearPattern(
+    r"(?i:^\s*(?:this|that|these|those|the|just|it|one|only)(?:$|[^a-z]))"
+)
+
+
+def _kind_only(piece: str) -> bool:
+    """Whether a clause asks for a kind of goods only, as a standing wish ("alcohol-free
+    products only", "unscented detergent only please"; not the goods at hand: "this one
+    only", "just the charger only")."""
+    return _KIND_ONLY.search(piece) is not None and _HAND_START.search(piece) is None
+
+
 _GOODS: Final = LinearPattern(
     r"\s*(?:$|[，,。！？!?；;]|这|那|它|(?i:(?:it|this|that|them|these|those|you)(?:$|[^a-z])))"
 )
