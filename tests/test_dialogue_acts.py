@@ -761,6 +761,19 @@ def test_a_call_the_user_did_not_make_refuses_no_channel(said: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("取件码 8-2-3301 输进去说无效", "8-2-3301"),
+        ("工单 TK-88-00412 还没处理，订单 2409-1558-8120 的取件码 A7Q3 也不对", "TK-88-00412"),
+        ("Ticket CS-772014 is still open, nobody has called me", "CS-772014"),
+    ],
+)
+def test_an_id_the_record_quotes_already_is_not_said_again(said: str, value: str) -> None:
+    text = summarise("u", "s", _turns(("u", said))).summary_text
+    assert text.count(value) == 1, text
+
+
+@pytest.mark.parametrize(
     ("said", "kept"),
     [
         ("My skin is sensitive, alcohol-free products only", "alcohol-free products only"),

@@ -1039,11 +1039,24 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
     if s.eta:
         lead = {"有效": "", "生效": "", "寄回": "需在"}.get(verb, "预计")
         eta = f"，{lead}{s.eta}{verb}"
-    ids = "".join(f"，{name} {'、'.join(values)}" for name, values in s.ids)
+    ids = "".join(f"，{name} {'、'.join(values)}" for name, values in _unquoted(s.ids, head))
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
     chose = f"，最终选择{s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
     did += "".join(f"，客服已{verb}{what}" for verb, what in _unsaid(s.items, head + chose))
     return _pangu("用户" + head + chose + ids + did + eta)
+
+
+def _unquoted(
+    ids: Sequence[tuple[str, tuple[str, ...]]], said: str
+) -> list[tuple[str, tuple[str, ...]]]:
+    """The ``(name, values)`` ids with the values the record's sentence does not hold yet
+    (取件码 8-2-3301 quoted in the description is not said again)."""
+    out = []
+    for name, values in ids:
+        left = tuple(v for v in values if v not in said)
+        if left:
+            out.append((name, left))
+    return out
 
 
 def _unsaid(items: Sequence[tuple[str, str]], said: str) -> list[tuple[str, str]]:
@@ -1096,7 +1109,7 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"updated their profile: {', '.join(s.kept)}"
     tail = f"; chose {s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
-    tail += "".join(f"; {name} {', '.join(values)}" for name, values in s.ids)
+    tail += "".join(f"; {name} {', '.join(values)}" for name, values in _unquoted(s.ids, head))
     if s.outcomes:
         tail += "; the agent " + " and ".join(phrase(o, "en") for o in s.outcomes)
     tail += "".join(f"; the agent {verb} {what}" for verb, what in _unsaid(s.items, head + tail))
