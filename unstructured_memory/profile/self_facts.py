@@ -5,7 +5,7 @@ a channel); the rest would be lost, and a later session would ask again. These c
 kept as an explicit note in the user's own (masked) words:
 
 * a fact about the user as the act reader marks it (:data:`ActKind.FACT`: 我在医院上班,
-  我们家三口人, I'm left-handed);
+  我是左撇子, I'm left-handed);
 * a liking (:data:`ActKind.PREFERENCE`: 我喜欢简约风的, I prefer matte finishes);
 * a statement whose subject is the user, their household or family (我睡眠浅, 娃肠胃敏感,
   I work nights, we're a family of five).
@@ -21,11 +21,13 @@ Not kept, being no lasting fact about the user, or the profile's topics' to keep
 * a liking or a statement of what happened or is wanted now (我刚收到, 想要, I'd like, I
   ordered), or said in a session the user amended (a correction, a change of mind: the
   liking may be what they changed);
-* a clause the session amended, one-off or time-bound, or one under four characters.
+* a clause put right or taken back later (no longer live), one for this request only or
+  bound to a time, or one under four characters.
 
 A note's key is the digest of its *frame*: its words without numbers and words of change
-(现在, 已经, 了, now, already), so a fact said again with another value (我们家三口人, then
-我们家现在四口人了) replaces the older note instead of standing beside it.
+(现在, 已经, 了, now, already), so a fact said again with another value (I commute two hours
+a day, then I commute three hours a day now) replaces the older note instead of standing
+beside it.
 
 Pure functions: no I/O.
 """
