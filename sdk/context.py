@@ -266,16 +266,20 @@ def learned_items(profile: Profile) -> list[ContextItem]:
     return out
 
 
-def _learned_entries(profile: Profile) -> list[tuple[str, dict[str, Any]]]:
+def _learned_entries(
+    profile: Profile, *, all_slots: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
     """The learned slots the fact lines show (``attributes["learned"]``, facts then
-    preferences, each by slot; the profile line's slots left out), with their entries."""
+    preferences, each by slot; the profile line's slots left out unless ``all_slots``),
+    with their entries."""
     learned = profile.attributes.get(LEARNED_KEY)
     out = []
     for part in ("facts", "preferences"):
         entries = learned.get(part) if isinstance(learned, dict) else None
         for slot, entry in sorted(entries.items() if isinstance(entries, dict) else ()):
             key = str(slot).partition("@")[0]
-            if key not in _SHOWN_IN_PROFILE and isinstance(entry, dict) and "value" in entry:
+            shown = all_slots or key not in _SHOWN_IN_PROFILE
+            if shown and isinstance(entry, dict) and "value" in entry:
                 out.append((str(slot), entry))
     return out
 
@@ -330,15 +334,11 @@ _DIET: Final = LinearPattern(DIET_NAMES)
 def _superseded(profile: Profile) -> tuple[tuple[str, ...], frozenset[str]]:
     """What the learned slots held before their current values: the words naming those
     values, and the former notification channels (:func:`replaced`)."""
-    learned = profile.attributes.get(LEARNED_KEY)
     slots = []
-    for part in ("facts", "preferences"):
-        entries = learned.get(part) if isinstance(learned, dict) else None
-        for slot, entry in entries.items() if isinstance(entries, dict) else ():
-            if isinstance(entry, dict) and "value" in entry:
-                now = entry["value"]
-                now = now.get("masked") if isinstance(now, dict) else now
-                slots.append((str(slot), now, tuple(entry.get("formerly", ()))))
+    for slot, entry in _learned_entries(profile, all_slots=True):
+        now = entry["value"]
+        now = now.get("masked") if isinstance(now, dict) else now
+        slots.append((slot, now, tuple(entry.get("formerly", ()))))
     return replaced(slots)
 
 
@@ -362,7 +362,7 @@ def replaced(
                 continue
             said = list(superseded_words(former, "", names=key in _NAMED))
             if key == "city":
-                said += _cities(former, "")
+                said += _cities(former)
             if key == "diet":
                 said += [former[a:b] for a, b in _DIET.spans(former)]
             words += [w for w in said if not _affirmed(now, w)]
@@ -385,15 +385,15 @@ def _affirmed(now: str, word: str) -> bool:
     return False
 
 
-def _cities(former: str, now: str) -> list[str]:
+def _cities(former: str) -> list[str]:
     """The cities a former city value names, each with its district and alone (南京鼓楼区,
-    南京), that ``now`` does not name."""
+    南京)."""
     out = []
     for a, b in _CITY.spans(former):
         named = former[a:b]
         city = _CITY_NAME.match(named)
         for word in (named, "" if city is None else named[: city.end()]):
-            if word and word not in now and word not in out:
+            if word and word not in out:
                 out.append(word)
     return out
 
