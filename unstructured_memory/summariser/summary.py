@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final
@@ -481,6 +481,15 @@ _SENTENCE_EN = LinearPattern(r"(?:[^.!?;\n]|\.\d)+")
 _TOPICAL: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT", "ORDER_ID"})
 
 
+def _user_sentences(text: str, spans: list[_Span], lang: Lang) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` in ``text`` of each sentence of the user's turns, in order."""
+    sentence_re = _SENTENCE_ZH if lang == "zh" else _SENTENCE_EN
+    for span in spans:
+        if span.role == "user":
+            for a, b in sentence_re.spans(text[span.start : span.end]):
+                yield span.start + a, span.start + b
+
+
 def _topic(
     text: str, spans: list[_Span], entities: list[Entity], lang: Lang, fix: Callable[[str], str]
 ) -> str:
@@ -488,20 +497,15 @@ def _topic(
     first sentence naming a product, brand, model, amount or order, else their first
     sentence (tidied as :func:`_tidy` does)."""
     named = sorted(e.start for e in entities if e.type in _TOPICAL)
-    sentence_re = _SENTENCE_ZH if lang == "zh" else _SENTENCE_EN
     first = ""
-    for span in spans:
-        if span.role != "user":
+    for start, end in _user_sentences(text, spans, lang):
+        piece = _tidy(fix(text[start:end]), lang)
+        if not piece:
             continue
-        for a, b in sentence_re.spans(text[span.start : span.end]):
-            start, end = span.start + a, span.start + b
-            piece = _tidy(fix(text[start:end]), lang)
-            if not piece:
-                continue
-            at = bisect.bisect_left(named, start)
-            if at < len(named) and named[at] < end:
-                return piece
-            first = first or piece
+        at = bisect.bisect_left(named, start)
+        if at < len(named) and named[at] < end:
+            return piece
+        first = first or piece
     return first
 
 
@@ -513,15 +517,11 @@ _CHANGE: Final = LinearPattern(
 
 def _change(text: str, spans: list[_Span], lang: Lang, fix: Callable[[str], str]) -> str:
     """The user's last live sentence saying what replaces their plan (tidied), or ``""``."""
-    sentence_re = _SENTENCE_ZH if lang == "zh" else _SENTENCE_EN
     last = ""
-    for span in spans:
-        if span.role != "user":
-            continue
-        for a, b in sentence_re.spans(text[span.start : span.end]):
-            piece = text[span.start + a : span.start + b]
-            if _CHANGE.search(piece) is not None:
-                last = _tidy(fix(piece), lang) or last
+    for start, end in _user_sentences(text, spans, lang):
+        piece = text[start:end]
+        if _CHANGE.search(piece) is not None:
+            last = _tidy(fix(piece), lang) or last
     return last
 
 
