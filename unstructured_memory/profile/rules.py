@@ -515,8 +515,8 @@ class _Observer:
             lasting += mine
         out += self._sizes_in_passing(text, [x for x in acts if x.live])
         taken = [o.value for o in out] + [t for _, t in self.instructions]
-        for digest, words in kept_facts(text, lasting, taken, self._words, facts_only=self.amended):
-            self.instructions.append((f"{NOTE_PREFIX}{digest}", words))
+        for frame, words in kept_facts(text, lasting, taken, self._words, facts_only=self.amended):
+            self._note(words, keyed_by=frame)
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
         return out
@@ -577,8 +577,7 @@ class _Observer:
                 said = self._words(piece)
             else:
                 continue
-            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
-            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+            self._note(said)
 
     def _memo(self, text: str, acts: Sequence[Act]) -> None:
         """The clauses of a turn the user asked to have remembered, as one explicit note in
@@ -595,8 +594,7 @@ class _Observer:
         self.instructions = [(k, t) for k, t in self.instructions if not k.startswith(NOTE_PREFIX)]
         if kept:
             said = ("，" if self.lang == "zh" else ", ").join(kept)
-            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
-            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+            self._note(said)
 
     def _temporary(self, text: str, sentence: str, acts: Sequence[Act]) -> list[Observation]:
         """A time-bound intent, masked as said: the clauses of the sentence that hold its
@@ -792,6 +790,12 @@ class _Observer:
             )
         return out
 
+    def _note(self, said: str, *, keyed_by: str | None = None) -> None:
+        """Keep ``said`` as a note (:attr:`instructions`), its key ``note:`` and a digest of
+        ``keyed_by`` (its own words by default), case aside."""
+        digest = hashlib.sha256((keyed_by or said).casefold().encode()).hexdigest()[:8]
+        self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+
     def _words(self, piece: str) -> str:
         """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
         return mask_pii(substitute(" ".join(piece.split()), self.pairs))[0]
@@ -862,8 +866,7 @@ class _Observer:
         )
         sized = _SIZE in keys or SIZE.search(said) is not None  # the size's slot keeps it
         if (NOTE.key in keys or instructed) and not instructions and not sized:
-            digest = hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
-            self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+            self._note(said)
         return out
 
     def _denying(self, text: str, acts: Sequence[Act]) -> dict[str, set[str]]:

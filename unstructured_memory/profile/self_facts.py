@@ -24,7 +24,7 @@ Not kept, being no lasting fact about the user, or the profile's topics' to keep
 * a clause put right or taken back later (no longer live), one for this request only or
   bound to a time, or one under four characters.
 
-A note's key is the digest of its *frame*: its words without numbers and words of change
+A note is keyed by its *frame*: its words without numbers and words of change
 (现在, 已经, 了, now, already), so a fact said again with another value (I commute two hours
 a day, then I commute three hours a day now) replaces the older note instead of standing
 beside it.
@@ -34,7 +34,6 @@ Pure functions: no I/O.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -156,7 +155,7 @@ def kept_facts(
     *,
     facts_only: bool = False,
 ) -> list[tuple[str, str]]:
-    """``(key, words)`` of each live fact clause of ``acts`` (offsets into ``text``) that
+    """``(frame, words)`` of each live fact clause of ``acts`` (offsets into ``text``) that
     names no topic, is lasting, and is not already held by ``taken`` (the values and
     instructions read from the turn); ``words`` makes a clause's kept words (tidied, put
     right, masked). ``facts_only`` (the user amended the session): no liking and no
@@ -180,6 +179,5 @@ def kept_facts(
         folded = said.casefold()
         if any(folded in h or h in folded for h in held):
             continue
-        digest = hashlib.sha256(frame(said).encode()).hexdigest()[:8]
-        out.append((digest, said))
+        out.append((frame(said), said))
     return out
