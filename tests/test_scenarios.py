@@ -14,7 +14,7 @@ from benchmarks.scenarios.model import (
     in_holdout,
     load_scenarios,
 )
-from benchmarks.scenarios.run import Suite, run_suite
+from benchmarks.scenarios.run import Suite, run_suite, stale_cause
 from benchmarks.scenarios.score import (
     asserts,
     business_facts,
@@ -184,3 +184,14 @@ def test_a_must_item_only_the_later_question_names_asks_nothing_of_the_memory(
     assert kept == [said, ["7780001", "别的说法"]]  # said before; an alternative not asked
     raw["sessions"][0]["turns"][0]["text"] = f"{said} 订单 7780001"
     assert Scenario.model_validate(raw).remembered_must() == raw["query"]["must"]
+
+
+def test_a_stale_miss_names_the_sections_that_assert_it() -> None:
+    ctx = _context(
+        (Section.FACT, "- 尺码：80C", None),
+        (Section.RECORD, "- [2026-11-14] 用户申请换货：75B 穿着勒", None),
+        (Section.RECORD, "- [2026-11-20] 用户说不要 75B 了", None),
+    )
+    assert stale_cause(ctx, "75B") == "stale asserted in record"
+    assert stale_cause(ctx, "80C") == "stale asserted in fact"
+    assert stale_cause(ctx, "70A") == "stale asserted"

@@ -52,6 +52,7 @@ from benchmarks.scenarios.score import (
     BusinessFact,
     ContextScore,
     ProfileScore,
+    asserts,
     business_facts,
     holds,
     leaks,
@@ -72,9 +73,11 @@ __all__ = [
     "ScenarioResult",
     "Suite",
     "main",
+    "profile_sources",
     "profile_values",
     "replay",
     "run_suite",
+    "stale_cause",
     "user_id",
 ]
 
@@ -140,18 +143,24 @@ def profile_values(agent: MemoryClient, uid: str) -> list[str]:
     """What the user's profile holds as values, one string each: the enabled notification
     channels, the stable values sessions taught, simple attributes, and the active
     explicit facts (key and value)."""
+    return [value for _, value in profile_sources(agent, uid)]
+
+
+def profile_sources(agent: MemoryClient, uid: str) -> list[tuple[str, str]]:
+    """:func:`profile_values`, each with where it stands: ``channel``, ``attribute``,
+    ``learned`` (a stable value sessions taught) or ``explicit fact``."""
     profile = agent.profiles.get(uid)
-    values = [channel for channel, on in profile.notification_preference.items() if on]
+    values = [("channel", c) for c, on in profile.notification_preference.items() if on]
     for key, value in profile.attributes.items():
         if key != "learned":
-            values.append(json.dumps(value, ensure_ascii=False))
+            values.append(("attribute", json.dumps(value, ensure_ascii=False)))
     learned = profile.attributes.get("learned")
     for part in ("facts", "preferences"):
         entries = learned.get(part) if isinstance(learned, dict) else None
         for entry in (entries or {}).values():
-            values.append(json.dumps(entry.get("value"), ensure_ascii=False))
+            values.append(("learned", json.dumps(entry.get("value"), ensure_ascii=False)))
     values += [
-        json.dumps(f.value, ensure_ascii=False)
+        ("explicit fact", json.dumps(f.value, ensure_ascii=False))
         for f in agent.facts.list(uid)
         if f.policy == LifecyclePolicy.EXPLICIT.value and f.status == "active"
     ]
@@ -321,21 +330,46 @@ class _Run:
         misses += [
             Miss(self.scenario.id, held, leak, self.leak_cause(leak)) for leak in score.leaked
         ]
-        misses += [Miss(self.scenario.id, held, item, "stale asserted") for item in score.stale]
+        misses += [
+            Miss(self.scenario.id, held, item, stale_cause(ctx, item)) for item in score.stale
+        ]
         return ctx, score, misses
 
     def profile(self, q: QuerySpec) -> tuple[ProfileScore | None, list[Miss]]:
         """The profile scored against the scenario's expectation, and its misses."""
         if q.profile is None:
             return None, []
-        values = profile_values(self.mem.for_agent(q.agent), self.uids[q.user])
-        score = score_profile(values, q.profile.holds, q.profile.lacks)
+        agent = self.mem.for_agent(q.agent)
+        uid = self.uids[q.user]
+        sources = profile_sources(agent, uid)
+        score = score_profile([v for _, v in sources], q.profile.holds, q.profile.lacks)
         held = in_holdout(self.scenario.id)
         misses = [
-            Miss(self.scenario.id, held, _label(i), "profile lacks it") for i in score.missing
+            Miss(self.scenario.id, held, _label(i), self.lacking(agent, uid, i))
+            for i in score.missing
         ]
-        misses += [Miss(self.scenario.id, held, i, "profile holds it") for i in score.wrong]
+        misses += [
+            Miss(
+                self.scenario.id,
+                held,
+                i,
+                "profile holds it as "
+                + ", ".join(sorted({where for where, v in sources if asserts(v, i)})),
+            )
+            for i in score.wrong
+        ]
         return score, misses
+
+    def lacking(self, agent: MemoryClient, uid: str, item: MustItem) -> str:
+        """Why the profile lacks an expected value: it waits as a candidate, it stands
+        only in records, or it was kept nowhere."""
+        export = agent.export_user(uid)
+        candidates = json.dumps(export["profile"]["candidates"], ensure_ascii=False)
+        if holds(candidates, item):
+            return "profile lacks it (a candidate only)"
+        if any(holds(m["text"], item) for m in export["memories"]):
+            return "profile lacks it (in records only)"
+        return "profile lacks it (not kept)"
 
     def probe(self, agent: MemoryClient, uid: str, query: str, ctx: MemoryContext) -> _Probe:
         """Look for what the context lacks (in the same sandbox view as the context)."""
@@ -398,6 +432,12 @@ class _Run:
             if any(holds(t, item) for t in texts):
                 return cause
         return "must-not item"
+
+
+def stale_cause(ctx: MemoryContext, item: str) -> str:
+    """Which sections of the context assert a stale item."""
+    where = sorted({i.section.value for i in ctx.items if asserts(i.text, item)})
+    return "stale asserted" + (f" in {', '.join(where)}" if where else "")
 
 
 def _label(item: MustItem) -> str:
