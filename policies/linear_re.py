@@ -352,8 +352,39 @@ class LinearPattern:
         return compiled.rx.finditer(_safe(text)) if compiled.occurs_in(text) else iter(())
 
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str) -> str:
-        """``text`` with every match replaced, as ``re.sub``."""
+        """``text`` with every match replaced, as ``re.sub`` (``\\1``, ``\\g<name>`` in a
+        replacement string). A string is expanded here: the RE2 binding would re-read one
+        holding characters beyond ASCII as Latin-1."""
+        if isinstance(repl, str):
+            template = repl
+            return self._re2().rx.sub(lambda m: _expand(template, m), _safe(text))
         return self._re2().rx.sub(repl, _safe(text))
+
+
+def _expand(template: str, m: LinearMatch) -> str:
+    """``template`` with its group references (``\\1``, ``\\g<name>``) filled from ``m``
+    (an unmatched group is empty) and ``\\n``, ``\\t``, ``\\\\`` read, as
+    ``re.Match.expand``."""
+    out: list[str] = []
+    at = 0
+    while at < len(template):
+        ch = template[at]
+        nxt = template[at + 1 : at + 2]
+        if ch != "\\" or not nxt:
+            out.append(ch)
+            at += 1
+        elif nxt.isdigit():
+            digits = nxt + (template[at + 2] if template[at + 2 : at + 3].isdigit() else "")
+            out.append(m.group(int(digits)) or "")
+            at += 1 + len(digits)
+        elif nxt == "g" and (close := template.find(">", at)) > at + 2:
+            key = template[at + 3 : close]
+            out.append(m.group(int(key) if key.isdigit() else key) or "")
+            at = close + 1
+        else:
+            out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(nxt, ch + nxt))
+            at += 2
+    return "".join(out)
 
 
 class PatternSet:

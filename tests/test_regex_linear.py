@@ -433,3 +433,9 @@ def test_grouping_skips_escapes_and_character_classes() -> None:
     assert group_end(r"a(?![]]x)b", 1) == 9
     with pytest.raises(ValueError, match="unbalanced"):
         group_end(r"(?=[)]", 0)
+
+
+def test_sub_keeps_a_replacement_outside_ascii() -> None:
+    assert LinearPattern(r"您|你").sub("用户", "已为您下单") == "已为用户下单"
+    assert LinearPattern(r"(\d+)元").sub(r"\1 元", "39元") == "39 元"
+    assert LinearPattern(r"x").sub(lambda m: "用户", "axb") == "a用户b"

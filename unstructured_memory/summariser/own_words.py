@@ -44,7 +44,17 @@ from unstructured_memory.summariser.topics import CITY_ZH, topics_of
 from values.dialogue import ActKind, Dialogue
 from values.sessions import Intent, Lang
 
-__all__ = ["BUDGET", "CHANGED_MIND", "PLACE", "SIZE", "amended", "quote", "with_own_words"]
+__all__ = [
+    "BUDGET",
+    "CHANGED_MIND",
+    "PLACE",
+    "SIZE",
+    "adds_words",
+    "amended",
+    "quote",
+    "settled_from",
+    "with_own_words",
+]
 
 BUDGET: Final = {"zh": 60, "en": 160}
 """Characters of quoted words a record keeps at most."""
@@ -94,7 +104,7 @@ def _runs(text: str) -> list[str]:
     return [text[a:b].casefold() for a, b in (m.span() for m in _WORD.finditer(text))]
 
 
-def _adds_words(clause: str, said: str, lang: Lang) -> bool:
+def adds_words(clause: str, said: str, lang: Lang) -> bool:
     """Whether ``clause`` is long enough and says what ``said`` (the sentence and the
     words quoted so far, :func:`flat`) mostly does not: its Latin and digit runs and the
     bigrams of its Chinese characters are compared."""
@@ -131,6 +141,27 @@ def amended(dialogue: Dialogue, said: Sequence[str]) -> bool:
     return any(CHANGED_MIND.search(text) for text in said)
 
 
+def settled_from(dialogue: Dialogue, view: Amended, turns: dict[int, tuple[int, int]]) -> int:
+    """Where the user's words are settled in the view: after the end of the last clause
+    amending the session (a correction, a retraction, a refusal, a change of mind), else
+    its start."""
+    out = 0
+    for act in dialogue.acts:
+        if act.role != "user" or act.turn not in turns:
+            continue
+        start = turns[act.turn][0]
+        a, b = start + act.start, start + act.end
+        if (
+            act.kind in (ActKind.CORRECTION, ActKind.RETRACTION)
+            or act.refusal
+            or CHANGED_MIND.search(view.view[a:b]) is not None
+        ):
+            out = max(out, b)
+    if dialogue.corrections or dialogue.retracted or dialogue.withdrawn_topics:
+        out = max([out, *(turns[c.turn][1] for c in dialogue.corrections if c.turn in turns)])
+    return out
+
+
 def quote(
     sentence: str,
     view: Amended,
@@ -144,8 +175,7 @@ def quote(
 
     ``turns`` maps the index of each of the user's turns to its ``(start, end)`` in the
     view; ``tidy`` makes a raw clause the record's words (lead words off, masked, cut)."""
-    if amended(dialogue, [view.view[a:b] for a, b in turns.values()]):
-        return []
+    after = settled_from(dialogue, view, turns)
     said = flat(sentence)
     out: list[str] = []
     used = 0
@@ -154,6 +184,8 @@ def quote(
             continue
         start = turns[act.turn][0]
         a, b = start + act.start, start + act.end
+        if a < after:
+            continue  # said before the user's last change of mind
         if act.kind is ActKind.REQUEST and act.families:
             continue  # the sentence's head states the request
         raw = view.view[a:b]
@@ -164,7 +196,7 @@ def quote(
         if PLACE.search(raw) or SIZE.search(raw):
             continue
         clause = tidy(raw)
-        if not _adds_words(clause, said, lang):
+        if not adds_words(clause, said, lang):
             continue
         if used + len(clause) > BUDGET[lang]:
             break

@@ -55,6 +55,7 @@ from policies.validation import (
 )
 from unstructured_memory.summariser import symptoms
 from unstructured_memory.summariser.acts import read_dialogue
+from unstructured_memory.summariser.agreed import agreed, with_agreed
 from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, flat, options, stated_choice
 from unstructured_memory.summariser.entities import (
@@ -65,7 +66,7 @@ from unstructured_memory.summariser.entities import (
 )
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import committed_items, find_outcomes, phrase
-from unstructured_memory.summariser.own_words import quote, with_own_words
+from unstructured_memory.summariser.own_words import quote, settled_from, with_own_words
 from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
@@ -279,6 +280,7 @@ _PRONOUNS_EN = (
     (re.compile(r"(?i)\bme\b"), "them"),
 )
 _PRODUCTISH: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "ORDER_ID", "AMOUNT"})
+_THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT"})
 _MAX_CLAUSE: Final = 40
 
 
@@ -1180,6 +1182,15 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         sentence, view, user_turns, dialogue, lang=language, tidy=lambda p: _tidy(p, language)
     )
     sentence = with_own_words(sentence, words, language)
+    confirmed = agreed(
+        view,
+        [(s.role, s.start, s.end) for s in spans],
+        settled_from(dialogue, view, user_turns),
+        sentence,
+        lang=language,
+        specific=lambda a, b: any(e.type in _THINGS and a <= e.start < b for e in view.entities),
+    )
+    sentence = with_agreed(sentence, confirmed, language)
     unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
     return SessionSummary(
         user_id=user_id,
