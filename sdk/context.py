@@ -222,10 +222,14 @@ def fact_items(
     profile: Profile, facts: Sequence[Fact], reveal: Callable[[uuid.UUID], str]
 ) -> list[ContextItem]:
     """Active facts as lines; pending ones as questions; SENSITIVE ones masked; a value the
-    user has replaced since (a learned slot's former value) shown as replaced, as records
-    show it (:func:`replaced`)."""
+    user has replaced since (a learned slot's former value) or refused in a newer fact now
+    in force (以后别再放 3B 了 against an older 家里没人就放 3B 邻居家) shown as replaced, as
+    records show it (:func:`replaced`, :func:`~policies.superseded.refused_words`)."""
     w = _words(profile)
     former, channels = _superseded(profile)
+    said = [
+        (f.updated_at, f.value) for f in facts if f.status != PENDING and isinstance(f.value, str)
+    ]
     out = []
     for f in facts:
         value = f.value
@@ -234,7 +238,10 @@ def fact_items(
             masked = mask_value(PiiKind(value["kind"]), reveal(uuid.UUID(ref)))
             shown = w.sensitive.format(masked=masked, ref=ref)
         else:
-            shown = unsaid(_display(value), former, channels, w.superseded)
+            shown = _display(value)
+            newer = [v for at, v in said if at > f.updated_at]
+            words = [*former, *(x for v in newer for x in refused_words(v, shown, _governed))]
+            shown = unsaid(shown, words, channels, w.superseded)
         line = f"{_clean(w.fact_label(f.key))}：{shown}"
         if f.status == PENDING:
             out.append(

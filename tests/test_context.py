@@ -242,6 +242,34 @@ def test_a_record_naming_a_value_refused_since_shows_it_as_replaced(mem: MemoryC
     assert "别再往金融港B座送了" in ctx.text
 
 
+def test_an_older_fact_naming_a_value_a_newer_instruction_refuses_shows_it_as_replaced(
+    mem: MemoryClient,
+) -> None:
+    """A note says parcels may go to neighbour 3B; a later instruction refuses 3B: the note
+    shows it as updated, the instruction keeps its own words; a newer note is untouched by
+    an older instruction."""
+    import time
+
+    mem.profiles.ensure("buyer-refused-fact")
+    mem.facts.put(
+        "buyer-refused-fact",
+        "note:neighbour",
+        "家里没人就放 3B 邻居家，她天天在家",
+        lifecycle_policy=EXPLICIT,
+    )
+    time.sleep(0.01)
+    mem.facts.put(
+        "buyer-refused-fact",
+        "dropoff",
+        "以后别再放 3B 了，都放物业前台",
+        lifecycle_policy=EXPLICIT,
+    )
+    ctx = mem.build_context("buyer-refused-fact", "快递放哪", max_tokens=600)
+    facts = [i.text for i in ctx.items if i.section is Section.FACT]
+    assert any("邻居家" in f and "[已更新]" in f and "3B" not in f for f in facts), facts
+    assert any("别再放 3B 了" in f for f in facts), facts
+
+
 @pytest.mark.parametrize(("days", "shown"), [(20, False), (2, True)])
 def test_a_temporary_intent_whose_week_is_over_is_left_out(
     mem: MemoryClient, days: int, shown: bool
