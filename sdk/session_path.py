@@ -72,8 +72,9 @@ from structured_memory.repositories.session import (
     StoredTurn,
     chain_digest,
 )
-from unstructured_memory.profile.base import ProfileExtractor
+from unstructured_memory.profile.base import Extraction, ProfileExtractor
 from unstructured_memory.summariser.acts import Utterance, ids_after_error, mistyped
+from unstructured_memory.summariser.replanned import changes_plan
 from unstructured_memory.summariser.summary import (
     summarise,
     withdrawal_pairs,
@@ -317,6 +318,8 @@ class SessionPath:
         withdrawn = withdrawal_pairs(summary.dialogue.unmatched)
         named_ids = sorted({e.text for e in summary.entities if e.type in ENTITY_LINK_TYPES})[:1]
         notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
+        user_text = "\n".join(t.text for t in turns if t.role == "user")
+        subjects = [(e.type, e.text) for e in summary.entities]
         keys = {
             (ENTITY_LINK_TYPES[e.type], e.text)
             for e in summary.entities
@@ -328,31 +331,12 @@ class SessionPath:
             merged = self._learned.merge(
                 conn, scope, observations, confirmations=self._config.confirmations
             )
-            restated: dict[str, Topic] = {}  # what earlier records may state otherwise
-            olds: list[str] = []
-            for key in extraction.withdrawn:
-                former = self._facts.delete_within(conn, scope, key)
-                if key in _TOPICS:  # a one-off or a note of it goes too
-                    restated[key] = _TOPICS[key]
-                    olds += [] if former is None else [str(former.value)]
-            for instruction in extraction.instructions:
-                former = self._facts.replace_within(
-                    conn,
-                    scope,
-                    instruction.key,
-                    instruction.text,
-                    lifecycle_policy=LifecyclePolicy.EXPLICIT,
-                    source="session",
-                )
-                if instruction.key in _TOPICS and (
-                    former is None or former.value != instruction.text
-                ):
-                    restated[instruction.key] = _TOPICS[instruction.key]
-                    olds += [] if former is None else [str(former.value)]
-            if restated:
-                news = [i.text for i in extraction.instructions]
-                self._writes.restate(conn, scope, list(restated.values()), olds, news)
+            self._instruct(conn, scope, extraction)
             self._unsay_replaced(conn, scope, merged, {i.key for i in extraction.instructions})
+            if changes_plan(user_text):  # a plan of an earlier session changed: its values
+                self._writes.replan(
+                    conn, scope, summary.summary_text, subjects, written=fragments[0].id
+                )
             # values said wrong, in earlier sessions too: their links end
             self._links.add_missing(
                 conn, scope, sorted(keys), then_end={wrong for wrong, _ in corrected}
@@ -380,6 +364,32 @@ class SessionPath:
             within=within,
         )
         return SessionRecord(memory_id=memory_id, summary=summary)
+
+    def _instruct(self, conn: Connection, scope: UserScope, extraction: Extraction) -> None:
+        """The session's instructions set as explicit facts and the topics it took back
+        deleted; earlier records stating an instruction changed since are restated."""
+        restated: dict[str, Topic] = {}  # what earlier records may state otherwise
+        olds: list[str] = []
+        for key in extraction.withdrawn:
+            former = self._facts.delete_within(conn, scope, key)
+            if key in _TOPICS:  # a one-off or a note of it goes too
+                restated[key] = _TOPICS[key]
+                olds += [] if former is None else [str(former.value)]
+        for instruction in extraction.instructions:
+            former = self._facts.replace_within(
+                conn,
+                scope,
+                instruction.key,
+                instruction.text,
+                lifecycle_policy=LifecyclePolicy.EXPLICIT,
+                source="session",
+            )
+            if instruction.key in _TOPICS and (former is None or former.value != instruction.text):
+                restated[instruction.key] = _TOPICS[instruction.key]
+                olds += [] if former is None else [str(former.value)]
+        if restated:
+            news = [i.text for i in extraction.instructions]
+            self._writes.restate(conn, scope, list(restated.values()), olds, news)
 
     def _unsay_replaced(
         self, conn: Connection, scope: UserScope, merged: Merged, written: set[str]

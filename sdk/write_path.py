@@ -56,6 +56,7 @@ from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.pii import PiiMatch, check_pii_values, find_pii
 from policies.scope import UserScope
+from policies.superseded import unsay
 from policies.temporary import TEMPORARY_NOTE
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import (
@@ -65,6 +66,7 @@ from policies.validation import (
     check_timestamp,
 )
 from sandbox.repository import SandboxRepository
+from sdk.context import marker_for
 from sdk.feed import IndexFeed
 from sdk.tracing import stage_spans
 from structured_memory.audit import record_batch, trail
@@ -87,6 +89,7 @@ from unstructured_memory.contextual import (
 )
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.summariser.amended import substitute
+from unstructured_memory.summariser.replanned import on_the_same_thing, replanned_words
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.summary import analyse_text
 from unstructured_memory.summariser.topics import Topic
@@ -698,6 +701,38 @@ class WritePath:
             for fragment_id, text, entities in self._ledger.locked(conn, scope, stale)
             if (new := restated(text)) is not None
         ]
+        return self._rewrite(conn, scope, changed)
+
+    def replan(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        later: str,
+        subjects: Sequence[tuple[str, str]],
+        *,
+        written: uuid.UUID,
+        latest: int = RESTATED_RECORDS,
+    ) -> int:
+        """Rewrite the user's ``latest`` most recent interaction records and notes (not
+        ``written``, the record of the session that changed a plan) on the same thing
+        (:func:`~unstructured_memory.summariser.replanned.on_the_same_thing`; ``subjects``:
+        the session's ``(label, text)`` entities): each plan value ``later`` (that record's
+        text) replaced with another of its kind is shown as updated
+        (:func:`~unstructured_memory.summariser.replanned.replanned_words`); the derived
+        index is told. Returns how many records changed."""
+        seen = [(i, text) for i, text in self._ledger.latest(conn, scope, _RECORDS, limit=latest)]
+        last = next((i for i, _ in seen if i != written), None)
+        stale = [i for i, text in seen if i != written and replanned_words(text, later)]
+        changed = []
+        for fragment_id, text, entities in self._ledger.locked(conn, scope, stale):
+            named = [
+                (str(e.get("type", "")), str(e.get("text", "")))
+                for e in entities
+                if isinstance(e, dict)
+            ]
+            words = replanned_words(text, later)  # read again under the lock
+            if words and on_the_same_thing(named, subjects, last=fragment_id == last):
+                changed.append((fragment_id, unsay(text, words, marker_for(text)), list(entities)))
         return self._rewrite(conn, scope, changed)
 
     def _rewrite(

@@ -36,7 +36,7 @@ from unstructured_memory.summariser.choice import flat
 from unstructured_memory.summariser.topics import topics_of
 from values.sessions import Lang
 
-__all__ = ["BUDGET", "agreed", "with_agreed"]
+__all__ = ["BUDGET", "agreed", "confirmed_in", "with_agreed"]
 
 BUDGET: Final = {"zh": 50, "en": 120}
 """Characters of the agent's confirmation a record keeps at most."""
@@ -165,3 +165,12 @@ def with_agreed(sentence: str, clauses: Sequence[str], lang: Lang) -> str:
     if lang == "zh":
         return f"{sentence}（客服确认：{'，'.join(clauses)}）"
     return f"{sentence.rstrip('.')} (the agent confirmed: {', '.join(clauses)})."
+
+
+_CONFIRMED_IN: Final = LinearPattern(r"（客服确认：([^）]*)）|\(the agent confirmed: ([^)]*)\)")
+
+
+def confirmed_in(record: str) -> str:
+    """The agent's confirmation a record keeps (:func:`with_agreed`), else ``""``."""
+    m = _CONFIRMED_IN.search(record)
+    return "" if m is None else (m.group(1) or m.group(2) or "")

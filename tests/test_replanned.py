@@ -1,0 +1,126 @@
+"""A later session changes a plan: earlier records show the replaced values as updated."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from sdk import MemoryClient, Turn
+from unstructured_memory.summariser.replanned import (
+    changes_plan,
+    on_the_same_thing,
+    plan_values,
+    replanned_words,
+)
+from values.context import Section
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "replaced"),
+    [
+        (
+            "用户预约订单 7731 的格力空调周六上午 9 点到 12 点安装",
+            "用户把订单 7731 的空调安装改到下周二下午 2 点到 6 点",
+            ("周六", "上午", "9 点到 12 点"),
+        ),
+        (
+            "用户订了 10 盒坚果礼盒，送到洛阳",
+            "用户把坚果礼盒改成 15 盒，改寄郑州",
+            ("10 盒", "洛阳"),
+        ),
+        ("用户开通牛奶周期购，每周二配送", "用户把牛奶周期购改成每两周一次", ("每周",)),
+        ("用户定制沙发，燕麦色，1.5米", "用户把沙发改成墨绿色，1.8米", ("燕麦色", "1.5米")),
+        (
+            "The user ordered 24 folding chairs for delivery on the 12th.",
+            "The user cut the order to 18 folding chairs, delivery on the 9th.",
+            ("24 folding chairs", "the 12th"),
+        ),
+        (
+            "Dog food every 4 weeks; install Tuesday 8am.",
+            "Dog food every 6 weeks; install Friday 1-5 pm.",
+            ("every 4 weeks", "Tuesday", "8am"),
+        ),
+    ],
+)
+def test_the_values_a_later_plan_replaced(
+    earlier: str, later: str, replaced: tuple[str, ...]
+) -> None:
+    assert set(replanned_words(earlier, later)) == set(replaced)
+
+
+def test_a_kind_the_later_record_does_not_name_and_a_value_it_keeps_stay() -> None:
+    earlier = "用户订了格力空调，周三送货，白色"
+    assert replanned_words(earlier, "用户把空调改成 2 台") == ()
+    assert replanned_words(earlier, "用户问空调周三能不能早点送，星期三上午") == ()
+    assert plan_values("颜色随便，出色的就行") == {}
+
+
+def test_what_counts_as_a_change_of_plan() -> None:
+    assert changes_plan("那个空调安装改到下周二吧")
+    assert changes_plan("Can you make it 18 chairs instead?")
+    assert not changes_plan("空调什么时候到")
+    assert not changes_plan("Where is my order?")
+
+
+def test_an_earlier_record_shows_the_plan_a_later_session_changed(mem: MemoryClient) -> None:
+    """Session 1 books an install for Saturday morning; session 2 moves it to Tuesday
+    afternoon: the context shows Saturday as updated, Tuesday as the plan; another order's
+    plan is untouched."""
+    user = "buyer-replanned"
+    mem.profiles.ensure(user)
+    then = datetime.now(UTC) - timedelta(days=10)
+    sessions = [
+        (
+            "订单 7731-2208 的空调约周六上午 9 点到 12 点装",
+            "好的，已为您预约周六上午 9 点到 12 点上门安装。",
+        ),
+        ("订单 5520-1937 的热水器约周日下午装", "好的，已预约周日下午安装热水器。"),
+        (
+            "订单 7731-2208 的空调安装改到下周二下午吧，周六家里没人",
+            "好的，已改约下周二下午 2 点到 6 点安装。",
+        ),
+    ]
+    for n, (said, answer) in enumerate(sessions):
+        at = then + timedelta(days=3 * n)
+        mem.end_session(
+            user,
+            f"s-{n}",
+            [Turn("user", said, at), Turn("assistant", answer, at + timedelta(minutes=1))],
+        )
+    ctx = mem.build_context(user, "空调哪天来装", max_tokens=800)
+    records = [i.text for i in ctx.items if i.section is Section.RECORD]
+    first = [r for r in records if "7731-2208" in r and "改" not in r]
+    assert first, records
+    assert all("周六" not in r and "9 点到 12 点" not in r and "[已更新]" in r for r in first), (
+        records
+    )
+    assert any("周二" in r for r in records)
+    assert any("周日下午" in r for r in records if "5520-1937" in r), "another order's plan stays"
+
+
+def test_the_agents_confirmation_in_the_later_record_says_what_holds() -> None:
+    later = (
+        "用户把空调安装改到下周二下午，周六家里没人（客服确认：已改约下周二下午 2 点到 6 点安装）"
+    )
+    assert set(replanned_words("用户约了周六上午装空调", later)) == {"周六", "上午"}
+
+
+def test_which_earlier_record_is_on_the_same_thing() -> None:
+    order, other = ("ORDER_ID", "316520847391"), ("ORDER_ID", "552083647315")
+    work = ("WORK_ORDER_ID", "AZ2026111403")
+    assert on_the_same_thing([order, work], [order], last=False)
+    assert not on_the_same_thing([order], [other], last=True), "another order"
+    assert not on_the_same_thing([order, other], [other], last=True), "two orders: which one?"
+    assert on_the_same_thing([("BRAND", "格力"), order], [("PRODUCT", "空调")], last=True)
+    assert not on_the_same_thing([("BRAND", "格力"), order], [("PRODUCT", "空调")], last=False)
+    assert not on_the_same_thing([("PRODUCT", "洗碗机")], [("PRODUCT", "油烟机")], last=True), (
+        "another thing"
+    )
+    assert on_the_same_thing([("PRODUCT", "油烟机")], [("PRODUCT", "油烟机")], last=False)
+
+
+def test_a_value_the_later_record_refuses_is_no_plan_of_it() -> None:
+    later = "用户咨询按摩椅：能不能别寄洛阳了 直接寄郑州金水区"
+    assert replanned_words("用户的按摩椅直接寄洛阳老家", later) == ("洛阳",)
+    assert on_the_same_thing([("PRODUCT", "定制布艺沙发")], [("PRODUCT", "沙发")], last=False)

@@ -1,0 +1,221 @@
+"""What an earlier record says of a plan a later session changed: pure rules.
+
+A plan made in one session (a delivery day, an install slot, a pickup place, a quantity, a
+colour, a size, how often a subscription ships) is changed in a later one: 空调改到下周二下午装,
+make it 18 chairs, 改寄郑州. The earlier record still states the old plan, and an agent
+reading both would not know which holds. When the later session changes a plan, each
+earlier record on the same thing (naming one of its ids, models or products) shows the
+values the later record replaced as updated, the rest of its words kept.
+
+A value is replaced when the later record names a value *of the same kind* and not that
+one: a weekday (周六 → 周二, Saturday → Friday), a day of the month (15号 → 20号, the 12th →
+the 9th), a time of day (9点到12点, 1-5 pm) or a part of it (上午 → 下午), a frequency (每周 →
+每两周, every 4 weeks → every 6 weeks), a quantity (10 盒 → 15 盒, 24 folding chairs → 18), a
+measure (1.5米 → 1.8米), a colour (燕麦色 → 墨绿色, sage → charcoal), a place or a drop-off
+(洛阳 → 郑州, 快递上门 → 门店自提, the porch → office reception) and an amount (2399 元 → 2999
+元). A kind the later record does not name says nothing of the old value.
+
+Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+from policies.linear_re import LinearPattern
+from unstructured_memory.summariser.acts import negated
+from unstructured_memory.summariser.agreed import confirmed_in
+from unstructured_memory.summariser.entities import ID_LABELS
+from unstructured_memory.summariser.topics import CITY_ZH
+from values.sessions import Lang
+
+__all__ = ["CHANGES", "changes_plan", "on_the_same_thing", "plan_values", "replanned_words"]
+
+CHANGES: Final = LinearPattern(
+    r"改成|改到|改为|改寄|改送|改约|改期|改个|改一下|改下|换个|换成|换到|推迟|延后|延期|往后推|提前|挪到|调到|不要[^，。！？]{0,8}了|"
+    r"不用[^，。！？]{0,8}了|取消|算了|别[^，。！？]{0,6}了|还是|"
+    r"(?i:instead|change|switch|move|moved|reschedule|push (?:it )?back|bring (?:it )?forward|"
+    r"cancel|make it|rather|actually|swap|update|no longer|not (?:the|on|at)|cut|reduce|"
+    r"lower|increase|bump|down to|up to|slow)"
+)
+"""Words of a change of plan in the user's turns."""
+
+_NUM_ZH: Final = r"[0-9一二两三四五六七八九十]+"
+_WEEKDAYS: Final = {
+    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7,
+    "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7,
+}  # fmt: skip
+_COLOURS_EN: Final = (
+    r"black|white|grey|gray|silver|gold|red|pink|rose|orange|yellow|green|sage(?: green)?|"
+    r"olive|mint|teal|blue|navy|sky blue|purple|lilac|lavender|beige|cream|ivory|tan|brown|"
+    r"charcoal|graphite|walnut|oak|khaki|burgundy|maroon|coral|turquoise"
+)
+_KINDS: Final = {
+    "weekday": (
+        LinearPattern(r"(?:周|星期|礼拜)[一二三四五六日天](?P<post>$|[^次])"),
+        LinearPattern(r"(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day)"),
+    ),
+    "day": (
+        LinearPattern(rf"(?:{_NUM_ZH}月)?[0-9]{{1,2}}\s?[号日]"),
+        LinearPattern(
+            r"(?i:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+[0-9]{1,2}"
+            r"(?:st|nd|rd|th)?|(?:the\s+)?[0-9]{1,2}(?:st|nd|rd|th))"
+        ),
+    ),
+    "time": (
+        LinearPattern(
+            r"[0-9]{1,2}(?:[:：][0-9]{2})?\s?点半?"
+            r"(?:\s?[到至\-~]\s?[0-9]{1,2}(?:[:：][0-9]{2})?\s?点半?)?"
+        ),
+        LinearPattern(
+            r"(?i:[0-9]{1,2}(?::[0-9]{2})?\s?(?:(?:-|–|to)\s?[0-9]{1,2}(?::[0-9]{2})?\s?)?"
+            r"(?:am|pm))(?P<post>$|[^A-Za-z])"
+        ),
+    ),
+    "part_of_day": (
+        LinearPattern(r"上午|下午|中午|晚上|早上|傍晚|(?i:morning|afternoon|evening)"),
+    ),
+    "frequency": (
+        LinearPattern(
+            rf"每(?:{_NUM_ZH}|隔)?个?(?:周|星期|礼拜|月|天|季度)|{_NUM_ZH}个?(?:周|月|星期)一次|"
+            r"(?i:every\s+(?:other\s+|[0-9]+\s+|two\s+|three\s+|four\s+|five\s+|six\s+)?"
+            r"(?:day|week|month)s?|weekly|monthly|fortnightly|bi-?weekly|bi-?monthly|"
+            r"(?:once|twice) a (?:week|month))"
+        ),
+    ),
+    "quantity": (
+        LinearPattern(
+            rf"{_NUM_ZH}\s?(?:个|件|盒|箱|把|张|台|份|套|瓶|包|袋|罐|双|条|只|桶|支|卷|提)"
+            r"(?P<post>$|[^0-9])"
+        ),
+        LinearPattern(
+            r"(?i:[0-9]+\s+(?:[a-z-]+\s+)?(?:chairs|boxes|packs|bottles|bags|cans|pairs|units|"
+            r"pieces|sets|cases|rolls|tins|jars|cartons|tables|plates|cups|pods|filters))"
+        ),
+    ),
+    "measure": (
+        LinearPattern(
+            r"[0-9]+(?:\.[0-9]+)?\s?(?:米|厘米|公分|寸|英寸|(?i:cm|m|inch(?:es)?|ft|feet))"
+            r"(?P<post>$|[^A-Za-z0-9])"
+        ),
+    ),
+    "colour": (
+        LinearPattern(r"[\x{4e00}-\x{9fff}]{1,3}色"),
+        LinearPattern(rf"(?P<pre>[^A-Za-z])(?i:{_COLOURS_EN})(?P<post>$|[^A-Za-z])"),
+    ),
+    "place": (
+        LinearPattern(
+            rf"{CITY_ZH}|驿站|丰巢|快递柜|前台|门卫|物业|门口|自提|到店|门店|上门|"
+            r"(?i:porch|front desk|reception|locker|pickup|pick up|front door|mailroom|"
+            r"concierge|store|doorstep)"
+        ),
+    ),
+    "amount": (
+        LinearPattern(r"[0-9][0-9,]*(?:\.[0-9]+)?\s?元|[$¥£€]\s?[0-9][0-9,]*(?:\.[0-9]+)?"),
+    ),
+}
+"""Each kind of plan value and the words that name one."""
+
+_NOT_COLOUR: Final = frozenset(
+    {"颜色", "出色", "特色", "角色", "脸色", "成色", "货色", "本色", "彩色"}
+)
+_EDGE: Final = " \t,.;:!?，。；：！？()（）"
+
+
+def _values(text: str, *, stated: bool = False) -> Iterator[tuple[str, str, str]]:
+    """``(kind, as said, as compared)`` of each plan value ``text`` names; ``stated``: not
+    one a negation governs (别寄洛阳了 states no plan to ship to 洛阳)."""
+    lang: Lang = "en" if text.isascii() else "zh"
+    for kind, patterns in _KINDS.items():
+        for a, b in (span for pattern in patterns for span in pattern.spans(text)):
+            said = text[a:b].strip(_EDGE)
+            if not said or (kind == "colour" and said[-2:] in _NOT_COLOUR):
+                continue
+            if stated and negated(text, a, lang, b):
+                continue
+            yield kind, said, _compared(kind, said)
+
+
+def _compared(kind: str, said: str) -> str:
+    """A value as it is compared: spaces and case aside; a weekday by its number."""
+    flat = "".join(said.split()).casefold().replace("–", "-")
+    if kind == "weekday":
+        key = flat[-1] if not flat.isascii() else flat[:3]
+        return str(_WEEKDAYS.get(key, flat))
+    if kind == "colour" and not flat.isascii():
+        return flat.removesuffix("色")
+    return flat
+
+
+def plan_values(text: str) -> dict[str, set[str]]:
+    """The plan values ``text`` states (no negation governs them), by kind, as compared."""
+    out: dict[str, set[str]] = {}
+    for kind, _, compared in _values(text, stated=True):
+        out.setdefault(kind, set()).add(compared)
+    return out
+
+
+def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
+    """The words of ``earlier`` (a record) naming a plan value that ``later`` (the record
+    of the session that changed the plan) replaced with another of the same kind; of a kind
+    the agent's confirmation in ``later`` names, only what it names holds (周六家里没人 is
+    the user's reason, 已改约下周二 the plan)."""
+    now = plan_values(later)
+    now |= plan_values(confirmed_in(later))  # what the agent confirmed, over the user's reasons
+    found: list[str] = []
+    for kind, said, compared in _values(earlier):
+        held = now.get(kind)
+        if held and not any(compared in v or v in compared for v in held):
+            found.append(said)
+    return tuple(dict.fromkeys(found))
+
+
+_THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL"})
+
+
+def on_the_same_thing(
+    earlier: Sequence[tuple[str, str]], later: Sequence[tuple[str, str]], *, last: bool
+) -> bool:
+    """Whether an earlier record (its ``(label, text)`` entities) is on the thing whose plan
+    the later session (its entities) changed: it names one of the later's ids, or, when the
+    later names no id, one of its products, brands or models, or it is the ``last`` record
+    before it. Never a record of several things of a kind (two orders: which one's plan
+    changed is not known) or naming an id or a thing the later does not, where the later
+    names one of that kind (another order)."""
+
+    def ids(ents: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for label, text in ents:
+            if label in ID_LABELS:
+                out.setdefault(label, set()).add(text.casefold())
+        return out
+
+    def things(ents: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for label, text in ents:
+            if label in _THINGS:
+                out.setdefault(label, set()).add(text.casefold())
+        return out
+
+    def meet(a: set[str], b: set[str]) -> bool:  # 沙发 and 定制布艺沙发 are one thing
+        return any(x in y or y in x for x in a for y in b)
+
+    before, now = ids(earlier), ids(later)
+    if any(len(v - now.get(k, set())) > 1 for k, v in before.items()):
+        return False  # several orders: which one's plan changed is not known
+    if any(now.get(k) and not v <= now[k] for k, v in before.items()):
+        return False  # another order
+    if any(v & now.get(k, set()) for k, v in before.items()):
+        return True
+    if now:
+        return False
+    had, has = things(earlier), things(later)
+    if any(v and has.get(k) and not meet(v, has[k]) for k, v in had.items()):
+        return False  # another thing (products against products, brands against brands)
+    return any(meet(v, has.get(k, set())) for k, v in had.items()) or last
+
+
+def changes_plan(user_text: str) -> bool:
+    """Whether the user's words change a plan (:data:`CHANGES`)."""
+    return CHANGES.search(user_text) is not None
