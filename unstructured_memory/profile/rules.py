@@ -33,6 +33,7 @@ from typing import Any, Final
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import PREVIOUS, REFERENCE, Observation, ObservationKind
+from unstructured_memory.profile.acknowledged import acknowledged
 from unstructured_memory.profile.base import Extraction, Instruction
 from unstructured_memory.profile.owned import (
     CHECKED,
@@ -1231,6 +1232,7 @@ class RuleExtractor:
     def extract(self, turns: Sequence[Turn], summary: SessionSummary) -> Extraction:
         """The rules' observations; never a record sentence (the summary's stands)."""
         observations, instructions = observe_session(turns, summary)
+        instructions = acknowledged(turns, instructions, summary.language)
         kept: list[Observation] = []
         temporary = 0
         for o in observations:

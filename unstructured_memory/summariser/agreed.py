@@ -36,7 +36,7 @@ from unstructured_memory.summariser.choice import flat
 from unstructured_memory.summariser.topics import topics_of
 from values.sessions import Lang
 
-__all__ = ["BUDGET", "agreed", "confirmed_in", "with_agreed"]
+__all__ = ["BUDGET", "agreed", "confirmed_in", "made_theirs", "with_agreed"]
 
 BUDGET: Final = {"zh": 50, "en": 120}
 """Characters of the agent's confirmation a record keeps at most."""
@@ -137,7 +137,7 @@ def _kept(
             continue  # the user's standing instruction: the profile's
         if _SPECIFIC.search(raw) is None and not specific(at + a, at + b):
             continue
-        clause = _made_theirs(_LEAD.sub("", " ".join(raw.split())), lang)
+        clause = made_theirs(_LEAD.sub("", " ".join(raw.split())), lang)
         if not clause or flat(clause) in known:
             continue  # the record says it already
         if used + len(clause) > BUDGET[lang]:
@@ -148,7 +148,7 @@ def _kept(
     return out
 
 
-def _made_theirs(clause: str, lang: Lang) -> str:
+def made_theirs(clause: str, lang: Lang) -> str:
     """The agent's words of the user (您, you) as the record's (用户, they), masked."""
     if lang == "zh":
         clause = _YOU_ZH.sub("用户", clause)

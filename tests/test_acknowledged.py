@@ -1,0 +1,73 @@
+"""The agent's acknowledgement of a standing arrangement the user's words gave no rule."""
+
+from __future__ import annotations
+
+from unstructured_memory.profile.base import Instruction
+from unstructured_memory.profile.rules import RuleExtractor
+from unstructured_memory.summariser.summary import summarise
+from values.sessions import Role, Turn
+
+
+def _instructions(*turns: tuple[Role, str]) -> tuple[Instruction, ...]:
+    said = [Turn(r, t) for r, t in turns]
+    return RuleExtractor().extract(said, summarise("u-ack", "s-ack", said)).instructions
+
+
+def test_an_acknowledged_arrangement_the_rules_missed_is_kept_in_the_agents_words() -> None:
+    kept = _instructions(
+        ("user", "退货的快递员三次都没来 算了 退货我都自己拿楼下驿站寄 不用安排上门取件了 等不起"),
+        ("assistant", "好的，已记下：您退货自行送驿站寄回，不安排上门取件。"),
+    )
+    notes = [i.text for i in kept if "驿站" in i.text]
+    assert notes == ["用户退货自行送驿站寄回，不安排上门取件"]
+
+
+def test_an_english_acknowledgement_is_kept_in_the_third_person() -> None:
+    kept = _instructions(
+        ("user", "Company: Lakeside Studio Ltd. Electronic only."),
+        (
+            "assistant",
+            "Done, an electronic fapiao to Lakeside Studio Ltd., saved as your default "
+            "for work purchases.",
+        ),
+    )
+    assert any("Lakeside Studio" in i.text and "their default" in i.text for i in kept), kept
+
+
+def test_no_arrangement_of_one_order_a_channel_a_question_or_what_the_user_said() -> None:
+    assert not _instructions(("user", "这单帮我放门卫吧"), ("assistant", "好的，已备注放门卫。"))
+    assert not _instructions(
+        ("user", "上班接不了电话"), ("assistant", "好的，之后改为短信通知您。")
+    )
+    assert not [
+        i
+        for i in _instructions(
+            ("user", "床垫这种大件一般怎么发"), ("assistant", "以后大件都给您发德邦可以吗？")
+        )
+        if "德邦" in i.text
+    ]
+    kept = _instructions(("user", "以后都发顺丰吧"), ("assistant", "好的，已备注以后都发顺丰。"))
+    assert [i.text for i in kept if "顺丰" in i.text] == ["以后都发顺丰吧"]
+
+
+def test_an_acknowledgement_goes_under_its_topic_or_the_instruction_it_restates() -> None:
+    kept = _instructions(
+        ("user", "猫砂能发顺丰吗，我们这别的快递都放驿站太远了"),
+        ("assistant", "可以的亲，已备注发顺丰。"),
+    )
+    assert [i.text for i in kept if i.key == "carrier"] == ["发顺丰"]
+    kept = _instructions(
+        ("user", "床垫送到了，大件以后都走德邦吧，上门送还挺稳"),
+        ("assistant", "好的，已备注大件优先德邦物流。"),
+    )
+    assert [i.text for i in kept if "德邦" in i.text] == ["大件以后都走德邦吧；大件优先德邦物流"]
+
+
+def test_an_acknowledgement_the_user_amended_afterwards_is_not_kept() -> None:
+    kept = _instructions(
+        ("user", "快递柜老满 你们让快递员放一楼物业那儿"),
+        ("assistant", "好的，已备注：以后快递放一楼物业处。"),
+        ("user", "不对 物业晚上不开门 算了 还是放门口吧"),
+        ("assistant", "好的。"),
+    )
+    assert not [i for i in kept if "物业处" in i.text]
