@@ -33,6 +33,7 @@ from policies.linear_re import LinearPattern
 from policies.pii import mask_pii
 from unstructured_memory.summariser.amended import Amended, words_in
 from unstructured_memory.summariser.choice import flat
+from unstructured_memory.summariser.own_words import after_sentence
 from unstructured_memory.summariser.topics import topics_of
 from values.sessions import Lang
 
@@ -160,11 +161,9 @@ def made_theirs(clause: str, lang: Lang) -> str:
 
 def with_agreed(sentence: str, clauses: Sequence[str], lang: Lang) -> str:
     """``sentence`` with the agent's confirmed ``clauses`` after it."""
-    if not clauses:
-        return sentence
-    if lang == "zh":
-        return f"{sentence}（客服确认：{'，'.join(clauses)}）"
-    return f"{sentence.rstrip('.')} (the agent confirmed: {', '.join(clauses)})."
+    return after_sentence(
+        sentence, clauses, lang, ("客服确认", "，"), ("the agent confirmed", ", ")
+    )
 
 
 _CONFIRMED_IN: Final = LinearPattern(r"（客服确认：([^）]*)）|\(the agent confirmed: ([^)]*)\)")

@@ -50,6 +50,7 @@ __all__ = [
     "PLACE",
     "SIZE",
     "adds_words",
+    "after_sentence",
     "amended",
     "quote",
     "settled_from",
@@ -208,8 +209,20 @@ def quote(
 
 def with_own_words(sentence: str, words: Sequence[str], lang: Lang) -> str:
     """``sentence`` with the quoted ``words`` after it."""
-    if not words:
+    return after_sentence(sentence, words, lang, ("用户原话", "；"), ("in the user's words", "; "))
+
+
+def after_sentence(
+    sentence: str,
+    parts: Sequence[str],
+    lang: Lang,
+    zh: tuple[str, str],
+    en: tuple[str, str],
+) -> str:
+    """``sentence`` with ``parts`` after it in brackets, under a label: ``zh`` / ``en`` give
+    the label and the separator (``（用户原话：…；…）``, ``(in the user's words: …; …).``)."""
+    if not parts:
         return sentence
     if lang == "zh":
-        return f"{sentence}（用户原话：{'；'.join(words)}）"
-    return f"{sentence.rstrip('.')} (in the user's words: {'; '.join(words)})."
+        return f"{sentence}（{zh[0]}：{zh[1].join(parts)}）"
+    return f"{sentence.rstrip('.')} ({en[0]}: {en[1].join(parts)})."

@@ -174,6 +174,15 @@ def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
 _THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL"})
 
 
+def _by_label(ents: Sequence[tuple[str, str]], labels: frozenset[str]) -> dict[str, set[str]]:
+    """The texts of ``ents`` whose label is one of ``labels``, case-folded, by label."""
+    out: dict[str, set[str]] = {}
+    for label, text in ents:
+        if label in labels:
+            out.setdefault(label, set()).add(text.casefold())
+    return out
+
+
 def on_the_same_thing(
     earlier: Sequence[tuple[str, str]], later: Sequence[tuple[str, str]], *, last: bool
 ) -> bool:
@@ -184,24 +193,10 @@ def on_the_same_thing(
     changed is not known) or naming an id or a thing the later does not, where the later
     names one of that kind (another order)."""
 
-    def ids(ents: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for label, text in ents:
-            if label in ID_LABELS:
-                out.setdefault(label, set()).add(text.casefold())
-        return out
-
-    def things(ents: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for label, text in ents:
-            if label in _THINGS:
-                out.setdefault(label, set()).add(text.casefold())
-        return out
-
     def meet(a: set[str], b: set[str]) -> bool:  # 沙发 and 定制布艺沙发 are one thing
         return any(x in y or y in x for x in a for y in b)
 
-    before, now = ids(earlier), ids(later)
+    before, now = _by_label(earlier, ID_LABELS), _by_label(later, ID_LABELS)
     if any(len(v - now.get(k, set())) > 1 for k, v in before.items()):
         return False  # several orders: which one's plan changed is not known
     if any(now.get(k) and not v <= now[k] for k, v in before.items()):
@@ -210,7 +205,7 @@ def on_the_same_thing(
         return True
     if now:
         return False
-    had, has = things(earlier), things(later)
+    had, has = _by_label(earlier, _THINGS), _by_label(later, _THINGS)
     if any(v and has.get(k) and not meet(v, has[k]) for k, v in had.items()):
         return False  # another thing (products against products, brands against brands)
     return any(meet(v, has.get(k, set())) for k, v in had.items()) or last
