@@ -59,6 +59,7 @@ from unstructured_memory.summariser.agreed import agreed, with_agreed
 from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, flat, options, stated_choice
 from unstructured_memory.summariser.entities import (
+    ID_LABELS,
     brand_of,
     cue_before,
     detect_language,
@@ -909,6 +910,28 @@ def _asked_or_done(dialogue: Dialogue, view: Amended) -> bool:
     )
 
 
+_HELD: Final = LinearPattern(
+    r"收到|到了|到货|签收|买的|买了|下单|订单|穿|试了|用了|拆|这件|这双|这条|这个|这款|这台|那件|那双|"
+    r"尺码|码数|大了|小了|偏大|偏小|不合适|不合身|不喜欢|发错|发成|颜色不对|质量|坏|破|瑕疵|"
+    r"(?i:received|arrived|got it|bought|ordered|order|wore|tried|this one|these|wrong|"
+    r"too big|too small|fit|defect|broken|damaged|size)"
+)
+"""Words of goods the user has: what an exchange is of."""
+
+
+def _nothing_to_exchange(dialogue: Dialogue, view: Amended, live: Sequence[str]) -> bool:
+    """Whether the only request is an exchange with nothing to exchange: no id, no problem,
+    no goods the user has (收到, 这双, 小了, it arrived, too big), no step the agent took or
+    promised; 换个电视 for the bedroom is a purchase."""
+    if view.requested != {"exchange"} or any(e.type in ID_LABELS for e in view.entities):
+        return False
+    if any(a.role != "user" and a.kind is ActKind.COMMITMENT for a in dialogue.acts):
+        return False  # the agent did something for it (ordered the ear pads, booked…)
+    said = "\n".join(live)
+    problems = (symptoms.PROBLEM_ZH, symptoms.PROBLEM_EN, _HELD)
+    return not any(rx.search(said) is not None for rx in problems)
+
+
 _FAMILY_HEADS: Final = {
     "price": ("申请价保", "requested a price adjustment"),
     "merge": ("申请合并发货", "asked to combine the shipments"),
@@ -1165,6 +1188,8 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         intent = replace(intent, label=Intent.OTHER)  # "出差取消了，放驿站的不用了"
     elif intent.label is Intent.RETURN_REQUEST and not _asked_or_done(dialogue, view):
         intent = replace(intent, label=Intent.OTHER)  # 取件码不对: a return nobody asked for
+    if intent.label is Intent.RETURN_REQUEST and _nothing_to_exchange(dialogue, view, live):
+        intent = replace(intent, label=Intent.PRODUCT_CONSULT)  # 给卧室换个电视: to buy
     pii = [
         PiiMatch(m.kind, m.start + s.start, m.end + s.start, m.value)
         for s in user_spans
