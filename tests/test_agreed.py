@@ -93,16 +93,3 @@ def test_the_confirmation_keeps_within_its_budget_and_reads_the_view() -> None:
     assert sum(len(c) for c in clauses) <= BUDGET["zh"]
     assert with_agreed("用户下单", [], "zh") == "用户下单"
     assert with_agreed("用户下单", ["A100"], "zh") == "用户下单（客服确认：A100）"
-
-
-def test_replacing_an_old_thing_at_home_is_no_exchange_request() -> None:
-    """换个电视 for the bedroom is a purchase: no goods of an order, no problem, nothing
-    received; 这双鞋小了 换个大一码的 is an exchange."""
-    record = _record(
-        ("user", "想给卧室换个电视 55寸的 预算三千以内 别太贵了"),
-        ("assistant", "三千以内 55 寸可以看看海信 E3N 和 TCL V8G，都在 2500-2900 之间。"),
-    )
-    assert "换货" not in record
-    assert "55 寸" in record or "55寸" in record
-    record = _record(("user", "这双鞋小了 换个大一码的吧"), ("assistant", "好的，已为您申请换货。"))
-    assert "换货" in record

@@ -358,3 +358,24 @@ def test_the_record_never_cuts_a_word_opening_the_users_clause(
     text = summarise("u-1", "s-1", [Turn("user", said)]).summary_text
     assert kept in text
     assert gone not in text
+
+
+def test_replacing_an_old_thing_at_home_is_no_exchange_request() -> None:
+    """换个电视 for the bedroom is a purchase: no goods of an order, no problem, nothing
+    received; 这双鞋小了 换个大一码的 is an exchange."""
+    record = summarise(
+        "u1",
+        "s1",
+        [
+            Turn("user", "想给卧室换个电视 55寸的 预算三千以内 别太贵了"),
+            Turn("assistant", "三千以内 55 寸可以看看海信 E3N 和 TCL V8G，都在 2500-2900 之间。"),
+        ],
+    ).summary_text
+    assert "换货" not in record
+    assert "55 寸" in record or "55寸" in record
+    record = summarise(
+        "u1",
+        "s1",
+        [Turn("user", "这双鞋小了 换个大一码的吧"), Turn("assistant", "好的，已为您申请换货。")],
+    ).summary_text
+    assert "换货" in record
