@@ -71,3 +71,12 @@ def test_an_acknowledgement_the_user_amended_afterwards_is_not_kept() -> None:
         ("assistant", "好的。"),
     )
     assert not [i for i in kept if "物业处" in i.text]
+
+
+def test_pii_in_an_acknowledgement_is_masked() -> None:
+    kept = _instructions(
+        ("user", "快递员老找不到门 以后让他到了先打我同事电话"),
+        ("assistant", "好的，已备注：以后快递到了先联系您同事 13912345678。"),
+    )
+    assert kept
+    assert not [i for i in kept if "13912345678" in i.text]
