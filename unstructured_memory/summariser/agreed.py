@@ -70,7 +70,6 @@ _GENERAL: Final = LinearPattern(
 """What holds in general ("Cross-state orders usually take 5-7 days"), not the agreement."""
 _SPECIFIC: Final = LinearPattern(r"[0-9０-９]|[A-Z][A-Za-z0-9]*[0-9]")
 """A number, a model."""
-_THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT"})
 _LEAD: Final = LinearPattern(
     r"^\s*(?:(?:好的|好嘞|好滴|好|可以的?|没问题|明白|收到|了解|亲)\s*[，,！!。]?\s*)+"
     r"|(?i:^\s*(?:(?:done|sure|great|got it|understood|all set|ok(?:ay)?|yes|perfect|"
