@@ -80,3 +80,11 @@ def test_pii_in_an_acknowledgement_is_masked() -> None:
     )
     assert kept
     assert not [i for i in kept if "13912345678" in i.text]
+
+
+def test_an_acknowledgement_in_other_words_of_noting_counts() -> None:
+    kept = _instructions(
+        ("user", "上回说的不对 我家老大其实是芒果过敏 菠萝没事"),
+        ("assistant", "明白了，是芒果过敏，菠萝可以吃，已经记下。"),
+    )
+    assert any("芒果过敏" in i.text for i in kept), kept

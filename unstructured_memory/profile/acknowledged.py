@@ -38,7 +38,8 @@ from values.sessions import Lang, Turn
 __all__ = ["acknowledged"]
 
 _STANDING: Final = LinearPattern(
-    r"已备注|备注好了|已记下|记下了|已记录|记住了|已登记|设为默认|默认|以后|今后|往后|之后都|之后改|下次|"
+    r"已经?备注|备注好了|已经?记下|记下了|记好了|已经?记录|记住了|已经?登记|已经?更新|设为默认|默认|以后|今后|"
+    r"往后|之后都|之后改|下次|"
     r"(?i:noted|from now on|going forward|in future|in the future|for future|next time|"
     r"as (?:your|the) default|saved (?:it |this |that )?(?:as|to|on)|on your account|on file|"
     r"updated your (?:preferences|profile|settings)|will always|we'll always|won't .{0,30}again)"
