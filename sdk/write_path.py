@@ -720,7 +720,7 @@ class WritePath:
         text) replaced with another of its kind is shown as updated
         (:func:`~unstructured_memory.summariser.replanned.replanned_words`); the derived
         index is told. Returns how many records changed."""
-        seen = [(i, text) for i, text in self._ledger.latest(conn, scope, _RECORDS, limit=latest)]
+        seen = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
         last = next((i for i, _ in seen if i != written), None)
         stale = [i for i, text in seen if i != written and replanned_words(text, later)]
         changed = []

@@ -344,9 +344,9 @@ class _Run:
         sources = profile_sources(agent, uid)
         score = score_profile([v for _, v in sources], q.profile.holds, q.profile.lacks)
         held = in_holdout(self.scenario.id)
+        export = agent.export_user(uid) if score.missing else {}
         misses = [
-            Miss(self.scenario.id, held, _label(i), self.lacking(agent, uid, i))
-            for i in score.missing
+            Miss(self.scenario.id, held, _label(i), _lacking(export, i)) for i in score.missing
         ]
         misses += [
             Miss(
@@ -359,17 +359,6 @@ class _Run:
             for i in score.wrong
         ]
         return score, misses
-
-    def lacking(self, agent: MemoryClient, uid: str, item: MustItem) -> str:
-        """Why the profile lacks an expected value: it waits as a candidate, it stands
-        only in records, or it was kept nowhere."""
-        export = agent.export_user(uid)
-        candidates = json.dumps(export["profile"]["candidates"], ensure_ascii=False)
-        if holds(candidates, item):
-            return "profile lacks it (a candidate only)"
-        if any(holds(m["text"], item) for m in export["memories"]):
-            return "profile lacks it (in records only)"
-        return "profile lacks it (not kept)"
 
     def probe(self, agent: MemoryClient, uid: str, query: str, ctx: MemoryContext) -> _Probe:
         """Look for what the context lacks (in the same sandbox view as the context)."""
@@ -432,6 +421,17 @@ class _Run:
             if any(holds(t, item) for t in texts):
                 return cause
         return "must-not item"
+
+
+def _lacking(export: dict[str, Any], item: MustItem) -> str:
+    """Why the profile lacks an expected value (``export``: the user's export): it waits as
+    a candidate, it stands only in records, or it was kept nowhere."""
+    candidates = json.dumps(export["profile"]["candidates"], ensure_ascii=False)
+    if holds(candidates, item):
+        return "profile lacks it (a candidate only)"
+    if any(holds(m["text"], item) for m in export["memories"]):
+        return "profile lacks it (in records only)"
+    return "profile lacks it (not kept)"
 
 
 def stale_cause(ctx: MemoryContext, item: str) -> str:

@@ -23,16 +23,21 @@ Pure functions: no I/O.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Final
 
 from policies.linear_re import LinearPattern
-from unstructured_memory.profile.base import Instruction
+from unstructured_memory.profile.base import Instruction, note_key
 from unstructured_memory.summariser.agreed import made_theirs
 from unstructured_memory.summariser.own_words import CHANGED_MIND
-from unstructured_memory.summariser.topics import CHANNEL, CHANNEL_CODES, mentions, topics_of
+from unstructured_memory.summariser.topics import (
+    CHANNEL,
+    CHANNEL_CODES,
+    CODED_TOPICS,
+    mentions,
+    topics_of,
+)
 from values.sessions import Lang, Turn
 
 __all__ = ["acknowledged"]
@@ -63,9 +68,6 @@ _MAX_CHARS: Final = 160
 _SAID: Final = 0.5
 """The share of its words the user's kept words hold at which an acknowledgement adds
 nothing."""
-_NOTE_PREFIX: Final = "note:"
-_CODED: Final = frozenset({"notification_channel", "content_format"})
-"""Topics whose values are codes: the profile's fields, read from the user's words only."""
 
 
 def acknowledged(
@@ -94,8 +96,8 @@ def acknowledged(
         if _ID.search(said) or mentions(said, CHANNEL, CHANNEL_CODES):
             continue  # an order's arrangement; how to reach the user is the profile's field
         given = [i.key for i in taken if _holds(before.text, _units(i.text))]
-        topics = [t.key for t in topics_of(said) if not t.fact and t.key not in _CODED]
-        key = (topics or given[-1:] or [_NOTE_PREFIX + _digest(said)])[0]
+        topics = [t.key for t in topics_of(said) if not t.fact and t.key not in CODED_TOPICS]
+        key = (topics or given[-1:] or [note_key(said)])[0]
         own = next((i.text for i in taken if i.key == key), None)
         joined = f"{own}{'；' if lang == 'zh' else '; '}{said}" if own else said
         out[key] = joined[:_MAX_CHARS]
@@ -106,10 +108,6 @@ def _holds(text: str, units: Sequence[str]) -> bool:
     """Whether ``text`` holds at least half of ``units``."""
     mine = set(_units(text))
     return sum(u in mine for u in units) >= _SAID * len(units)
-
-
-def _digest(said: str) -> str:
-    return hashlib.sha256(said.casefold().encode()).hexdigest()[:8]
 
 
 def _said(text: str, lang: Lang) -> str:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from policies.profile_merge import Observation
 
 if TYPE_CHECKING:
     from values.sessions import SessionSummary, Turn
 
-__all__ = ["Extraction", "Instruction", "ProfileExtractor"]
+__all__ = ["NOTE_PREFIX", "Extraction", "Instruction", "ProfileExtractor", "note_key"]
+
+NOTE_PREFIX: Final = "note:"
+"""The key prefix of a note: an instruction no topic holds, kept in its words."""
+
+
+def note_key(words: str) -> str:
+    """The key of a note of ``words``: :data:`NOTE_PREFIX` and a digest of them, case aside
+    (the same words said again keep one note)."""
+    return NOTE_PREFIX + hashlib.sha256(words.casefold().encode()).hexdigest()[:8]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,6 @@ The fallback is logged as a warning with a reason code and never any text.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -35,13 +34,12 @@ import httpx
 from policies.linear_re import LinearPattern
 from policies.pii import mask_pii
 from policies.profile_merge import Observation, ObservationKind
-from unstructured_memory.profile.base import Extraction, Instruction
+from unstructured_memory.profile.base import Extraction, Instruction, note_key
 from unstructured_memory.profile.registry import ChatExtractorConfig, RuleExtractorConfig
 from unstructured_memory.profile.rules import (
     MAX_INSTRUCTION_CHARS,
     MAX_TEMPORARY_CHARS,
     MAX_VALUE_CHARS,
-    NOTE_PREFIX,
     RuleExtractor,
 )
 from unstructured_memory.summariser.amended import substitute
@@ -218,7 +216,7 @@ def _instruction(rest: list[str], make: _Make) -> Instruction:
         raise Malformed("value_too_long")
     key = _TOPIC_KEYS.get(rest[0])
     if key is None:
-        key = NOTE_PREFIX + hashlib.sha256(words.casefold().encode()).hexdigest()[:8]
+        key = note_key(words)
     return Instruction(key, words)
 
 

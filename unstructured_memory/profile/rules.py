@@ -24,7 +24,6 @@ Every pattern runs under RE2 in linear time (:class:`policies.linear_re.LinearPa
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -34,7 +33,7 @@ from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import PREVIOUS, REFERENCE, Observation, ObservationKind
 from unstructured_memory.profile.acknowledged import acknowledged
-from unstructured_memory.profile.base import Extraction, Instruction
+from unstructured_memory.profile.base import NOTE_PREFIX, Extraction, Instruction, note_key
 from unstructured_memory.profile.owned import (
     CHECKED,
     CLAUSE,
@@ -57,6 +56,7 @@ from unstructured_memory.summariser.own_words import SIZE, amended
 from unstructured_memory.summariser.topics import (
     CHANNEL,
     CHANNEL_CODES,
+    CODED_TOPICS,
     FORMAT,
     FORMAT_CODES,
     NOTE,
@@ -88,12 +88,6 @@ MAX_TEMPORARY_CHARS: Final = 200
 
 MAX_INSTRUCTION_CHARS: Final = 200
 """Longest instruction kept as an explicit fact."""
-
-NOTE_PREFIX: Final = "note:"
-"""The key of an instruction no topic names: ``note:`` and a digest of its words."""
-
-_CODED: Final = frozenset({"notification_channel", "content_format"})
-"""Topics whose values are codes (read by :meth:`_Observer._preferences`)."""
 
 _TOPICS: Final = {t.key: t for t in TOPICS}
 
@@ -792,10 +786,9 @@ class _Observer:
         return out
 
     def _note(self, said: str, *, keyed_by: str | None = None) -> None:
-        """Keep ``said`` as a note (:attr:`instructions`), its key ``note:`` and a digest of
-        ``keyed_by`` (its own words by default), case aside."""
-        digest = hashlib.sha256((keyed_by or said).casefold().encode()).hexdigest()[:8]
-        self.instructions.append((f"{NOTE_PREFIX}{digest}", said))
+        """Keep ``said`` as a note (:attr:`instructions`), keyed by ``keyed_by`` (its own
+        words by default: :func:`~unstructured_memory.profile.base.note_key`)."""
+        self.instructions.append((note_key(keyed_by or said), said))
 
     def _words(self, piece: str) -> str:
         """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
@@ -817,7 +810,7 @@ class _Observer:
         lasting = [a for a in acts if a.topics]
         join = "，" if self.lang == "zh" else ", "
         said = join.join(self._words(text[a.start : a.end]) for a in lasting)
-        keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in _CODED))
+        keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in CODED_TOPICS))
         facts: dict[tuple[str, str | None], list[str]] = {}
         going = dict(_going_on(text, acts))
         before, named = "", None  # the clause before, the name it opened with

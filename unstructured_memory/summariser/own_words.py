@@ -49,9 +49,9 @@ __all__ = [
     "CHANGED_MIND",
     "PLACE",
     "SIZE",
-    "adds_words",
     "after_sentence",
     "amended",
+    "names_a_thing",
     "quote",
     "settled_from",
     "with_own_words",
@@ -105,7 +105,7 @@ def _runs(text: str) -> list[str]:
     return [text[a:b].casefold() for a, b in (m.span() for m in _WORD.finditer(text))]
 
 
-def adds_words(clause: str, said: str, lang: Lang) -> bool:
+def _adds_words(clause: str, said: str, lang: Lang) -> bool:
     """Whether ``clause`` is long enough and says what ``said`` (the sentence and the
     words quoted so far, :func:`flat`) mostly does not: its Latin and digit runs and the
     bigrams of its Chinese characters are compared."""
@@ -119,10 +119,15 @@ def adds_words(clause: str, said: str, lang: Lang) -> bool:
     return bool(units) and sum(u in said for u in units) < _SAID * len(units)
 
 
+def names_a_thing(view: Amended, a: int, b: int) -> bool:
+    """Whether the view names a product, a brand, a model or an amount in ``[a, b)``."""
+    return any(e.type in _THINGS and a <= e.start < b for e in view.entities)
+
+
 def _asks_status(raw: str, view: Amended, a: int, b: int) -> bool:
     """Whether a question asks where a refund or a parcel is and names no thing: the
     record's head and its business lines answer it (``多久能到账``, ``where is my package``)."""
-    if any(e.type in _THINGS and a <= e.start < b for e in view.entities):
+    if names_a_thing(view, a, b):
         return False
     return classify_intent(raw).label in _STATUS
 
@@ -169,14 +174,16 @@ def quote(
     turns: dict[int, tuple[int, int]],
     dialogue: Dialogue,
     *,
+    after: int,
     lang: Lang,
     tidy: Callable[[str], str],
 ) -> list[str]:
     """The user's clauses the record quotes after ``sentence`` (see the module docstring).
 
     ``turns`` maps the index of each of the user's turns to its ``(start, end)`` in the
-    view; ``tidy`` makes a raw clause the record's words (lead words off, masked, cut)."""
-    after = settled_from(dialogue, view, turns)
+    view; ``after``: where the user's words are settled (:func:`settled_from`): nothing said
+    before it is quoted; ``tidy`` makes a raw clause the record's words (lead words off,
+    masked, cut)."""
     said = flat(sentence)
     out: list[str] = []
     used = 0
@@ -197,7 +204,7 @@ def quote(
         if PLACE.search(raw) or SIZE.search(raw):
             continue
         clause = tidy(raw)
-        if not adds_words(clause, said, lang):
+        if not _adds_words(clause, said, lang):
             continue
         if used + len(clause) > BUDGET[lang]:
             break

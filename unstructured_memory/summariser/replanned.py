@@ -21,6 +21,7 @@ Pure functions: no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from typing import Final
 
 from policies.linear_re import LinearPattern
@@ -156,13 +157,20 @@ def plan_values(text: str) -> dict[str, set[str]]:
     return out
 
 
+@lru_cache(maxsize=8)
+def _stated(later: str) -> dict[str, frozenset[str]]:
+    """The plan values ``later`` states, by kind; of a kind the agent's confirmation in it
+    names, only those (read once however many earlier records it is compared with)."""
+    said = plan_values(later) | plan_values(confirmed_in(later))
+    return {kind: frozenset(values) for kind, values in said.items()}
+
+
 def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
     """The words of ``earlier`` (a record) naming a plan value that ``later`` (the record
     of the session that changed the plan) replaced with another of the same kind; of a kind
     the agent's confirmation in ``later`` names, only what it names holds (周六家里没人 is
     the user's reason, 已改约下周二 the plan)."""
-    now = plan_values(later)
-    now |= plan_values(confirmed_in(later))  # what the agent confirmed, over the user's reasons
+    now = _stated(later)
     found: list[str] = []
     for kind, said, compared in _values(earlier):
         held = now.get(kind)

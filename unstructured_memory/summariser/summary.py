@@ -67,7 +67,12 @@ from unstructured_memory.summariser.entities import (
 )
 from unstructured_memory.summariser.intent import classify_intent, classify_turns
 from unstructured_memory.summariser.outcome import committed_items, find_outcomes, phrase
-from unstructured_memory.summariser.own_words import quote, settled_from, with_own_words
+from unstructured_memory.summariser.own_words import (
+    names_a_thing,
+    quote,
+    settled_from,
+    with_own_words,
+)
 from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
@@ -281,7 +286,6 @@ _PRONOUNS_EN = (
     (re.compile(r"(?i)\bme\b"), "them"),
 )
 _PRODUCTISH: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "ORDER_ID", "AMOUNT"})
-_THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL", "AMOUNT"})
 _MAX_CLAUSE: Final = 40
 
 
@@ -1203,17 +1207,24 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         view.fix("\n".join(live)),  # what an exchange is for, put right
     )
     user_turns = {k: (s.start, s.end) for k, s in enumerate(spans) if s.role == "user"}
+    settled = settled_from(dialogue, view, user_turns)  # after the last change of mind
     words = quote(
-        sentence, view, user_turns, dialogue, lang=language, tidy=lambda p: _tidy(p, language)
+        sentence,
+        view,
+        user_turns,
+        dialogue,
+        after=settled,
+        lang=language,
+        tidy=lambda p: _tidy(p, language),
     )
     sentence = with_own_words(sentence, words, language)
     confirmed = agreed(
         view,
         [(s.role, s.start, s.end) for s in spans],
-        settled_from(dialogue, view, user_turns),
+        settled,
         sentence,
         lang=language,
-        specific=lambda a, b: any(e.type in _THINGS and a <= e.start < b for e in view.entities),
+        specific=lambda a, b: names_a_thing(view, a, b),
     )
     sentence = with_agreed(sentence, confirmed, language)
     unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins

@@ -24,6 +24,7 @@ __all__ = [
     "CHANNEL",
     "CHANNEL_CODES",
     "CITY_ZH",
+    "CODED_TOPICS",
     "DIET_NAMES",
     "FORMAT",
     "FORMAT_CODES",
@@ -204,6 +205,10 @@ FORMAT_CODES: Final = {
     "videos": "video",
 }
 """Words naming a content format, by the code the profile stores."""
+
+CODED_TOPICS: Final = frozenset({"notification_channel", "content_format"})
+"""Topics whose values are codes (:data:`CHANNEL_CODES`, :data:`FORMAT_CODES`): the
+profile's fields, not explicit facts."""
 
 _FMT_ZH = r"(?P<zh{n}>图文|文字|视频)"
 _FMT_EN = r"(?P<en{n}>step-by-step pictures|pictures|photos|written|text|videos?)"
