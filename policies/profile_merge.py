@@ -29,6 +29,7 @@ Merging the same observations twice changes nothing the second time.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -37,6 +38,7 @@ from typing import Final
 
 __all__ = [
     "DEFAULT_CONFIRMATIONS",
+    "DISOWNED",
     "FORMERLY_KEPT",
     "MAX_CANDIDATES_PER_SLOT",
     "PREVIOUS",
@@ -181,6 +183,13 @@ PREVIOUS: Final = "~previous"
 ThinkPad): it takes the slot of the device they had, the one slot of its key or the one
 said without its product (a charger for it), which remembers the old one."""
 
+DISOWNED: Final = "disowned"
+"""The key of a fact observation saying the user disowned what they told an earlier session
+("上回说我家是地暖 我搞错了 我家是暖气片"): ``replaces`` holds the words disowned (地暖),
+``value`` what holds instead. Every fact and stable preference whose value holds those words
+takes ``value`` and keeps the words as its former value; with none, a slot of its own
+(``disowned:<digest>``) does, so that earlier records show the words as replaced."""
+
 _ONE_PER_SCENARIO: Final = frozenset({"device_model"})
 """Fact keys whose scenario is the thing they belong to (one device per product): a value
 said without its scenario finds the slot it belongs to."""
@@ -259,6 +268,35 @@ def _clear_facts(facts: dict[str, Stable], o: Observation) -> Change | None:
     for s in gone:
         del facts[s]
     return Change(o.key, ChangeKind.FACT_CLEARED) if gone else None
+
+
+def _flat(text: str) -> str:
+    return "".join(text.split()).casefold()
+
+
+def _disown(parts: Sequence[dict[str, Stable]], o: Observation) -> list[Change]:
+    """A :data:`DISOWNED` observation: every slot of ``parts`` said before it whose value holds
+    the disowned words takes its value, the words kept as the former value; else a slot of
+    its own."""
+    words = o.replaces or ""
+    wanted = _flat(words)
+    if not wanted:
+        return []
+    changes = []
+    for part, kind in zip(parts, (ChangeKind.FACT_SET, ChangeKind.PREFERENCE_SET), strict=False):
+        for slot, held in list(part.items()):
+            if wanted in _flat(held.value) and held.observed_at <= o.observed_at:
+                formerly = tuple(dict.fromkeys((words, *_formerly(held, o.value))))
+                part[slot] = Stable(
+                    o.value, o.observed_at, o.session_id, formerly=formerly[:FORMERLY_KEPT]
+                )
+                changes.append(Change(slot, kind))
+    if not changes:
+        digest = hashlib.sha256(wanted.encode()).hexdigest()[:8]
+        slot = f"{DISOWNED}:{digest}"
+        parts[0][slot] = Stable(o.value, o.observed_at, o.session_id, formerly=(words,))
+        changes.append(Change(slot, ChangeKind.FACT_SET))
+    return changes
 
 
 def _merge_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
@@ -455,6 +493,9 @@ def merge(
         change: Change | None
         if o.kind is ObservationKind.TEMPORARY:
             temporary.append(o)
+            continue
+        if o.kind is ObservationKind.FACT and o.key == DISOWNED:
+            changes += _disown((facts, preferences), o)
             continue
         if o.negated and (o.slot, o.value) not in refused:
             refused.append((o.slot, o.value))

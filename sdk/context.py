@@ -29,6 +29,7 @@ from typing import Any, Final
 from policies.errors import InvalidField
 from policies.linear_re import LinearPattern
 from policies.pii import PiiKind, mask_pii, mask_value
+from policies.profile_merge import DISOWNED
 from policies.superseded import refused_words, superseded_words, unsay
 from policies.temporary import TEMPORARY_NOTE, lapsed
 from policies.tokens import count_tokens
@@ -85,6 +86,7 @@ class _Words:
     values: dict[str, str] = field(default_factory=dict)
     """Words for coded values (a content format)."""
     note: str = "note"
+    disowned: str = "user's correction"
     """The label of an instruction kept in the user's words (``note:…`` facts)."""
     superseded: str = "[updated]"
     """What a record shows in place of a value the user has since replaced."""
@@ -137,6 +139,7 @@ _ZH = _Words(
         **{t.key: t.zh for t in TOPICS if t.key not in ("content_format",)},
     },
     note="用户嘱咐",
+    disowned="用户更正",
     superseded="[已更新]",
     scenarios={
         "self": "自用",
@@ -178,6 +181,7 @@ _EN = _Words(
         **{t.key: t.en for t in TOPICS if t.key not in ("content_format",)},
     },
     note="user's instruction",
+    disowned="user's correction",
     scenarios={
         "self": "for themselves",
         "parents": "for parents",
@@ -264,7 +268,7 @@ def learned_items(profile: Profile) -> list[ContextItem]:
     out: list[ContextItem] = []
     for slot, entry in _learned_entries(profile):
         key, _, scenario = slot.partition("@")
-        label = w.learned.get(key, key)
+        label = w.disowned if key.startswith(f"{DISOWNED}:") else w.learned.get(key, key)
         if scenario:
             label = w.scenario.format(label=label, scenario=w.scenarios.get(scenario, scenario))
         value = entry["value"]
@@ -376,9 +380,13 @@ def replaced(
     return tuple(dict.fromkeys(words)), frozenset(channels)
 
 
+_DENIED_BEFORE: Final = LinearPattern(r"(?:不是|并非|并不是)\s*$")
+"""A denial right before a word (不是地暖: what a disowned statement's value says)."""
+
+
 def _affirmed(now: str, word: str) -> bool:
     """Whether ``now`` states ``word`` (case and spaces aside) somewhere no negation governs
-    ("not just vegetarian", 不住南京了 deny it)."""
+    and no denial stands right before ("not just vegetarian", 不住南京了, 不是地暖 deny it)."""
     if "".join(word.split()).casefold() not in "".join(now.split()).casefold():
         return False
     low, wanted = now.lower(), word.lower()
@@ -386,7 +394,8 @@ def _affirmed(now: str, word: str) -> bool:
     if at < 0:
         return True  # held, spaced or cased otherwise: taken as stated
     while at >= 0:
-        if not _governed(now, at, at + len(wanted)):
+        denied = _DENIED_BEFORE.search(now[max(0, at - 4) : at]) is not None
+        if not denied and not _governed(now, at, at + len(wanted)):
             return True
         at = low.find(wanted, at + 1)
     return False

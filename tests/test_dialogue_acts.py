@@ -1770,6 +1770,45 @@ def test_a_change_of_mind_said_before_a_space_leaves_the_instruction_after_it() 
 
 
 @pytest.mark.parametrize(
+    ("said", "clause"),
+    [
+        (
+            "这款安全座椅能用到几岁 我们家小的才3岁 大的7岁了 想看看俩能不能都用上",
+            "我们家小的才3岁 大的7岁了",
+        ),
+        (
+            "这件衬衫要退 详情页也没写是涤纶的啊 我这人只穿纯棉的 化纤的一穿身上就痒",
+            "我这人只穿纯棉的 化纤的一穿身上就痒",
+        ),
+        ("裤子小了穿不上 想换大一码 我腰围二尺四 你们这个码表我看不太懂 换哪个码", "我腰围二尺四"),
+        ("这个智能插座能连家里wifi不 家里是华为的路由器", "家里是华为的路由器"),
+        ("这双跑鞋有42码的吗 我平时都穿42", "我平时都穿42"),
+    ],
+)
+def test_what_the_user_says_of_themselves_between_spaces_is_a_clause_of_its_own(
+    said: str, clause: str
+) -> None:
+    """A statement opening on the user or their home, said beside a question, a request or
+    words about the goods with only spaces between, is read on its own (not as part of the
+    question, nor limited to the request at hand)."""
+    acts = _user_acts(("u", said))
+    assert any(text == clause and kind != "question" for kind, _, text in acts), acts
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我想问下 这个能退吗",  # what the user wants now opens no statement of their own
+        "我刚收到 屏幕就是碎的",
+        "小的才3岁 大的7岁了",  # no subject opens the second part: one clause
+    ],
+)
+def test_a_want_or_a_continuation_after_a_space_cuts_no_statement_of_the_user(said: str) -> None:
+    acts = _user_acts(("u", said))
+    assert len(acts) == 1, acts
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "开学要住宿舍了 买个台灯 床帘 还有个小冰箱",  # a list of things is one clause

@@ -31,9 +31,10 @@ from typing import Any, Final
 
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
-from policies.profile_merge import PREVIOUS, REFERENCE, Observation, ObservationKind
+from policies.profile_merge import DISOWNED, PREVIOUS, REFERENCE, Observation, ObservationKind
 from unstructured_memory.profile.acknowledged import acknowledged
 from unstructured_memory.profile.base import NOTE_PREFIX, Extraction, Instruction, note_key
+from unstructured_memory.profile.disowned import disowned
 from unstructured_memory.profile.owned import (
     CHECKED,
     CLAUSE,
@@ -1211,6 +1212,31 @@ def _member(topic: Topic, piece: str) -> str | None:
     return _MEMBER_NAMES.get(who, who) or None
 
 
+def disowning(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
+    """A :data:`~policies.profile_merge.DISOWNED` observation for each thing a user turn
+    disowns of what they told an earlier session (:func:`disowned`): its value says it is
+    not so, with the user's account of what holds instead."""
+    out = []
+    index = summary.turn_index or tuple(range(len(turns)))
+    lang = summary.language
+    for i in index:
+        turn = turns[i]
+        if turn.role != "user":
+            continue
+        at = turn.time or summary.occurred_at
+        at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
+        for d in disowned(turn.text, lang):
+            said = f"不是{d.words}" if lang == "zh" else f"not {d.words}"
+            if d.now:
+                said += f"：{d.now}" if lang == "zh" else f": {d.now}"
+            out.append(
+                Observation(
+                    ObservationKind.FACT, DISOWNED, said, summary.session_id, at, replaces=d.words
+                )
+            )
+    return out
+
+
 class RuleExtractor:
     """Rules + NER (the default extractor): see the module docstring."""
 
@@ -1234,6 +1260,14 @@ class RuleExtractor:
                 if temporary > self.config.max_temporary:
                     continue
             kept.append(o)
+        disowns = disowning(turns, summary)
+        kept += disowns
+        gone = ["".join((o.replaces or "").split()).casefold() for o in disowns]
+        instructions = [  # a note of what the user disowned in the same session
+            i
+            for i in instructions
+            if not any(g in "".join(i.text.split()).casefold() for g in gone)
+        ]
         withdrawn = summary.dialogue.withdrawn_topics
         kept += [
             Observation(

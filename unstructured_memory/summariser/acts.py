@@ -130,6 +130,51 @@ def _turns_back(left: str, right: str) -> bool:
     return _lasting(kept) and _predicates(left) and _predicates(right)
 
 
+_SELF_OPENS: Final = LinearPattern(r"^(?:我|咱|俺|家里|家中)")
+_SELF_WANTS: Final = LinearPattern(
+    r"^(?:我|咱|俺)(?:们)?(?:想|要|需要|打算|准备|刚|问|看|找|试|说|查|催|等|能|可以|该|去|来|再|先|已经|这边)"
+)
+"""A segment opening on the user or their home as its subject (我这人只穿纯棉的, 家里是华为
+的路由器); one of :data:`_SELF_WANTS` says what they want or do now (我想, 我刚), not what
+they are, have or do."""
+
+_SAYS: Final = 4
+"""Characters a segment needs to be a clause of its own beside a statement about the user
+(我腰围二尺四 says something without a verb; 我 alone does not)."""
+
+_OTHER_OPENS: Final = LinearPattern(r"^(?:你|您|这|那|请|帮|麻烦|能|可以|有没有|是不是)")
+"""A segment opening on the agent, the goods at hand or a request."""
+
+
+def _of_self(segment: str) -> bool:
+    """Whether ``segment`` opens on the user or their home as the subject of what they are,
+    have or do (:data:`_SELF_OPENS`, not :data:`_SELF_WANTS`)."""
+    return _SELF_OPENS.search(segment) is not None and _SELF_WANTS.search(segment) is None
+
+
+def _subject_turns(left: str, right: str) -> bool:
+    """Whether a space between ``left`` and ``right`` parts a statement about the user from
+    what else is said: one side opens on the user as its subject (:data:`_SELF_OPENS`) and
+    the other is a question, a request or opens on someone or something else ("这款安全座椅
+    能用到几岁 我们家小的才3岁 大的7岁了 想看看俩能不能都用上": the ages are a clause of
+    their own; "小的才3岁 大的7岁了" stays one, no subject opening the second)."""
+
+    def elsewhere(seg: str) -> bool:
+        return (
+            _OTHER_OPENS.search(seg) is not None
+            or cues.QUESTION.search(seg) is not None
+            or bool(families(seg))
+            or cues.FUTURE.search(seg) is not None
+        )
+
+    mine = (_of_self(left), _of_self(right))
+    if mine[0] == mine[1] or len(left) < _SAYS or len(right) < _SAYS:
+        return False
+    other = right if mine[0] else left
+    told = mine[1] and cues.QUESTION.search(right) is None
+    return _predicates(other) and (elsewhere(other) or told)
+
+
 def _lasting(said: str) -> bool:
     """Whether ``said`` states what lasts beyond the request (an instruction, a fact about
     the user, a liking), which a change of mind beside it must not take back with it."""
@@ -158,7 +203,10 @@ def _spaced(text: str, start: int, end: int, entities: Sequence[Entity]) -> list
             or _HAN.match(text[b]) is None
             or any(e.start < a and b < e.end for e in entities)
             or any(e.end == a and e.type in _NAMES for e in entities)  # 荣耀 畅玩 50
-            or not _turns_back(text[left[0] : left[1]], text[right[0] : right[1]])
+            or not (
+                _turns_back(text[left[0] : left[1]], text[right[0] : right[1]])
+                or _subject_turns(text[at:a], text[right[0] : right[1]])
+            )
         ):
             continue
         out.append((at, a))
@@ -1267,8 +1315,9 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
         if kind is ActKind.INSTRUCTION:
             scoped = False
         # a fact about the user outlasts the request it is said with ("for now, my wife has
-        # a bad knee"): only its own cue limits it
-        one_off = (scoped and kind is not ActKind.FACT) or has(cues.ONE_OFF)
+        # a bad knee", "这件衬衫要退 … 我这人只穿纯棉的"): only its own cue limits it
+        about_user = kind is ActKind.FACT or (lang == "zh" and _of_self(piece))
+        one_off = (scoped and not about_user) or has(cues.ONE_OFF)
         scoped = scoped or one_off
         out.append(Act(kind, u.role, turn, a, b, fams, one_off, refusal=refusal))
     return out
