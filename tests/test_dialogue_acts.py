@@ -52,6 +52,70 @@ def _instructions(*texts: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
+    ("said", "wrong", "right"),
+    [
+        ("年货想买个海鲜礼盒 我对虾过敏…哦不对 是螃蟹 吃螃蟹身上起疹子", "虾", "螃蟹"),
+        (
+            "grabbing the flannel shirt. I wear a medium — sorry, large, I always forget",
+            "medium",
+            "large",
+        ),
+        ("the scarf in grey, no wait, navy", "grey", "navy"),
+        (
+            "I'm allergic to latex... no wait, not latex, nickel. nickel gives me a rash",
+            "latex",
+            "nickel",
+        ),
+    ],
+)
+def test_a_bare_word_put_right_replaces_the_word_alike_said_before_it(
+    said: str, wrong: str, right: str
+) -> None:
+    """After a word of error, a bare word replaces the last word alike in the clause before:
+    a noun by a noun in Chinese, a size, colour or day by one of its class in English."""
+    turns = _turns(("u", said))
+    pairs = summarise("u", "s", turns).dialogue.pairs([said])
+    assert any(wrong in w and r == right for w, r in pairs), pairs
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I wear a medium — sorry, I always forget",  # nothing of its class put right
+        "我对虾过敏…哦不对 是真的很严重",  # no noun put right
+        "small, not large, please",  # a courtesy after "not X," is no value
+    ],
+)
+def test_a_word_of_error_with_no_word_alike_puts_nothing_right(said: str) -> None:
+    pairs = summarise("u", "s", _turns(("u", said))).dialogue.pairs([said])
+    assert not [(w, r) for w, r in pairs if r.casefold() in ("i", "真的", "please")], pairs
+
+
+@pytest.mark.parametrize(
+    ("said", "kept", "gone"),
+    [
+        ("年货想买个海鲜礼盒 我对虾过敏…哦不对 是螃蟹 吃螃蟹身上起疹子", "螃蟹", "虾过敏"),
+        (
+            "I'm allergic to latex... no wait, not latex, nickel. nickel gives me a rash",
+            "nickel",
+            "latex",
+        ),
+        (
+            "grabbing the flannel shirt. I wear a medium — sorry, large, I always forget",
+            "L",
+            "size M",
+        ),
+    ],
+)
+def test_a_fact_about_the_user_put_right_in_the_same_turn_holds_the_right_value(
+    said: str, kept: str, gone: str
+) -> None:
+    values = [v for _, _, v in _observed(said)]
+    assert any(kept in v for v in values), values
+    assert not any(gone in v for v in values), values
+
+
+@pytest.mark.parametrize(
     ("turns", "right", "wrong"),
     [
         (
@@ -1793,6 +1857,12 @@ def test_what_the_user_says_of_themselves_between_spaces_is_a_clause_of_its_own(
     question, nor limited to the request at hand)."""
     acts = _user_acts(("u", said))
     assert any(text == clause and kind != "question" for kind, _, text in acts), acts
+
+
+def test_a_move_said_before_an_order_request_is_a_clause_of_its_own() -> None:
+    said = "我刚搬到成都 订单CD2611-30958的收货地址帮我改下 改到双流区 之前填的还是西安的老地址"
+    values = [v for _, slot, v in _observed(said) if slot == "city"]
+    assert values == ["我刚搬到成都"], values
 
 
 @pytest.mark.parametrize(

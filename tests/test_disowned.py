@@ -45,6 +45,13 @@ T0 = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
         ),
         ("zh", "上次说我高血压那个，其实不是，复查了好几次血压都正常", "高血压", "血压都正常"),
         ("zh", "以前告诉你们我家有两只猫，说错了，是两只狗", "两只猫", "两只狗"),
+        ("zh", "哦对了上回我说闺女对虾过敏 搞错了 查了过敏原 是螃蟹", "虾过敏", "螃蟹"),
+        (
+            "en",
+            "I told you my daughter was allergic to peanuts, that's wrong, it's tree nuts",
+            "peanuts",
+            "tree nuts",
+        ),
         (
             "en",
             "that dishwasher thing I told you last time — wrong, that's my parents' place. "

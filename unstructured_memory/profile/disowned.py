@@ -40,11 +40,18 @@ class Disowned:
     now: str
 
 
+_FAMILY_ZH: Final = (
+    r"(?:闺女|女儿|儿子|孩子|小孩|宝宝|娃|老公|老婆|媳妇|爸妈|父母|老人|爷爷|奶奶|外公|外婆|姥姥|"
+    r"姥爷|爸|妈)"
+)
+_FAMILY_EN: Final = r"(?:son|daughter|kids?|wife|husband|partner|mum|mom|dad|baby)"
 _BACK_ZH: Final = r"(?:之前|上回|上次|以前|那天|前几天|前面|刚才|昨天|上周|那次)"
 _DENY_ZH: Final = r"(?:不是|不对|搞错了|说错了|弄错了|记错了|有误|是错的|不准确|没有的事)"
 _SAID_ZH: Final = LinearPattern(
     _BACK_ZH + r"[^，,。！？!?；;\n]{0,8}?(?:说|讲|提|告诉[你您]们?)(?:过|的)?\s*"
-    r"(?P<what>(?:我|咱|家里)[^，,。！？!?；;\n]{1,16}?)(?:那个|那事|这事|的事|那句)?"
+    r"(?P<what>(?:我|咱|家里|"
+    + _FAMILY_ZH
+    + r")[^，,。！？!?；;\n]{1,16}?)(?:那个|那事|这事|的事|那句)?"
     r"(?:[，,、\s]|$)+(?:其实|实际上|但是?|可)?\s*(?:我)?" + _DENY_ZH
 )
 """A time before, a verb of saying, what was said of the user, a denial."""
@@ -58,7 +65,9 @@ _SAID_EN: Final = LinearPattern(
     r"(?:told you|said|mentioned)[^.!?;]{0,24}?[\s,:;—–-]+(?:(?:it\s+)?(?:was|is|'s)\s+)?"
     + _DENY_EN
     + r"|i\s+(?:told you|said|mentioned)\s+(?:that\s+)?"
-    r"(?P<what2>(?:i|we)(?:'m|'ve| am| have| had| was| were| own| use)\s[^.!?;,:—–]{1,30}?)"
+    r"(?P<what2>(?:(?:i|we)(?:'m|'ve| am| have| had| was| were| own| use)|my\s+"
+    + _FAMILY_EN
+    + r"\s+(?:is|was|has|had))\s[^.!?;,:—–]{1,30}?)"
     r"[\s,:;—–-]+(?:(?:but|actually|well|that'?s|that was|it was)\s+)*" + _DENY_EN + r")"
 )
 """A thing the user told or said before, and a denial of it."""
@@ -74,9 +83,11 @@ _BACK_EN: Final = LinearPattern(
 )
 
 _SUBJECT: Final = LinearPattern(
-    r"^(?:我们家|我家|咱家|家里|我们|咱们|我|咱)(?:是|有|对|得了|得过|有点|属于|都是)?"
-    r"|(?i:^(?:(?:i|we)(?:'m| am| have| had| was| were| own| use|'ve)?\s+)?"
-    r"(?:(?:got|a|an|the|some|my|our)\s+)*)"
+    r"^(?:(?:我们家|我家|咱家|家里|我们|咱们|我|咱)" + _FAMILY_ZH + r"?|" + _FAMILY_ZH + r")"
+    r"(?:是|有|对|得了|得过|有点|属于|都是)?"
+    r"|(?i:^(?:(?:i|we)(?:'m| am| have| had| was| were| own| use|'ve)?\s+"
+    r"|my\s+" + _FAMILY_EN + r"\s+(?:is|was|has|had)\s+)?"
+    r"(?:(?:got|a|an|the|some|my|our|allergic to)\s+)*)"
 )
 """The subject a disowned statement opens on, and the verb after it: not the words disowned."""
 

@@ -791,6 +791,16 @@ class _Observer:
         words by default: :func:`~unstructured_memory.profile.base.note_key`)."""
         self.instructions.append((note_key(keyed_by or said), said))
 
+    def _put_right(self, said: str) -> list[tuple[str, str]]:
+        """The corrections whose wrong value ``said`` states, not refuses ("I wear a medium"
+        put right as large; not "不要L" of "不要L 要M", which stays refused)."""
+        out = []
+        for wrong, right in self.pairs:
+            at = said.find(wrong)
+            if at >= 0 and not negated(said, at, self.lang, at + len(wrong)):
+                out.append((wrong, right))
+        return out
+
     def _words(self, piece: str) -> str:
         """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
         return mask_pii(substitute(" ".join(piece.split()), self.pairs))[0]
@@ -838,7 +848,8 @@ class _Observer:
                 if topic is not None and topic.fact:
                     words = told
                     if key == _SIZE:  # read as said: a correction's refused value stays refused
-                        said_size = mask_pii(" ".join(piece.split()))[0]
+                        said_size = " ".join(piece.split())
+                        said_size = mask_pii(substitute(said_size, self._put_right(said_size)))[0]
                         words = _settled_size(said_size, self.lang) or words
                     facts.setdefault((key, _member(topic, piece)), []).append(words)
         denying = self._denying(text, acts)

@@ -132,7 +132,7 @@ def _turns_back(left: str, right: str) -> bool:
 
 _SELF_OPENS: Final = LinearPattern(r"^(?:我|咱|俺|家里|家中)")
 _SELF_WANTS: Final = LinearPattern(
-    r"^(?:我|咱|俺)(?:们)?(?:想|要|需要|打算|准备|刚|问|看|找|试|说|查|催|等|能|可以|该|去|来|再|先|已经|这边)"
+    r"^(?:我|咱|俺)(?:们)?(?:想|要|需要|打算|准备|问|看|找|试|说|查|催|等|能|可以|该|去|来|再|先|已经|这边)"
 )
 """A segment opening on the user or their home as its subject (我这人只穿纯棉的, 家里是华为
 的路由器); one of :data:`_SELF_WANTS` says what they want or do now (我想, 我刚), not what
@@ -142,14 +142,32 @@ _SAYS: Final = 4
 """Characters a segment needs to be a clause of its own beside a statement about the user
 (我腰围二尺四 says something without a verb; 我 alone does not)."""
 
-_OTHER_OPENS: Final = LinearPattern(r"^(?:你|您|这|那|请|帮|麻烦|能|可以|有没有|是不是)")
-"""A segment opening on the agent, the goods at hand or a request."""
+_OTHER_OPENS: Final = LinearPattern(
+    r"^(?:你|您|这|那|请|帮|麻烦|能|可以|有没有|是不是)|帮我|帮忙|订单|单号|运单"
+)
+"""A segment opening on the agent, the goods at hand or a request, or asking for help with
+an order."""
 
 
 def _of_self(segment: str) -> bool:
     """Whether ``segment`` opens on the user or their home as the subject of what they are,
     have or do (:data:`_SELF_OPENS`, not :data:`_SELF_WANTS`)."""
     return _SELF_OPENS.search(segment) is not None and _SELF_WANTS.search(segment) is None
+
+
+_SELF_EN: Final = LinearPattern(r"(?i:^\s*(?:i|i'm|i am|i've|my|we|we're|we've|our)\s)")
+_WANTS_EN: Final = LinearPattern(
+    r"(?i:^\s*(?:i|we)(?:'d| would| will|'ll)?\s+(?:just\s+)?(?:want|need|like|love|wanted|"
+    r"needed|ordered|bought|got|am going|was)(?:$|[^a-z]))"
+)
+
+
+def _about_user(piece: str) -> bool:
+    """Whether a clause states something of the user themselves (我对虾过敏, I wear a
+    medium), not what they want or did now."""
+    if _SELF_EN.search(piece) is not None:
+        return _WANTS_EN.search(piece) is None
+    return _of_self(piece.strip())
 
 
 def _subject_turns(left: str, right: str) -> bool:
@@ -664,7 +682,11 @@ def _unnamed(
     (:func:`_marked`)."""
     if mark is None:
         return _id_again(utterances, turn, 0) if _doubted(utterances, turn) else []
-    return _id_again(utterances, turn, mark.end()) or _marked(utterances, turn, mark.end())
+    return (
+        _id_again(utterances, turn, mark.end())
+        or _marked(utterances, turn, mark.end())
+        or _bare(utterances, turn, mark.start(), mark.end())
+    )
 
 
 def _doubted(utterances: Sequence[Utterance], turn: int) -> bool:
@@ -794,7 +816,87 @@ def _restated(utterances: Sequence[Utterance], turn: int, after: int) -> list[Co
     return []
 
 
-def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> None:
+_BARE_LEAD: Final = LinearPattern(
+    r"^[\s，,、:：—–…~～-]*(?:(?:应该|其实|我是说)?是\s*"
+    r"|(?i:(?:i mean|i meant|it'?s|make (?:it|that))\s+|no,?\s+|sorry,?\s+)*)"
+)
+"""What may stand between a word of error and the bare word put right (是, I mean)."""
+
+_BARE_ZH: Final = LinearPattern(r"^[\x{4e00}-\x{9fff}]{1,6}")
+_BARE_EN: Final = LinearPattern(r"^[A-Za-z][A-Za-z-]{1,20}")
+_BEFORE_BREAK: Final = LinearPattern(r"[，,。！？!?；;\n…~～]")
+_BEFORE_BREAK_ZH: Final = LinearPattern(r"[，,。！？!?；;\n…~～\s]")
+_NAME: Final = "nr"
+"""A person's name as jieba tags it (and, often, a word it does not know: 过敏)."""
+_NOUN: Final = ("n",)
+"""jieba's tags of a noun (n, nr, ns, nz…): a bare word put right replaces one alike."""
+
+
+def _bare(utterances: Sequence[Utterance], turn: int, mark: int, after: int) -> list[Correction]:
+    """A bare word after a word of error replaces the last word alike in the user's clause
+    right before it: in Chinese a noun by a noun ("我对虾过敏…哦不对 是螃蟹": 虾), in English a
+    value word by one of its class ("I wear a medium — sorry, large": medium)."""
+    u = utterances[turn]
+    lead = _BARE_LEAD.match(u.text[after:])
+    at = after + (lead.end() if lead is not None else 0)
+    before = u.text[:mark]
+    clause_start = 0
+    zh = _BARE_ZH.match(u.text[at:])
+    breaks = _BEFORE_BREAK_ZH if zh is not None else _BEFORE_BREAK
+    for m in breaks.finditer(before.rstrip("…~～ ，,哦噢啊呃额诶")):
+        clause_start = m.end()
+    if zh is not None:
+        words = rjieba.tag(zh.group(0) or "")
+        if not words or not words[0][1].startswith(_NOUN):
+            return []
+        right = words[0][0]
+        offset = clause_start
+        found = None
+        for word, tag in rjieba.tag(before[clause_start:]):
+            if (
+                tag.startswith(_NOUN)
+                and tag != _NAME
+                and word != right
+                and _DEICTIC.match(word) is None
+            ):
+                found = (offset, offset + len(word))
+            offset += len(word)
+        if found is None:
+            return []
+        return [Correction(turn, (at, at + len(right)), (turn, *found), None)]
+    en = _BARE_EN.match(u.text[at:])
+    right = (en.group(0) or "") if en is not None else ""
+    kind = _value_class(right)
+    if kind is None:
+        return []
+    alike = [
+        (clause_start + a, clause_start + b)
+        for a, b in _BARE_EN_WORD.spans(before[clause_start:])
+        if _value_class(before[clause_start + a : clause_start + b]) == kind
+        and before[clause_start + a : clause_start + b].casefold() != right.casefold()
+    ]
+    if not alike:
+        return []
+    return [Correction(turn, (at, at + len(right)), (turn, *alike[-1]), None)]
+
+
+_BARE_EN_WORD: Final = LinearPattern(r"[A-Za-z][A-Za-z-]*")
+_VALUE_CLASSES: Final = (
+    LinearPattern(rf"(?i:{cues.COLOUR_EN})"),
+    LinearPattern(r"(?i:(?:x{1,3}-?)?(?:small|large)|medium|petite|regular)"),
+    LinearPattern(r"(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"),
+)
+"""English value words a bare correction puts right by one of their class: a colour, a
+size, a day."""
+
+
+def _value_class(word: str) -> int | None:
+    return next((k for k, rx in enumerate(_VALUE_CLASSES) if rx.fullmatch(word)), None)
+
+
+def _mark_corrections(
+    utterances: Sequence[Utterance], acts: list[Act], corrections: Sequence[Correction]
+) -> None:
     """The clause of a correction's turn holding the corrected-away value and nothing else
     of the correction stops counting, unless it states a fact about the user (我儿子 8 岁，哦不，
     刚满 9 岁: the son stays, aged 9); the clauses stating the right value become
@@ -810,6 +912,7 @@ def _mark_corrections(acts: list[Act], corrections: Sequence[Correction]) -> Non
                 and act.turn == c.wrong[0] == c.turn
                 and act.start <= c.wrong[1] < act.end
                 and act.kind is not ActKind.FACT
+                and not _about_user(utterances[act.turn].text[act.start : act.end])
             ):
                 acts[k] = replace(act, live=False)
 
@@ -833,6 +936,9 @@ def _mark_asides(
                 continue
             if act.start <= c.right[0] < act.end:
                 continue
+            said_of_user = act.kind is ActKind.FACT or _about_user(text[act.start : act.end])
+            if said_of_user and act.end <= c.right[0]:
+                continue  # the user's fact said before the correction: put right, it stands
             piece = text[act.start : act.end].casefold()
             if any(_holds_word(piece, w) for w in words):
                 acts[k] = replace(act, live=False)
@@ -1332,7 +1438,7 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         if u.role == "user":
             corrections += _corrections(utterances, turn)
         acts += _acts_of(u, turn, lang)
-    _mark_corrections(acts, corrections)
+    _mark_corrections(utterances, acts, corrections)
     _mark_asides(utterances, acts, corrections)
     retracted: list[str] = []
     unmatched: list[str] = []

@@ -304,6 +304,8 @@ CORRECTION: Final = tuple(
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
         r"(?i:(?P<right>(?:[a-z]+\s)?[a-z0-9-]*\d(?:\.\d|[a-z0-9-])*)\s*[,;]?\s+not\s+"
         r"(?:the\s+|a\s+|an\s+)?(?P<wrong>(?:[a-z]+\s)?[a-z0-9-]*\d(?:\.\d|[a-z0-9-])*))",
+        r"(?i:(?:^|[,;.!?]\s*)not\s+(?:the\s+|a\s+|an\s+)?(?P<wrong>[a-z][^\s,.;!?]{1,29})"
+        r"\s*[,;]\s*(?P<right>[a-z][^\s,.;!?]{1,29})\s*(?:$|[.;!?]))",
         r"(?i:(?P<right>[^\s,.;!?]{2,30})\s*[,;]\s*not\s+(?:the\s+|a\s+|an\s+)?"
         r"(?P<wrong>[^\s,.;!?]{2,30}))",
         # a time that no longer works, another one asked for
