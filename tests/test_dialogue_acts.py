@@ -78,6 +78,22 @@ def test_a_bare_word_put_right_replaces_the_word_alike_said_before_it(
     assert any(wrong in w and r == right for w, r in pairs), pairs
 
 
+def test_a_measure_put_right_in_the_next_turn_replaces_the_one_of_its_unit() -> None:
+    """ "哦不对 五岁了" opening the user's next turn puts right the age of their previous one."""
+    turns = _turns(
+        ("u", "想给孩子买个平衡车 孩子4岁"),
+        ("a", "4岁的小朋友一般推荐12寸的平衡车。"),
+        ("u", "哦不对 五岁了 上礼拜刚过的生日"),
+    )
+    values = [
+        o.value
+        for o in RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+        if o.key == "family"
+    ]
+    assert any("五岁" in v for v in values), values
+    assert not any("4岁" in v for v in values), values
+
+
 @pytest.mark.parametrize(
     "said",
     [

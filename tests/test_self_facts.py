@@ -34,6 +34,10 @@ def _notes(*turns: tuple[Role, str]) -> dict[str, str]:
         ("I prefer matte finishes, glossy shows fingerprints", "I prefer matte finishes"),
         ("I work nights, so please don't call before 2pm", "I work nights"),
         ("I commute two hours a day", "commute two hours"),
+        ("As someone who's left-handed, will this mouse actually be comfy for me", "left-handed"),
+        ("can it come on a friday? I work from home on Fridays", "I work from home on Fridays"),
+        ("Oh and I can't stand coriander, can that be left out?", "can't stand coriander"),
+        ("作为一个左撇子，这把剪刀我能用吗", "作为一个左撇子"),
     ],
 )
 def test_a_fact_no_topic_names_is_kept_in_the_users_words(said: str, kept: str) -> None:

@@ -111,9 +111,12 @@ subject (:data:`_SELF`)."""
 
 _SELF: Final = LinearPattern(
     r"^\s*(?:(?:所以|因为|而且|但是|不过|反正|平时|一般)\s*)?"
-    r"(?:我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母|家里|家中)"
-    r"|(?i:^\s*(?:(?:so|and|but|because|also|plus)\s+)?"
-    r"(?:i|i'm|i've|we|we're|we've|my|our)\s)"
+    r"(?:(?:作为|身为)(?:一[个名位])?[\x{4e00}-\x{9fff}]{2}"
+    r"|我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母|家里|家中)"
+    r"|(?i:^\s*(?:(?:so|and|but|because|also|plus|oh|btw|fyi)[\s,]+)*"
+    r"(?:(?:i|i'm|i've|we|we're|we've|my|our)\s"
+    r"|as\s+(?:someone|somebody|a\s+[a-z-]+(?:\s+[a-z-]+)?)\s+who(?:'s|\s+is|\s+has|\s)"
+    r"|being\s+(?:a\s+)?[a-z-]+))"
 )
 """A clause opening on the user, their household or their family as its subject."""
 
@@ -134,6 +137,26 @@ def frame(words: str) -> str:
     return " ".join(_NUMBER.sub(" ", _CHANGE.sub(" ", words.casefold())).split())
 
 
+_OWN_LIMIT: Final = LinearPattern(
+    r"^\s*我(?:从来)?(?:不能|吃不了|喝不了|受不了|碰不了|闻不了|用不了)"
+    r"|(?i:^\s*(?:(?:oh|and|also|but|plus|btw)[\s,]+)*(?:i|we)\s+(?:really\s+)?"
+    r"(?:can'?t|cannot|don'?t)\s+(?:stand|eat|have|drink|tolerate|handle|digest|wear|use|do)\s)"
+)
+"""What the user cannot take or do (我吃不了辣, I can't stand coriander): a trait of theirs,
+not a problem of the goods."""
+
+_NO_PLACE: Final = LinearPattern(
+    r"(?i:^[^a-z]*(?:[a-z,;:]\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
+    r"march|april|may|june|july|august|september|october|november|december)s?[^a-z]*$)"
+)
+"""A capitalised day or month, which the shape of a place name also finds (on Fridays)."""
+
+
+def _places(piece: str) -> bool:
+    """Whether ``piece`` names a place (:data:`PLACE`), a day or a month aside."""
+    return any(_NO_PLACE.search(piece[a:b]) is None for a, b in PLACE.spans(piece))
+
+
 def _lasting(piece: str) -> bool:
     """Whether a fact clause may be a lasting fact about the user (see the module
     docstring)."""
@@ -143,7 +166,10 @@ def _lasting(piece: str) -> bool:
         return False
     if topics_of(piece) or mentions(piece, CHANNEL, CHANNEL_CODES):
         return False
-    refuses = (_AT_HAND, _FEELING, _NOW, _CHANNEL_WORD, _BUILDING, PLACE, SIZE, *_PROBLEM)
+    if _places(piece):
+        return False
+    problems = () if _OWN_LIMIT.search(piece) is not None else _PROBLEM
+    refuses = (_AT_HAND, _FEELING, _NOW, _CHANNEL_WORD, _BUILDING, SIZE, *problems)
     return not any(rx.search(piece) is not None for rx in refuses)
 
 

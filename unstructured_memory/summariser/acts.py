@@ -832,52 +832,110 @@ _NOUN: Final = ("n",)
 """jieba's tags of a noun (n, nr, ns, nz…): a bare word put right replaces one alike."""
 
 
+def _said_before(
+    utterances: Sequence[Utterance], turn: int, mark: int, breaks: LinearPattern
+) -> tuple[int, int, str] | None:
+    """The user's clause right before a word of error at ``utterances[turn].text[mark]``:
+    ``(turn, start, text up to the mark)``; when the mark opens the turn ("哦不对 五岁了"),
+    the last clause of the user's previous turn."""
+    where, before = turn, utterances[turn].text[:mark]
+    if not before.strip(_INTERJECTIONS):
+        earlier = [i for i in range(turn) if utterances[i].role == "user"]
+        if not earlier:
+            return None
+        where, before = earlier[-1], utterances[earlier[-1]].text
+    start = 0
+    for m in breaks.finditer(before.rstrip(_INTERJECTIONS)):
+        start = m.end()
+    return where, start, before
+
+
+_INTERJECTIONS: Final = "…~～ ，,。.!！哦噢啊呃额诶"
+
+_CN_NUMBER: Final = r"(?:[0-9]+|[一二两三四五六七八九十]+)"
+_MEASURE_ZH: Final = LinearPattern(
+    rf"^(?P<number>{_CN_NUMBER})\s*(?P<unit>岁|个月|周岁|斤|公斤|码|楼|层|口人|个人|只|位)"
+)
+"""A number and its unit said alone after a word of error (五岁了, 17楼)."""
+
+
+_Spans = tuple[tuple[int, int], tuple[int, int]]
+"""Where the right value is in the correcting turn, and the wrong one in the clause before."""
+
+
 def _bare(utterances: Sequence[Utterance], turn: int, mark: int, after: int) -> list[Correction]:
     """A bare word after a word of error replaces the last word alike in the user's clause
-    right before it: in Chinese a noun by a noun ("我对虾过敏…哦不对 是螃蟹": 虾), in English a
-    value word by one of its class ("I wear a medium — sorry, large": medium)."""
-    u = utterances[turn]
-    lead = _BARE_LEAD.match(u.text[after:])
+    right before it (or, when the mark opens the turn, in their previous turn): in Chinese
+    a noun by a noun ("我对虾过敏…哦不对 是螃蟹": 虾) and a number by one of its unit ("孩子4岁
+    … 哦不对 五岁了": 4岁), in English a value word by one of its class ("I wear a medium —
+    sorry, large": medium)."""
+    text = utterances[turn].text
+    lead = _BARE_LEAD.match(text[after:])
     at = after + (lead.end() if lead is not None else 0)
-    before = u.text[:mark]
-    clause_start = 0
-    zh = _BARE_ZH.match(u.text[at:])
-    breaks = _BEFORE_BREAK_ZH if zh is not None else _BEFORE_BREAK
-    for m in breaks.finditer(before.rstrip("…~～ ，,哦噢啊呃额诶")):
-        clause_start = m.end()
-    if zh is not None:
-        words = rjieba.tag(zh.group(0) or "")
-        if not words or not words[0][1].startswith(_NOUN):
-            return []
-        right = words[0][0]
-        offset = clause_start
-        found = None
-        for word, tag in rjieba.tag(before[clause_start:]):
-            if (
-                tag.startswith(_NOUN)
-                and tag != _NAME
-                and word != right
-                and _DEICTIC.match(word) is None
-            ):
-                found = (offset, offset + len(word))
-            offset += len(word)
-        if found is None:
-            return []
-        return [Correction(turn, (at, at + len(right)), (turn, *found), None)]
-    en = _BARE_EN.match(u.text[at:])
+    zh = _BARE_ZH.match(text[at:]) is not None
+    said = _said_before(utterances, turn, mark, _BEFORE_BREAK_ZH if zh else _BEFORE_BREAK)
+    if said is None:
+        return []
+    where, start, before = said
+    found = (
+        (_measure_alike(text, at, before, start) or _noun_alike(text, at, before, start))
+        if zh
+        else _class_alike(text, at, before, start)
+    )
+    if found is None:
+        return []
+    right, (a, b) = found
+    return [Correction(turn, right, (where, a, b), None)]
+
+
+def _measure_alike(text: str, at: int, before: str, start: int) -> _Spans | None:
+    """A number and unit at ``text[at]`` and the last other one of that unit in ``before``
+    from ``start``."""
+    measure = _MEASURE_ZH.match(text[at:])
+    if measure is None:
+        return None
+    right = measure.group(0) or ""
+    said = LinearPattern(rf"{_CN_NUMBER}\s*{measure.group('unit') or ''}")
+    alike = [
+        (start + a, start + b)
+        for a, b in said.spans(before[start:])
+        if before[start + a : start + b] != right
+    ]
+    return ((at, at + len(right)), alike[-1]) if alike else None
+
+
+def _noun_alike(text: str, at: int, before: str, start: int) -> _Spans | None:
+    """A noun at ``text[at]`` and the last other noun (no name) in ``before`` from
+    ``start``, as jieba tags them."""
+    bare = _BARE_ZH.match(text[at:])
+    words = rjieba.tag(bare.group(0) or "") if bare is not None else []
+    if not words or not words[0][1].startswith(_NOUN):
+        return None
+    right = words[0][0]
+    offset, found = start, None
+    for word, tag in rjieba.tag(before[start:]):
+        alike = tag.startswith(_NOUN) and tag != _NAME and word != right
+        if alike and _DEICTIC.match(word) is None:
+            found = (offset, offset + len(word))
+        offset += len(word)
+    return ((at, at + len(right)), found) if found is not None else None
+
+
+def _class_alike(text: str, at: int, before: str, start: int) -> _Spans | None:
+    """An English value word at ``text[at]`` and the last other one of its class in
+    ``before`` from ``start``."""
+    en = _BARE_EN.match(text[at:])
     right = (en.group(0) or "") if en is not None else ""
     kind = _value_class(right)
     if kind is None:
-        return []
+        return None
     alike = [
-        (clause_start + a, clause_start + b)
-        for a, b in _BARE_EN_WORD.spans(before[clause_start:])
-        if _value_class(before[clause_start + a : clause_start + b]) == kind
-        and before[clause_start + a : clause_start + b].casefold() != right.casefold()
+        (start + a, start + b)
+        for a, b in _BARE_EN_WORD.spans(before[start:])
+        if _value_class(before[start + a : start + b]) == kind
+        and before[start + a : start + b].casefold() != right.casefold()
     ]
-    if not alike:
-        return []
-    return [Correction(turn, (at, at + len(right)), (turn, *alike[-1]), None)]
+    return ((at, at + len(right)), alike[-1]) if alike else None
 
 
 _BARE_EN_WORD: Final = LinearPattern(r"[A-Za-z][A-Za-z-]*")

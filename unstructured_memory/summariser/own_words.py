@@ -71,12 +71,13 @@ _STATUS: Final = frozenset({Intent.REFUND_STATUS, Intent.TRACKING_INQUIRY})
 CHANGED_MIND: Final = LinearPattern(
     r"不行|不对|算了|改成|改到|换成|说错|打错|记错|看错|写错|取消|再想想|再看看|考虑一下|不用了|"
     r"还是(?:[^，,。！？!?；;]{0,12}吧|要|选|拿|买|换|用|算|先|等)|"
-    r"(?i:instead|won't work|rather|actually|meant|typo|mistake|cancel|"
+    r"(?i:instead|won't work|rather|(?:^|[,.;!?—–-]\s*|(?:no|oh|wait|hmm|um|well)[,\s]+)actually"
+    r"|meant|typo|mistake|cancel|"
     r"think about it|hold off|never ?mind)"
 )
 """Words of a user changing their mind, putting something right or putting it off; 还是 as
 a choice (还是 256 吧, 还是要蓝色), not as "still" (排了气还是响), nor a fault (doesn't work,
-something's wrong)."""
+something's wrong); "actually" opening a clause, not inside one ("will it actually fit")."""
 
 PLACE: Final = LinearPattern(
     r"[\u4e00-\u9fff]{1,4}(?:省|市|区|县|镇)|"
