@@ -2322,3 +2322,39 @@ def test_a_products_measure_is_no_size_of_the_user(said: str) -> None:
 )
 def test_a_size_worn_is_still_a_size(said: str, size: str) -> None:
     assert any(size in o[2] for o in _observed(said) if o[1] == "size"), _observed(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "gone", "kept"),
+    [
+        (
+            (
+                ("u", "小米手环7的表带有吗"),
+                ("a", "有的，手环7 专用硅胶表带 39 元。"),
+                ("u", "哦不对 不是手环7 是手环8"),
+                ("a", "好的，手环8 的表带是另一款，49 元。"),
+            ),
+            "39",
+            "49",
+        ),
+        (
+            (
+                ("u", "Do you have a case for the Kindle Paperwhite 11?"),
+                ("a", "Yes, the Paperwhite 11 fabric case is $29.99."),
+                ("u", "sorry, not the Paperwhite 11, it's the Oasis 3"),
+                ("a", "The Oasis 3 leather cover is $44.99."),
+            ),
+            "29.99",
+            "Oasis 3",
+        ),
+    ],
+)
+def test_the_agents_answer_about_a_value_put_right_gives_the_record_nothing(
+    said: tuple[tuple[str, str], ...], gone: str, kept: str
+) -> None:
+    """What the agent said of the value the user then put right (its product, its price) is
+    about the wrong thing: the record takes nothing from it, and an apology is no value."""
+    text = summarise("u", "s", _turns(*said)).summary_text
+    assert gone not in text, text
+    assert kept in text, text
+    assert "sorry" not in text, text

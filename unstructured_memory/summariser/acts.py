@@ -564,6 +564,12 @@ _DEICTIC: Final = LinearPattern(
 """Words that point rather than name: what they begin is no value."""
 
 
+_NO_VALUE: Final = LinearPattern(
+    r"(?i:sorry|no|nope|nah|oh|oops|wait|ok|okay|yes|yeah|yep|um+|hmm+|well|actually|so|and|but|"
+    r"please|thanks|thank you)|哦|噢|嗯|啊|呃|额|好|对|行|嗯嗯"
+)
+"""An interjection, an apology or a courtesy: never a value put right or replaced."""
+
 _Valued = tuple[tuple[int, int], str | None]
 
 
@@ -581,6 +587,8 @@ def _said_word(
         return None
     if _DEICTIC.match(wrong) is not None or _DEICTIC.match(right) is not None:
         return None  # "这个不是我的": no value replaced
+    if _NO_VALUE.fullmatch(wrong) is not None or _NO_VALUE.fullmatch(right) is not None:
+        return None  # "sorry, not the Paperwhite 11": an apology is no value
     if cues.NUMBER.fullmatch(wrong) is not None and cues.NUMBER.search(right) is None:
         return None  # "I'm a 32 inseam, not 30": a number is put right by a number
     earlier = [t.text for t in utterances[:turn]] + [u.text[: m.start()]]

@@ -172,6 +172,28 @@ def _addresses_given(text: str, starts: Sequence[int], dialogue: Dialogue) -> li
     return out
 
 
+def _answered_wrong(text: str, starts: Sequence[int], dialogue: Dialogue) -> list[tuple[int, int]]:
+    """The agent's clauses between a value the user said and their correction of it that
+    name that value ("V12 Detect Slim 专用后置滤网 199 元" before "哦不是V12 是V15"): they
+    answered about the wrong thing, and the record must not take a product, a price or a
+    step from them."""
+    out = []
+    for c in dialogue.corrections:
+        if c.wrong is None:
+            continue
+        t, a, b = c.wrong
+        wrong = text[starts[t] + a : starts[t] + b].casefold()
+        if len(wrong.strip()) < 2:
+            continue
+        for act in dialogue.acts:
+            if act.role == "user" or act.turn >= c.turn:
+                continue
+            at = starts[act.turn]
+            if wrong in text[at + act.start : at + act.end].casefold():
+                out.append((at + act.start, at + act.end))
+    return out
+
+
 def amend(
     text: str,
     starts: Sequence[int],
@@ -193,7 +215,11 @@ def amend(
         if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted or idle:
             _blank(chars, at + act.start, at + act.end)
         kept += [t for t in said if t not in kept]
-    for a, b in _addresses_given(text, starts, dialogue):  # of a change taken back
+    # an address given for a change taken back; the agent's answers on a value put right
+    for a, b in [
+        *_addresses_given(text, starts, dialogue),
+        *_answered_wrong(text, starts, dialogue),
+    ]:
         _blank(chars, a, b)
     for c in dialogue.corrections:  # "she's a 6.5 not a 7": the refused value goes as said
         if c.wrong is not None and c.wrong[0] == c.turn:
