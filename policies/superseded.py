@@ -44,16 +44,22 @@ def _alnum(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
 
 
+_MEASURE_DIGITS: Final = (3, 7)
+"""Characters of a number with no unit that may be a measure (120, 12999, 1788.96); a longer
+one is an id (an order number said beside the value), never a measure replaced."""
+
+
 def _measures(value: str) -> list[str]:
-    """The measures of ``value`` that tell it apart: a number of three or more characters,
-    a shorter one with its unit; never a number inside a model or an id (iPhone13, A7Q3)."""
+    """The measures of ``value`` that tell it apart: a number of three to seven characters,
+    a shorter one with its unit; never a number inside a model or an id (iPhone13, A7Q3),
+    nor a longer one (订单 681924037715)."""
     out = []
     for m in _MEASURE.finditer(value):
         number = m.group("number") or ""
         unit = m.group("unit") or m.group("unit_en") or ""
         if m.start() > 0 and _alnum(value[m.start() - 1]):
             continue
-        if len(number) >= 3:
+        if _MEASURE_DIGITS[0] <= len(number) <= _MEASURE_DIGITS[1]:
             out.append(number)
         elif unit:
             out.append(number + unit)

@@ -74,7 +74,7 @@ from structured_memory.repositories.session import (
 )
 from unstructured_memory.profile.base import Extraction, ProfileExtractor
 from unstructured_memory.summariser.acts import Utterance, ids_after_error, mistyped
-from unstructured_memory.summariser.replanned import changes_plan
+from unstructured_memory.summariser.replanned import REFERS_BACK, changes_plan
 from unstructured_memory.summariser.summary import (
     summarise,
     withdrawal_pairs,
@@ -335,7 +335,12 @@ class SessionPath:
             self._unsay_replaced(conn, scope, merged, {i.key for i in extraction.instructions})
             if changes_plan(user_text):  # a plan of an earlier session changed: its values
                 self._writes.replan(
-                    conn, scope, summary.summary_text, subjects, written=fragments[0].id
+                    conn,
+                    scope,
+                    summary.summary_text,
+                    subjects,
+                    written=fragments[0].id,
+                    referred=REFERS_BACK.search(user_text) is not None,
                 )
             # values said wrong, in earlier sessions too: their links end
             self._links.add_missing(

@@ -712,11 +712,13 @@ class WritePath:
         *,
         written: uuid.UUID,
         latest: int = RESTATED_RECORDS,
+        referred: bool = False,
     ) -> int:
         """Rewrite the user's ``latest`` most recent interaction records and notes (not
         ``written``, the record of the session that changed a plan) on the same thing
         (:func:`~unstructured_memory.summariser.replanned.on_the_same_thing`; ``subjects``:
-        the session's ``(label, text)`` entities): each plan value ``later`` (that record's
+        the session's ``(label, text)`` entities; ``referred``: the user pointed back at an
+        order without naming it): each plan value ``later`` (that record's
         text) replaced with another of its kind is shown as updated
         (:func:`~unstructured_memory.summariser.replanned.replanned_words`); the derived
         index is told. Returns how many records changed."""
@@ -731,7 +733,8 @@ class WritePath:
                 if isinstance(e, dict)
             ]
             words = replanned_words(text, later)  # read again under the lock
-            if words and on_the_same_thing(named, subjects, last=fragment_id == last):
+            same = on_the_same_thing(named, subjects, last=fragment_id == last, referred=referred)
+            if words and same:
                 changed.append((fragment_id, unsay(text, words, marker_for(text)), list(entities)))
         return self._rewrite(conn, scope, changed)
 

@@ -41,6 +41,16 @@ from values.context import Section
             "Dog food every 6 weeks; install Friday 1-5 pm.",
             ("every 4 weeks", "Tuesday", "8am"),
         ),
+        (
+            "用户购买 vivo X100 手机 512G（4999 元），花呗 12 期",
+            "用户把手机改成 256G（4499 元），分 6 期",
+            ("512G", "4999 元", "12 期"),
+        ),
+        (
+            "The user bought the tablet with 256GB, paid in 12 monthly payments",
+            "The user switched to the 128GB tablet, 6 payments",
+            ("256GB", "12 monthly payments"),
+        ),
     ],
 )
 def test_the_values_a_later_plan_replaced(
@@ -54,6 +64,19 @@ def test_a_kind_the_later_record_does_not_name_and_a_value_it_keeps_stay() -> No
     assert replanned_words(earlier, "用户把空调改成 2 台") == ()
     assert replanned_words(earlier, "用户问空调周三能不能早点送，星期三上午") == ()
     assert plan_values("颜色随便，出色的就行") == {}
+
+
+def test_an_order_pointed_back_at_is_the_last_records_whatever_its_product_word() -> None:
+    """ "手机那单 … 内存改小一档": the order the user points back at without naming it is the
+    last record's, though it called the phone 荣耀 Magic6 and the later session 手机."""
+    earlier = [("ORDER_ID", "573290148826"), ("PRODUCT", "荣耀 Magic6")]
+    later = [("PRODUCT", "手机")]
+    assert on_the_same_thing(earlier, later, last=True, referred=True)
+    assert not on_the_same_thing(earlier, later, last=True), "another product word, unpointed"
+    assert not on_the_same_thing(earlier, later, last=False, referred=True), "not the last"
+    other = [("ORDER_ID", "66120093")]
+    assert not on_the_same_thing(earlier, other, last=True, referred=True), "another order named"
+    assert changes_plan("手机那单还没发吧 内存改小一档 256 的够用了")
 
 
 def test_what_counts_as_a_change_of_plan() -> None:

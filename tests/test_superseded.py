@@ -100,3 +100,11 @@ def test_the_words_a_refusal_takes_from_a_record(
     said: str, record: str, words: tuple[str, ...]
 ) -> None:
     assert refused_words(said, record, _governed) == words
+
+
+def test_an_order_number_said_beside_a_former_value_is_no_measure_of_it() -> None:
+    """ "订单 681924037715 收件人写我爸" replaced: the order number still holds (an id), so no
+    earlier record shows it as updated; a price beside it does not."""
+    words = superseded_words("婴儿推车那单 订单 681924037715 收件人写我爸 1299元", "")
+    assert "681924037715" not in words
+    assert any("1299" in w for w in words), words

@@ -31,10 +31,18 @@ from unstructured_memory.summariser.entities import ID_LABELS
 from unstructured_memory.summariser.topics import CITY_ZH
 from values.sessions import Lang
 
-__all__ = ["CHANGES", "changes_plan", "on_the_same_thing", "plan_values", "replanned_words"]
+__all__ = [
+    "CHANGES",
+    "REFERS_BACK",
+    "changes_plan",
+    "on_the_same_thing",
+    "plan_values",
+    "replanned_words",
+]
 
 CHANGES: Final = LinearPattern(
-    r"改成|改到|改为|改寄|改送|改约|改期|改个|改一下|改下|换个|换成|换到|推迟|延后|延期|往后推|提前|挪到|调到|不要[^，。！？]{0,8}了|"
+    r"改成|改到|改为|改寄|改送|改约|改期|改个|改一下|改下|[改换调][小大少多低高]|换个|换成|换到|推迟|延后|"
+    r"延期|往后推|提前|挪到|调到|不要[^，。！？]{0,8}了|"
     r"不用[^，。！？]{0,8}了|取消|算了|别[^，。！？]{0,6}了|还是|"
     r"(?i:instead|change|switch|move|moved|reschedule|push (?:it )?back|bring (?:it )?forward|"
     r"cancel|make it|rather|actually|swap|update|no longer|not (?:the|on|at)|cut|reduce|"
@@ -115,6 +123,14 @@ _KINDS: Final = {
     "amount": (
         LinearPattern(r"[0-9][0-9,]*(?:\.[0-9]+)?\s?元|[$¥£€]\s?[0-9][0-9,]*(?:\.[0-9]+)?"),
     ),
+    "capacity": (
+        LinearPattern(r"(?P<pre>^|[^A-Za-z0-9])[0-9]{2,4}\s?(?i:gb?|tb?)(?P<post>$|[^A-Za-z0-9])"),
+    ),
+    "instalments": (
+        LinearPattern(
+            rf"{_NUM_ZH}\s?期|(?i:[0-9]+\s+(?:monthly\s+|interest-free\s+)?(?:payments|instal+ments))"
+        ),
+    ),
 }
 """Each kind of plan value and the words that name one."""
 
@@ -191,13 +207,26 @@ def _by_label(ents: Sequence[tuple[str, str]], labels: frozenset[str]) -> dict[s
     return out
 
 
+REFERS_BACK: Final = LinearPattern(
+    r"那单|那个单|那个订单|那笔|上次那个|之前那个|之前的订单|上次的订单|"
+    r"(?i:that order|the order i|my last order|the one i ordered|that one i)"
+)
+"""The user pointing back at an order without naming it ("手机那单还没发吧")."""
+
+
 def on_the_same_thing(
-    earlier: Sequence[tuple[str, str]], later: Sequence[tuple[str, str]], *, last: bool
+    earlier: Sequence[tuple[str, str]],
+    later: Sequence[tuple[str, str]],
+    *,
+    last: bool,
+    referred: bool = False,
 ) -> bool:
     """Whether an earlier record (its ``(label, text)`` entities) is on the thing whose plan
     the later session (its entities) changed: it names one of the later's ids, or, when the
     later names no id, one of its products, brands or models, or it is the ``last`` record
-    before it. Never a record of several things of a kind (two orders: which one's plan
+    before it; with ``referred`` (the user pointed back at an order without naming it,
+    :data:`REFERS_BACK`), the last record is, whatever product word the later used (手机 for
+    荣耀 Magic6). Never a record of several things of a kind (two orders: which one's plan
     changed is not known) or naming an id or a thing the later does not, where the later
     names one of that kind (another order)."""
 
@@ -211,8 +240,8 @@ def on_the_same_thing(
         return False  # another order
     if any(v & now.get(k, set()) for k, v in before.items()):
         return True
-    if now:
-        return False
+    if now or (referred and last):  # another id named; or the order pointed back at
+        return not now
     had, has = _by_label(earlier, _THINGS), _by_label(later, _THINGS)
     if any(v and has.get(k) and not meet(v, has[k]) for k, v in had.items()):
         return False  # another thing (products against products, brands against brands)
