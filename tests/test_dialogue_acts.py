@@ -1863,6 +1863,7 @@ def test_a_change_of_mind_said_before_a_space_leaves_the_instruction_after_it() 
         ("裤子小了穿不上 想换大一码 我腰围二尺四 你们这个码表我看不太懂 换哪个码", "我腰围二尺四"),
         ("这个智能插座能连家里wifi不 家里是华为的路由器", "家里是华为的路由器"),
         ("这双跑鞋有42码的吗 我平时都穿42", "我平时都穿42"),
+        ("这个月饼礼盒 我是糖尿病人 有无糖的吗", "我是糖尿病人"),  # after a product's name
     ],
 )
 def test_what_the_user_says_of_themselves_between_spaces_is_a_clause_of_its_own(

@@ -190,7 +190,7 @@ def _subject_turns(left: str, right: str) -> bool:
         return False
     other = right if mine[0] else left
     told = mine[1] and cues.QUESTION.search(right) is None
-    return _predicates(other) and (elsewhere(other) or told)
+    return elsewhere(other) or (_predicates(other) and told)
 
 
 def _lasting(said: str) -> bool:
@@ -220,7 +220,10 @@ def _spaced(text: str, start: int, end: int, entities: Sequence[Entity]) -> list
             _HAN.match(text[a - 1]) is None
             or _HAN.match(text[b]) is None
             or any(e.start < a and b < e.end for e in entities)
-            or any(e.end == a and e.type in _NAMES for e in entities)  # 荣耀 畅玩 50
+            or (  # 荣耀 畅玩 50; not 这个月饼礼盒 我是糖尿病人
+                any(e.end == a and e.type in _NAMES for e in entities)
+                and not _of_self(text[right[0] : right[1]])
+            )
             or not (
                 _turns_back(text[left[0] : left[1]], text[right[0] : right[1]])
                 or _subject_turns(text[at:a], text[right[0] : right[1]])
