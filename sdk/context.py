@@ -86,8 +86,9 @@ class _Words:
     values: dict[str, str] = field(default_factory=dict)
     """Words for coded values (a content format)."""
     note: str = "note"
-    disowned: str = "user's correction"
     """The label of an instruction kept in the user's words (``note:…`` facts)."""
+    disowned: str = "user's correction"
+    """The label of a slot of words the user disowned that no other slot held."""
     superseded: str = "[updated]"
     """What a record shows in place of a value the user has since replaced."""
 

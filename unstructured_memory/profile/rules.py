@@ -1223,7 +1223,7 @@ def _member(topic: Topic, piece: str) -> str | None:
     return _MEMBER_NAMES.get(who, who) or None
 
 
-def disowning(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
+def _disowning(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:
     """A :data:`~policies.profile_merge.DISOWNED` observation for each thing a user turn
     disowns of what they told an earlier session (:func:`disowned`): its value says it is
     not so, with the user's account of what holds instead."""
@@ -1271,7 +1271,7 @@ class RuleExtractor:
                 if temporary > self.config.max_temporary:
                     continue
             kept.append(o)
-        disowns = disowning(turns, summary)
+        disowns = _disowning(turns, summary)
         kept += disowns
         gone = ["".join((o.replaces or "").split()).casefold() for o in disowns]
         instructions = [  # a note of what the user disowned in the same session

@@ -135,7 +135,7 @@ _SELF_WANTS: Final = LinearPattern(
     r"^(?:我|咱|俺)(?:们)?(?:想|要|需要|打算|准备|问|看|找|试|说|查|催|等|能|可以|该|去|来|再|先|已经|这边)"
 )
 """A segment opening on the user or their home as its subject (我这人只穿纯棉的, 家里是华为
-的路由器); one of :data:`_SELF_WANTS` says what they want or do now (我想, 我刚), not what
+的路由器); one of :data:`_SELF_WANTS` says what they want or do now (我想, 我要), not what
 they are, have or do."""
 
 _SAYS: Final = 4
