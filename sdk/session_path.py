@@ -349,9 +349,13 @@ class SessionPath:
             if corrected:
                 self._writes.amend(conn, scope, corrected)
             if withdrawn:  # a request of an earlier session taken back: its latest record
-                self._writes.amend(
+                said = self._writes.amend(
                     conn, scope, withdrawn, latest=1, naming=named_ids, then=without_request_detail
                 )
+                if not said:  # recorded in other words (登记投诉工单): its date goes all the same
+                    self._writes.forget_detail(
+                        conn, scope, named_ids, without_request_detail, written=fragments[0].id
+                    )
             return fragments
 
         memory_id = self._writes.write_record(

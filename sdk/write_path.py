@@ -703,6 +703,35 @@ class WritePath:
         ]
         return self._rewrite(conn, scope, changed)
 
+    def forget_detail(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        naming: Sequence[str],
+        then: Callable[[str], str],
+        *,
+        written: uuid.UUID,
+        latest: int = RESTATED_RECORDS,
+    ) -> int:
+        """Rewrite the most recent of the user's ``latest`` records (not ``written``, this
+        session's) holding every one of ``naming`` (the ids the session named) that ``then``
+        changes: a request taken back since, recorded in other words than its own, loses its
+        expected date all the same. Returns how many records changed (0 or 1)."""
+        seen = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
+        folded = [n.casefold() for n in naming]
+        target = next(
+            (
+                i
+                for i, text in seen
+                if i != written and all(n in text.casefold() for n in folded) and then(text) != text
+            ),
+            None,
+        )
+        if not folded or target is None:
+            return 0
+        rows = self._ledger.locked(conn, scope, [target])
+        return self._rewrite(conn, scope, [(i, then(text), list(e)) for i, text, e in rows])
+
     def replan(
         self,
         conn: Connection,

@@ -226,3 +226,35 @@ def test_a_request_cancelled_by_its_form_later_loses_its_reason_and_date(
     assert "flickers" not in first, first
     assert "Monday" not in first, first
     assert "7781203" in first
+
+
+def test_a_request_taken_back_later_loses_its_date_though_recorded_in_other_words(
+    mem: MemoryClient,
+) -> None:
+    """The complaint recorded as "客服已登记投诉工单，预计 72 小时内处理" is taken back in a
+    later session ("那个投诉帮我撤了吧"): its expected date goes from the earlier record,
+    though the record named the request in other words than "进行投诉"."""
+    user = "buyer-withdrawn-complaint"
+    mem.profiles.ensure(user)
+    then = datetime.now(UTC) - timedelta(days=6)
+    for n, said in enumerate(
+        [
+            [
+                ("user", "订单 550912736604 的空气炸锅 商家说好开专票一直不给 帮我投诉"),
+                (
+                    "assistant",
+                    "理解您的心情。已登记投诉工单 TS-0331-2206，预计 72 小时内有专人跟进。",
+                ),
+            ],
+            [
+                ("user", "商家把发票发过来了 投诉单 TS-0331-2206 那个投诉帮我撤了吧"),
+                ("assistant", "好的，投诉单 TS-0331-2206 已撤回。"),
+            ],
+        ]
+    ):
+        at = then + timedelta(days=3 * n)
+        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
+        mem.end_session(user, f"s-{n}", turns)
+    texts = [m.text for m in mem.memories.list(user)]
+    assert any("TS-0331-2206" in t and "撤回" in t for t in texts), texts
+    assert not [t for t in texts if "72" in t], texts
