@@ -274,6 +274,25 @@ def _flat(text: str) -> str:
     return "".join(text.split()).casefold()
 
 
+def _holds_words(value: str, words: str) -> bool:
+    """Whether ``value`` holds ``words``, case and spaces aside; Latin words whole (dog is not
+    in hotdog)."""
+    if not words.isascii():
+        return _flat(words) in _flat(value)
+    text, wanted = " ".join(value.split()).casefold(), " ".join(words.split()).casefold()
+    at = text.find(wanted)
+    while at >= 0:
+        end = at + len(wanted)
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isascii() and before.isalnum()) and not (
+            after.isascii() and after.isalnum()
+        ):
+            return True
+        at = text.find(wanted, at + 1)
+    return False
+
+
 def _disown(parts: Sequence[dict[str, Stable]], o: Observation) -> list[Change]:
     """A :data:`DISOWNED` observation: every slot of ``parts`` said before it whose value holds
     the disowned words takes its value, the words kept as the former value; else a slot of
@@ -285,7 +304,7 @@ def _disown(parts: Sequence[dict[str, Stable]], o: Observation) -> list[Change]:
     changes = []
     for part, kind in zip(parts, (ChangeKind.FACT_SET, ChangeKind.PREFERENCE_SET), strict=False):
         for slot, held in list(part.items()):
-            if wanted in _flat(held.value) and held.observed_at <= o.observed_at:
+            if _holds_words(held.value, words) and held.observed_at <= o.observed_at:
                 formerly = tuple(dict.fromkeys((words, *_formerly(held, o.value))))
                 part[slot] = Stable(
                     o.value, o.observed_at, o.session_id, formerly=formerly[:FORMERLY_KEPT]

@@ -226,3 +226,15 @@ def test_disowned_words_stop_being_asserted_for_every_agent(mem: MemoryClient) -
     assert "暖气片" in context, context
     for line in context.splitlines():
         assert "地暖" not in line or "不是地暖" in line, context
+
+
+def test_a_latin_word_disowned_is_found_whole_only() -> None:
+    state = ProfileState(
+        facts={
+            "pet": Stable("my dog sheds a lot", T0, "s-1"),
+            "device_model": Stable("Hotdog toaster", T0, "s-1"),
+        }
+    )
+    merged = merge(state, [_disown("dog", "not dog: he's my neighbour's", T0 + timedelta(days=1))])
+    assert merged.state.facts["pet"].value.startswith("not dog")
+    assert merged.state.facts["device_model"].value == "Hotdog toaster"

@@ -173,10 +173,9 @@ def _addresses_given(text: str, starts: Sequence[int], dialogue: Dialogue) -> li
 
 
 def _answered_wrong(text: str, starts: Sequence[int], dialogue: Dialogue) -> list[tuple[int, int]]:
-    """The agent's clauses between a value the user said and their correction of it that
-    name that value ("V12 Detect Slim 专用后置滤网 199 元" before "哦不是V12 是V15"): they
-    answered about the wrong thing, and the record must not take a product, a price or a
-    step from them."""
+    """The agent's clauses before a correction that name the value it put right ("V12
+    Detect Slim 专用后置滤网 199 元" before "哦不是V12 是V15"): they answered about the wrong
+    thing, and the record must not take a product, a price or a step from them."""
     out = []
     for c in dialogue.corrections:
         if c.wrong is None:
