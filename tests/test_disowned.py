@@ -5,7 +5,6 @@ notes show them as replaced. Pure tests first, then one through a real store."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +22,7 @@ from policies.profile_merge import (
 )
 from sdk import MemoryClient
 from sdk.context import record_items
+from tests.learned_fixtures import learned_profile, record_hit
 from unstructured_memory.profile.disowned import Disowned, disowned
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser import summarise
@@ -161,34 +161,11 @@ def test_the_extractor_says_what_was_disowned_and_keeps_no_note_of_it() -> None:
 
 
 def _profile(learned: dict[str, Any]) -> Profile:
-    return Profile(
-        user_id="u",
-        created_at=T0,
-        updated_at=T0,
-        timezone="Asia/Shanghai",
-        language="zh-CN",
-        notification_preference={},
-        attributes={"learned": learned},
-        profile_summary="",
-        version=1,
-    )
+    return learned_profile(learned, T0)
 
 
 def _hit(text: str) -> MemoryHit:
-    return MemoryHit(
-        memory_id=uuid.uuid4(),
-        text=text,
-        score=1.0,
-        intent="general",
-        entities=[],
-        occurred_at=T0,
-        metadata={},
-        policy="implicit",
-        kind="record",
-        session_id="s1",
-        keyword_score=None,
-        vector_score=None,
-    )
+    return record_hit(text, T0)
 
 
 def test_a_record_shows_the_disowned_words_as_replaced() -> None:

@@ -22,6 +22,7 @@ from policies.profile_merge import (
 from policies.superseded import superseded_words
 from sdk import MemoryClient
 from sdk.context import fact_items, record_items
+from tests.learned_fixtures import learned_profile, record_hit
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser import summarise
 from values.hits import MemoryHit
@@ -137,17 +138,7 @@ def test_a_long_former_value_is_replaced_by_its_names(
 
 
 def _profile(learned: dict[str, Any], language: str = "zh-CN") -> Profile:
-    return Profile(
-        user_id="u",
-        created_at=T0,
-        updated_at=T0,
-        timezone="Asia/Shanghai",
-        language=language,
-        notification_preference={},
-        attributes={"learned": learned},
-        profile_summary="",
-        version=1,
-    )
+    return learned_profile(learned, T0, language)
 
 
 def _entry(value: str, *formerly: str) -> dict[str, Any]:
@@ -155,20 +146,7 @@ def _entry(value: str, *formerly: str) -> dict[str, Any]:
 
 
 def _hit(text: str) -> MemoryHit:
-    return MemoryHit(
-        memory_id=uuid.uuid4(),
-        text=text,
-        score=1.0,
-        intent="general",
-        entities=[],
-        occurred_at=T0,
-        metadata={},
-        policy="implicit",
-        kind="record",
-        session_id="s1",
-        keyword_score=None,
-        vector_score=None,
-    )
+    return record_hit(text, T0)
 
 
 @pytest.mark.parametrize(
