@@ -354,6 +354,31 @@ def _facts_beside(text: str, acts: Sequence[Act]) -> list[Act]:
     return out
 
 
+_SUPPOSING: Final = frozenset({ActKind.FACT, ActKind.STATEMENT, ActKind.INSTRUCTION})
+"""Kinds a supposing clause with no topic left is read as by mistake."""
+
+
+def _unsupposed(text: str, acts: Sequence[Act]) -> list[Act]:
+    """``acts`` with what a supposition says of the user taken out (:data:`cues.SUPPOSED`:
+    如果我搬到杭州, if I moved to Denver): its fact topics but a household member it takes
+    for granted (要是我家猫不爱吃); what it asks (如果我不在家，就放门卫) stays. A supposing
+    clause asking nothing of a topic is no fact or wish to note either (等我搬到苏州以后): it
+    comes back as a :data:`ActKind.QUESTION`."""
+    out = []
+    for act in acts:
+        if not cues.SUPPOSED.spans(text[act.start : act.end]):
+            out.append(act)
+            continue
+        kept = tuple(
+            k
+            for k in act.topics
+            if k != NOTE.key and (k not in _TOPICS or not _TOPICS[k].fact or k in _WHO)
+        )
+        kind = act.kind if kept or act.kind not in _SUPPOSING else ActKind.QUESTION
+        out.append(replace(act, kind=kind, topics=kept))
+    return out
+
+
 def _last_of_each(observations: list[Observation]) -> list[Observation]:
     """``observations`` with each value said again kept only where it was last said (a
     device named before and in its correction is one observation)."""
@@ -478,7 +503,7 @@ class _Observer:
             sentence = text[a:b]
             if not sentence.strip():
                 continue
-            mine = [x for x in acts if a <= x.start < b and x.live]
+            mine = _unsupposed(text, [x for x in acts if a <= x.start < b and x.live])
             out += self._ours(text, mine, animal)
             said_animal = _ANIMAL.search(sentence)
             animal = _first_group(said_animal, 2) if said_animal is not None else animal

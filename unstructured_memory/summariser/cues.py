@@ -253,6 +253,17 @@ HEDGE: Final = _words(
 )
 """A belief rather than a fact ("我老婆好像已经买了", "I think my wife already bought one")."""
 
+SUPPOSED: Final = LinearPattern(
+    r"(?P<pre>[^主还就需只总也A-Za-z'])(?:"
+    r"(?:如果|假如|假设|假使|倘若|万一|要是|若是|哪天|等)(?:说|哪天)?"
+    r"(?:以后|将来|明年|下个?月|年底|到时候?)?(?:我|咱)"
+    r"|(?i:(?:what |even )?if (?:i|we)(?:'[a-z]+)?|suppos(?:e|ing) (?:i|we)|hypothetically"
+    r"|in case (?:i|we)|say (?:i|we))(?P<post>$|[^A-Za-z']))"
+)
+"""A supposition of the user ("如果我搬到杭州", "等我搬家以后", "if I moved to Denver",
+"hypothetically…"): what the clause says of them is not so (yet). 主要是我… is no
+supposition."""
+
 COLOUR_EN: Final = (
     r"black|white|gr[ae]y|silver|gold|rose gold|champagne|red|blue|navy|sky blue|green|olive|"
     r"sage|mint|teal|yellow|mustard|orange|pink|purple|lavender|lilac|beige|cream|ivory|khaki|"
