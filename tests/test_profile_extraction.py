@@ -1009,6 +1009,24 @@ def test_a_size_is_kept_as_settled_in_one_spelling(said: str, size: str) -> None
 
 
 @pytest.mark.parametrize(
+    ("said", "slot", "size"),
+    [
+        ("给我老婆也买一双同款 她穿37", "size@老婆", "37"),
+        ("给我老公买双鞋，他穿43", "size@老公", "43"),
+        ("我儿子穿130的", "size@儿子", "130"),
+        ("这双给我妈买的 她平时穿38码", "size@妈妈", "38"),
+        ("my husband wears a 10.5, can I get these for him", "size@husband", "10.5"),
+        ("I'm getting these for my wife, she's a size 8", "size@wife", "8"),
+        ("给我老婆买一双，我自己穿42", "size", "42"),  # the user's own, beside hers
+    ],
+)
+def test_a_size_said_of_a_family_member_is_theirs(said: str, slot: str, size: str) -> None:
+    sizes = {s: v for _, s, v in _extract(said) if s.partition("@")[0] == "size"}
+    assert list(sizes) == [slot], sizes
+    assert size in sizes[slot]
+
+
+@pytest.mark.parametrize(
     ("turns", "channel"),
     [
         (["陌生号码我一般不接 有事你们微信上说就行"], "!wechat"),

@@ -876,7 +876,12 @@ class _Observer:
                         said_size = " ".join(piece.split())
                         said_size = mask_pii(substitute(said_size, self._put_right(said_size)))[0]
                         words = _settled_size(said_size, self.lang) or words
-                    facts.setdefault((key, _member(topic, piece)), []).append(words)
+                    who = (
+                        _wearer(text[acts[0].start : act.start], piece)
+                        if key == _SIZE
+                        else _member(topic, piece)
+                    )
+                    facts.setdefault((key, who), []).append(words)
         denying = self._denying(text, acts)
         out += [
             self._make(
@@ -1245,6 +1250,31 @@ def _member(topic: Topic, piece: str) -> str | None:
         return None
     m = MEMBER_OF.search(piece)
     who = (m.group(1) or "").lower() if m is not None else ""
+    return _MEMBER_NAMES.get(who, who) or None
+
+
+_WORN_BY: Final = LinearPattern(
+    r"(?:^|[^我])(?:他|她)(?:们)?|(?i:(?:^|[^a-z'])(?:he|she)(?:'s|’s|$|[^a-z']))"
+)
+"""A third person as the subject of a size (她穿37, he's a 10)."""
+_SELF_WORN: Final = LinearPattern(
+    r"我自己|我(?:平时|一般)?穿|(?i:(?:^|[^a-z'])(?:i|i'm|i am|me|my own|myself)(?:$|[^a-z']))"
+)
+"""The user as the wearer (我自己穿42, I'm a 10)."""
+
+
+def _wearer(before: str, piece: str) -> str | None:
+    """The family member a size clause is about (its slot's scenario): one it names before
+    the size (我儿子穿130的, my husband wears a 10.5), or one the sentence named before a
+    clause saying 他/她, he/she (给我老公买双鞋，他穿43); none when the user wears it."""
+    if _SELF_WORN.search(piece) is not None:
+        return None
+    m = MEMBER_OF.search(piece)
+    if m is None and _WORN_BY.search(piece) is not None:
+        m = MEMBER_OF.search(before)
+    if m is None:
+        return None
+    who = (m.group(1) or "").lower()
     return _MEMBER_NAMES.get(who, who) or None
 
 
