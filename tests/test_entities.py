@@ -214,7 +214,20 @@ def _ids(text: str) -> list[tuple[str, str]]:
         ),
         ("昨天下单的空气炸锅 7731902 还没发", [("ORDER_ID", "7731902")]),
         ("the kettle I ordered, 7790314, leaks", [("ORDER_ID", "7790314")]),
+        ("has 8310264 shipped? if not can I switch the colour", [("ORDER_ID", "8310264")]),
+        ("Where is 55029183, it was due Monday", [("ORDER_ID", "55029183")]),
+        ("8310264 到哪了", [("ORDER_ID", "8310264")]),
+        ("7731902怎么还没发货", [("ORDER_ID", "7731902")]),
+        ("my number 1300000 is odd", []),  # no status of an order asked
+
         ("Warranty claim WC-2231-07 was approved", [("TICKET_ID", "WC-2231-07")]),
+        # a coupon code has a digit or is written in capitals: a word after "discount" is none
+        ("The bulk discount still applies, so the new total is $437.40", []),
+        ("Is there a bulk discount?\nYes, 10% off for 20 or more", []),
+        ("any discount available for members", []),
+        ("use coupon SAVE20 at checkout", [("COUPON_CODE", "SAVE20")]),
+        ("the promo code WELCOME did not work", [("COUPON_CODE", "WELCOME")]),
+        ("优惠码 vip888 用不了", [("COUPON_CODE", "vip888")]),
         # a Latin cue is a word of its own
         ("my preference 12345 is odd", []),
         ("型号 SNB3301 的那款", []),

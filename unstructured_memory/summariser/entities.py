@@ -140,8 +140,13 @@ cue names needs (``64417-B``, ``TK-63-00418``)."""
 """Digit groups with one space between them, as people read a long number: 2409 1558 8120."""
 _TOKEN = rf"(?:{_SPACED}|{_SEGMENTED})"
 _ID = rf"(?P<id>{_TOKEN}){_E}"
-_COUPON_ID = r"(?P<id>\d{0,30}[A-Za-z][A-Za-z0-9_-]{2,31}|\d{6,32})" + _E
-"""A coupon code: letters and digits with at least one letter, or six digits or more."""
+_COUPON_ID = (
+    r"(?P<id>[A-Za-z_-]{0,30}\d[A-Za-z0-9_-]{0,31}[A-Za-z][A-Za-z0-9_-]{0,31}"
+    r"|[A-Za-z][A-Za-z_-]{0,30}\d[0-9_-]{0,31}|[A-Z][A-Z_-]{3,31}|\d{6,32})" + _E
+)
+"""A coupon code: letters and digits (SAVE20, vip888, 20OFF), four capitals or more
+(WELCOME), or six digits or more; never a word in lower case (the discount *still*
+applies)."""
 _SEP = (
     r"\s{0,3}(?:(?:是|为)\s{0,2}(?:多少|什么|啥)?\s{0,2}[?？]|[?？]|是|为|:|：|#|＃"
     r"|(?i:is|was)\s)?\s{0,3}#?\s{0,3}"
@@ -317,6 +322,21 @@ _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
         2,
         r"(?:^|[，,。！？!?；;\n])\s{0,2}[\x{4e00}-\x{9fff}]{0,4}"
         r"[^\x00-\x{4dff}\x{9fa0}-\x{10ffff}号码卡编账机话户证]\s{0,2}(?P<id>[0-9]{7,20})" + _E,
+        7,
+    ),
+    # a long number whose delivery is asked after (8310264 到哪了, has 8310264 shipped?)
+    (
+        "ORDER_ID",
+        2,
+        r"(?:^|[，,。！？!?；;\n])\s{0,2}(?P<id>[0-9]{7,20})\s{0,2}"
+        r"(?:到哪|到了|到没|发货|发了|发出|怎么还|还没|什么时候|啥时候|物流|签收)",
+        7,
+    ),
+    (
+        "ORDER_ID",
+        2,
+        r"(?P<pre>[^A-Za-z])(?i:has|did|is|was|where is|where's|when will|when does|will)\s+"
+        r"(?:the\s+|my\s+)?(?P<id>[0-9]{7,20})\s*(?:[,?]|(?i:shipp?|arriv|been|left|come|get|go))",
         7,
     ),
     # a code cue is a word of its own (ref, never preference)
