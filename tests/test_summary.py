@@ -379,3 +379,29 @@ def test_replacing_an_old_thing_at_home_is_no_exchange_request() -> None:
         [Turn("user", "这双鞋小了 换个大一码的吧"), Turn("assistant", "好的，已为您申请换货。")],
     ).summary_text
     assert "换货" in record
+
+
+@pytest.mark.parametrize(
+    ("user", "agent", "kept"),
+    [
+        (
+            "床垫那个订单帮我改成1.8米的 我们换了张大床 差价多少我补上",
+            "好的，已帮您改了。",
+            "1.8米",
+        ),
+        ("这单改一次性付清吧，分期不要了", "好的，已改", "一次性付清"),
+        ("那个订单改到下周二下午送吧，下午能准时到吗？", "可以的。", "改到下周二下午"),
+        ("can you move order 8310264 to the 12th? when does the fitter come", "At 9.", "the 12th"),
+        (
+            "scratch the Affirm plan, just put the whole sofa on my Amex",
+            "Done.",
+            "sofa on their Amex",
+        ),
+    ],
+)
+def test_a_change_of_plan_is_in_the_record_whatever_else_was_asked(
+    user: str, agent: str, kept: str
+) -> None:
+    turns = [Turn("user", user), Turn("assistant", agent)]
+    text = summarise("buyer-ch-01", "s-1", turns).summary_text
+    assert kept.replace(" ", "") in text.replace(" ", ""), text

@@ -517,19 +517,35 @@ def _topic(
 
 
 _CHANGE: Final = LinearPattern(
-    r"改为|改成|改用|换成|(?i:(?:^|[^a-z])(?:instead|rather than)(?:$|[^a-z]))"
+    r"改为|改成|改用|改到|改寄|改送|改放|改约|改走|改一次|换成|换到|调到|挪到|推迟到|提前到"
+    r"|(?i:(?:^|[^a-z])(?:instead|rather than|(?:switch|change|move|cut|bump)\s(?:[a-z0-9]+\s){0,4}"
+    r"(?:down\s|up\s)?to|make it|put (?:it|them|the whole [a-z]+|everything) on)(?:$|[^a-z]))"
 )
-"""A clause saying what replaces a plan ("ship it to my home instead", "改成放快递柜")."""
+"""A clause saying what replaces a plan ("ship it to my home instead", "改成放快递柜",
+"switch it to charcoal", "put the whole sofa on my Amex")."""
 
 
 def _change(text: str, spans: list[_Span], lang: Lang, fix: Callable[[str], str]) -> str:
-    """The user's last live sentence saying what replaces their plan (tidied), or ``""``."""
+    """The clause of the user's last live sentence saying what replaces their plan
+    (tidied), or ``""``: 床垫那个订单帮我改成1.8米的, of "… 改成1.8米的 我们换了张大床 差价多少"."""
     last = ""
     for start, end in _user_sentences(text, spans, lang):
         piece = text[start:end]
-        if _CHANGE.search(piece) is not None:
-            last = _tidy(fix(piece), lang) or last
+        m = _CHANGE.search(piece)
+        if m is not None:
+            cut = _CHANGE_CLAUSE[lang]
+            a = max((b for _, b in cut.spans(piece[: m.start()])), default=0)
+            b = min((x for x, _ in cut.spans(piece[m.end() :])), default=len(piece) - m.end())
+            clause = piece[a : m.end() + b]
+            last = _tidy(fix(clause if len(clause.strip()) >= 4 else piece), lang) or last
     return last
+
+
+_CHANGE_CLAUSE: Final = {
+    "zh": LinearPattern(r"[，,；;。！？!?]|\s+"),
+    "en": LinearPattern(r"[,;.!?]|\s(?:but|and|so)\s"),
+}
+"""What ends the clause of a change: punctuation, and in Chinese a space."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1070,6 +1086,8 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         eta = f"，{lead}{s.eta}{verb}"
     ids = "".join(f"，{name} {'、'.join(values)}" for name, values in _unquoted(s.ids, head))
     did = "，客服" + "、".join(phrase(o, "zh") for o in s.outcomes) if s.outcomes else ""
+    if s.change and flat(s.change) not in flat(head):  # a change said beside a question
+        head += f"；要求{s.change}"
     chose = f"，最终选择{s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
     did += "".join(f"，客服已{verb}{what}" for verb, what in _unsaid(s.items, head + chose))
     return _pangu("用户" + head + chose + ids + did + eta)
@@ -1137,6 +1155,8 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
         head += f": {why}" if why else ""
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"updated their profile: {', '.join(s.kept)}"
+    if s.change and flat(s.change) not in flat(head):  # a change said beside a question
+        head = head.rstrip(" ?.") + f"; asked: {s.change}"
     tail = f"; chose {s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
     tail += "".join(f"; {name} {', '.join(values)}" for name, values in _unquoted(s.ids, head))
     if s.outcomes:
