@@ -2359,3 +2359,77 @@ def test_the_agents_answer_about_a_value_put_right_gives_the_record_nothing(
     assert gone not in text, text
     assert kept in text, text
     assert "sorry" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("said", "lang", "clause"),
+    [
+        ("那个投诉撤回吧，已经解决了，快递员上门道歉了，还帮我搬上楼了", "zh", "快递员上门道歉了"),
+        ("不用修了，师傅昨天上门把滚刷换好了", "zh", "师傅昨天上门把滚刷换好了"),
+        ("卖家已经给我退款了，谢谢", "zh", "卖家已经给我退款了"),
+        (
+            "never mind the repair, the technician came by and fixed it",
+            "en",
+            "the technician came by and fixed it",
+        ),
+        ("the seller already refunded me, thanks", "en", "the seller already refunded me"),
+    ],
+)
+def test_what_someone_else_already_did_is_no_request(said: str, lang: Lang, clause: str) -> None:
+    utterances = [Utterance("user", said, tuple(_entities(said)))]
+    acts = read_dialogue(utterances, lang).acts
+    told = [a for a in acts if said[a.start : a.end].strip() == clause]
+    assert told, acts
+    assert told[0].kind is not ActKind.REQUEST, acts
+    assert not told[0].families, acts
+
+
+def test_a_complaint_withdrawn_as_settled_is_recorded_as_withdrawn_not_as_a_repair() -> None:
+    turns = _turns(
+        ("u", "那个投诉撤回吧，已经解决了，快递员上门道歉了，还帮我搬上楼了"),
+        ("a", "好的，已为您撤销投诉 TK-63-50772，感谢您的理解。"),
+    )
+    text = summarise("buyer-da-01", "s-2", turns).summary_text
+    assert "维修" not in text, text
+    assert "撤回" in text, text
+
+
+@pytest.mark.parametrize(
+    ("said", "lang", "family"),
+    [
+        ("扫地机不用修了 拆开一看是滚刷上缠了一大团头发", "zh", "repair"),
+        ("那台空调别修了，我们换新的", "zh", "repair"),
+        ("nvm on the blender repair, the blade wasn't seated right", "en", "repair"),
+    ],
+)
+def test_a_request_taken_back_in_few_words_names_its_family(
+    said: str, lang: Lang, family: str
+) -> None:
+    utterances = [Utterance("user", said, tuple(_entities(said)))]
+    acts = read_dialogue(utterances, lang).acts
+    assert any(a.kind is ActKind.RETRACTION and family in a.families for a in acts), acts
+
+
+@pytest.mark.parametrize(
+    ("user", "agent", "kept", "not_kept"),
+    [
+        (
+            "那个价保算了吧 说要先把送的卷发棒寄回去 来回折腾不值当",
+            "明白，价保申请已撤销，赠品您留着就行。",
+            "卷发棒",
+            "退货",
+        ),
+        (
+            "hold on, the doorbell's fine, my router was on 5GHz only. don't need the replacement",
+            "Good catch. I've cancelled REP-30417, nothing will ship.",
+            "withdrew",
+            "requested an exchange",
+        ),
+    ],
+)
+def test_what_the_user_was_told_to_do_is_no_request_and_a_need_dropped_is_withdrawn(
+    user: str, agent: str, kept: str, not_kept: str
+) -> None:
+    text = summarise("buyer-da-02", "s-2", _turns(("u", user), ("a", agent))).summary_text
+    assert kept in text, text
+    assert not_kept not in text, text

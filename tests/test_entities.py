@@ -219,7 +219,6 @@ def _ids(text: str) -> list[tuple[str, str]]:
         ("8310264 到哪了", [("ORDER_ID", "8310264")]),
         ("7731902怎么还没发货", [("ORDER_ID", "7731902")]),
         ("my number 1300000 is odd", []),  # no status of an order asked
-
         ("Warranty claim WC-2231-07 was approved", [("TICKET_ID", "WC-2231-07")]),
         # a coupon code has a digit or is written in capitals: a word after "discount" is none
         ("The bulk discount still applies, so the new total is $437.40", []),

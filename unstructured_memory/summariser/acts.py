@@ -116,18 +116,40 @@ def _predicates(segment: str) -> bool:
     return any(tag.startswith(_PREDICATE_TAGS) for _, tag in rjieba.tag(segment))
 
 
+_DONE_BY_OTHER: Final = LinearPattern(
+    r"^\s*(?:而且|并且|还有|不过|但是?|后来|其实|现在|人家)?[，,\s]*"
+    r"(?:快递员|快递小哥|小哥|师傅|维修师傅|安装师傅|客服|商家|卖家|店家|物流|平台|他们|他|她|对方|骑手|配送员)"
+    r"[^，,。！？!?；;吗呢]{0,20}了\s*$"
+    r"|^\s*(?:你们|客服|他们|商家|卖家|店家|对方|师傅)?(?:说|说是|讲)(?:要|得|必须|需要|先)"
+    r"|(?i:^\s*(?:you|they|the (?:seller|shop|store|agent))\s+said\s+(?:i|we)\s+"
+    r"(?:have|had|need|needed|must)\s+to)"
+    r"|(?i:^\s*(?:(?:and|but|so|then|also|plus)\s+)?(?:the\s+|a\s+|your\s+|their\s+)?"
+    r"(?:courier|driver|technician|tech|engineer|seller|shop|store|delivery (?:guy|man|driver)|"
+    r"installer|repairman|he|she|they|someone)\s+(?:already\s+|just\s+|finally\s+|actually\s+)?"
+    r"(?:came|fixed|sorted|refunded|replaced|returned|swapped|delivered|apologi[sz]ed|showed up|"
+    r"dropped|brought|took|picked|has (?:already )?(?:fixed|refunded|replaced|sorted|come)|had)"
+    r"(?:$|[^a-z]))"
+)
+"""What someone else already did (快递员上门道歉了, 师傅上门把滚刷换好了, the technician came by
+and fixed it) or said must be done (说要先把赠品寄回去, they said I have to send it back): a
+report, no request of the user's."""
+
+
 def _turns_back(left: str, right: str) -> bool:
     """Whether a space between ``left`` and ``right`` parts a change of mind from what lasts:
     both say something (:func:`_predicates`), just one takes back (a
     :data:`~unstructured_memory.summariser.cues.RETRACTION` cue) and the other states what
-    lasts (:func:`_lasting`: "算了 以后退货我都自己拿驿站寄", "不用了 我平时都自己去驿站取").
+    lasts (:func:`_lasting`: "算了 以后退货我都自己拿驿站寄", "不用了 我平时都自己去驿站取") or
+    reports what another did or said must be done (:data:`_DONE_BY_OTHER`: "那个价保算了吧 说要
+    先把送的卷发棒寄回去": why it was taken back).
     Other spaces are left to the clause they are in: clauses cut apart there lose the scope
     a time, a topic or a subject gives the clauses after it."""
     back = (cues.RETRACTION.search(left) is not None, cues.RETRACTION.search(right) is not None)
     if back[0] == back[1]:
         return False
     kept = right if back[0] else left
-    return _lasting(kept) and _predicates(left) and _predicates(right)
+    told = _lasting(kept) or _DONE_BY_OTHER.search(kept) is not None
+    return told and _predicates(left) and _predicates(right)
 
 
 _SELF_OPENS: Final = LinearPattern(r"^(?:我|咱|俺|家里|家中)")
@@ -1467,6 +1489,22 @@ def _cues_in(piece: str) -> _Has:
     return lambda rx: _CLAUSE_CUE_AT[rx] in hits
 
 
+def _retracted_families(piece: str) -> tuple[str, ...]:
+    """The families of the space-separated segment of ``piece`` holding its word of taking
+    back (那个价保算了吧 | 说要先把送的卷发棒寄回去: the price protection, not a return), or
+    ``()`` where that segment names none."""
+    m = cues.RETRACTION.search(piece)
+    if m is None:
+        return ()
+    a = max((y for _, y in _SPACES.spans(piece[: m.start()])), default=0)
+    b = min((x for x, _ in _SPACES.spans(piece[m.end() :])), default=len(piece) - m.end())
+    return families(piece[a : m.end() + b])
+
+
+_SPACES: Final = LinearPattern(r"(?P<pre>[^\x00-\x09\x0b-\x7f])\s+(?P<post>[^\x00-\x7f])")
+"""A space between two Chinese characters: where a spoken clause ends."""
+
+
 def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
     out = []
     scoped = False  # "For today only, …": what follows in the turn is for now too
@@ -1474,6 +1512,8 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
         piece = u.text[a:b]
         has = _cues_in(piece)
         fams = families(piece)
+        if u.role == "user" and fams and _DONE_BY_OTHER.search(piece) is not None:
+            fams = ()  # a report of what another did, no request
         delegated = None
         if u.role == "user" and u.text[b : b + 1] not in ("?", "？") and _delegates(piece):
             delegated = _delegated_kind(fams, [e for e in u.entities if a <= e.start < b])
@@ -1481,6 +1521,7 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
         refusal = False
         if u.role == "user" and has(cues.RETRACTION):
             kind = ActKind.RETRACTION
+            fams = _retracted_families(piece) or fams
         elif u.role == "user" and fams and kind is not ActKind.QUESTION:
             refused = _refused(piece)
             if refused:

@@ -336,12 +336,13 @@ RETRACTION: Final = _words(
     r"(?:就|也|还是|那就|那)?算了|作罢|作废|撤回|撤销|收回|撤(?:了|掉|下|一下|吧)|"
     r"还是(?:用|按|要|送到?|寄到?|发到?)?(?:原来|之前|以前|本来|老)的|保持原样|"
     r"不(?:退|换|投诉|催|修|改|寄|要求|申请|合并|拦截|加急|保价|包装|开票|改地址|转寄)了|"
+    r"别(?:再)?(?:退|换|投诉|催|修|寄|拦截|加急)了|"
     r"不用(?:再)?(?:退|换|催|修|改|投诉|申请|处理|帮我|麻烦|安排|上门|寄)|不(?:需要|用)了|"
     r"取消(?:刚才|之前|上次|那个|这个|掉)?(?:的)?(?:[^，,。！？!?；;\n]{0,8})?(?:申请|请求|预约|取件)|"
     r"(?:申请|请求|预约|取件|上门|退款|退货|换货|投诉|维修|安排)(?:也|就|都|一起|一并)?(?:给我)?取消|"
     r"(?:退款|退货|换货|维修|投诉)(?:单|申请)[^，,。！？!?；;\n]{0,20}?(?:帮我|给我|麻烦)?(?:取消|撤销|撤回)|"
     r"(?:不|别|不用|不要)(?:再)?取消了",
-    r"never\s*mind|forget (?:about )?(?:it|that|the|my)|scratch that|"
+    r"never\s*mind|nvm|forget (?:about )?(?:it|that|the|my)|scratch that|"
     r"cancel (?:the|my|that) (?:[a-z]+ )?(?:request|return|refund|exchange|complaint|claim|"
     r"repair|appointment|change)|cancel (?:return|refund|exchange|claim|complaint|repair)s?|"
     r"withdraw|take (?:it|that) back|"
@@ -354,9 +355,12 @@ RETRACTION: Final = _words(
     r"hold off on|(?:i'?ve )?changed my mind|let'?s not|not any ?more|i'?ll pass|drop it|"
     r"leave it(?:\s+(?:be|there|at that))?\s*$|no longer want|(?:don'?t|do not) cancel(?:$|[^a-z])|"
     r"(?:keep|stick with|go back to|leave) the (?:original|old|previous|current|same)|"
-    r"leave (?:it|everything) as (?:it was|it is|is)",
+    r"leave (?:it|everything) as (?:it was|it is|is)|"
+    r"(?:don'?t|do not|won'?t) need (?:the|my|a|that|this|any) (?:[a-z]+ )?(?:replacement|refund|"
+    r"return|exchange|repair|technician|visit|pickup|reship|claim)",
 )
-"""Taking back a request said before ("退货就算了", "never mind the refund")."""
+"""Taking back a request said before ("退货就算了", "never mind the refund", "don't need the
+replacement")."""
 
 OFFERED: Final = _words(
     r"要不要|需不需要|需要[^，,。！？!?]{0,12}吗|要[^，,。！？!?]{1,12}吗|可以(?:帮您|给您|为您)",
@@ -408,7 +412,8 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ("invoice", r"发票|开票|(?i:invoice|receipt)"),
         (
             "repair",
-            r"维修|修理|修(?:一下|一修|下|好|吧)|上门(?:$|[^取])|保修|(?i:repair|technician|fix)",
+            r"维修|修理|修(?:一下|一修|下|好|吧)|(?:不用|不|别)(?:再)?修(?:了|啦)|上门(?:$|[^取])|保修"
+            r"|(?i:repair|technician|fix)",
         ),
         (
             "schedule",
