@@ -1248,7 +1248,11 @@ def _member(topic: Topic, piece: str) -> str | None:
     """The family member a family fact is about (its slot's scenario)."""
     if topic.key != "family":
         return None
-    m = MEMBER_OF.search(piece)
+    return _member_named(MEMBER_OF.search(piece))
+
+
+def _member_named(m: LinearMatch | None) -> str | None:
+    """The family member a :data:`MEMBER_OF` match names, in its one spelling (媳妇: 老婆)."""
     who = (m.group(1) or "").lower() if m is not None else ""
     return _MEMBER_NAMES.get(who, who) or None
 
@@ -1272,10 +1276,7 @@ def _wearer(before: str, piece: str) -> str | None:
     m = MEMBER_OF.search(piece)
     if m is None and _WORN_BY.search(piece) is not None:
         m = MEMBER_OF.search(before)
-    if m is None:
-        return None
-    who = (m.group(1) or "").lower()
-    return _MEMBER_NAMES.get(who, who) or None
+    return _member_named(m)
 
 
 def _disowning(turns: Sequence[Turn], summary: SessionSummary) -> list[Observation]:

@@ -71,6 +71,7 @@ __all__ = [
     "Correction",
     "Dialogue",
     "Utterance",
+    "around",
     "clauses",
     "families",
     "ids_after_error",
@@ -1496,9 +1497,16 @@ def _retracted_families(piece: str) -> tuple[str, ...]:
     m = cues.RETRACTION.search(piece)
     if m is None:
         return ()
-    a = max((y for _, y in _SPACES.spans(piece[: m.start()])), default=0)
-    b = min((x for x, _ in _SPACES.spans(piece[m.end() :])), default=len(piece) - m.end())
-    return families(piece[a : m.end() + b])
+    a, b = around(piece, m.start(), m.end(), _SPACES)
+    return families(piece[a:b])
+
+
+def around(piece: str, start: int, end: int, ends: LinearPattern) -> tuple[int, int]:
+    """The span of the part of ``piece`` holding ``piece[start:end]`` between the matches
+    of ``ends`` on either side (the whole ``piece`` where none is)."""
+    a = max((y for _, y in ends.spans(piece[:start])), default=0)
+    b = min((x for x, _ in ends.spans(piece[end:])), default=len(piece) - end)
+    return a, end + b
 
 
 _SPACES: Final = LinearPattern(r"(?P<pre>[^\x00-\x09\x0b-\x7f])\s+(?P<post>[^\x00-\x7f])")

@@ -54,7 +54,7 @@ from policies.validation import (
     check_user_id,
 )
 from unstructured_memory.summariser import symptoms
-from unstructured_memory.summariser.acts import read_dialogue
+from unstructured_memory.summariser.acts import around, read_dialogue
 from unstructured_memory.summariser.agreed import agreed, with_agreed
 from unstructured_memory.summariser.amended import Amended, amend, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, flat, options, stated_choice
@@ -533,10 +533,8 @@ def _change(text: str, spans: list[_Span], lang: Lang, fix: Callable[[str], str]
         piece = text[start:end]
         m = _CHANGE.search(piece)
         if m is not None:
-            cut = _CHANGE_CLAUSE[lang]
-            a = max((b for _, b in cut.spans(piece[: m.start()])), default=0)
-            b = min((x for x, _ in cut.spans(piece[m.end() :])), default=len(piece) - m.end())
-            clause = piece[a : m.end() + b]
+            a, b = around(piece, m.start(), m.end(), _CHANGE_CLAUSE[lang])
+            clause = piece[a:b]
             last = _tidy(fix(clause if len(clause.strip()) >= 4 else piece), lang) or last
     return last
 
