@@ -77,8 +77,7 @@ from unstructured_memory.summariser.acts import Utterance, ids_after_error, mist
 from unstructured_memory.summariser.replanned import REFERS_BACK, changes_plan
 from unstructured_memory.summariser.summary import (
     summarise,
-    withdrawal_pairs,
-    without_request_detail,
+    taken_back,
 )
 from unstructured_memory.summariser.topics import TOPICS, Topic
 from values.inputs import MemoryInput
@@ -315,7 +314,7 @@ class SessionPath:
             summary = replace(summary, summary_text=extraction.record_text)
         observations = [*extraction.observations, *_stored_addresses(stored, session_id)]
         corrected, slipped = self._corrected(scope, turns, summary)
-        withdrawn = withdrawal_pairs(summary.dialogue.unmatched)
+        withdrawn = taken_back(summary.dialogue)
         named_ids = sorted({e.text for e in summary.entities if e.type in ENTITY_LINK_TYPES})[:1]
         notes = [o.value for o in observations if o.kind is ObservationKind.TEMPORARY]
         user_text = "\n".join(t.text for t in turns if t.role == "user")
@@ -348,14 +347,16 @@ class SessionPath:
             )
             if corrected:
                 self._writes.amend(conn, scope, corrected)
-            if withdrawn:  # a request of an earlier session taken back: its latest record
-                said = self._writes.amend(
-                    conn, scope, withdrawn, latest=1, naming=named_ids, then=without_request_detail
+            if withdrawn:  # a request of an earlier session taken back: the record on it
+                self._writes.forget_detail(
+                    conn,
+                    scope,
+                    named_ids,
+                    withdrawn,
+                    written=fragments[0].id,
+                    subjects=subjects,
+                    said=user_text,
                 )
-                if not said:  # recorded in other words (登记投诉工单): its date goes all the same
-                    self._writes.forget_detail(
-                        conn, scope, named_ids, without_request_detail, written=fragments[0].id
-                    )
             return fragments
 
         memory_id = self._writes.write_record(

@@ -89,7 +89,7 @@ from unstructured_memory.contextual import (
 )
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.summariser.amended import substitute
-from unstructured_memory.summariser.replanned import on_the_same_thing, replanned_words
+from unstructured_memory.summariser.replanned import named_again, on_the_same_thing, replanned_words
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.summary import analyse_text
 from unstructured_memory.summariser.topics import Topic
@@ -711,26 +711,41 @@ class WritePath:
         then: Callable[[str], str],
         *,
         written: uuid.UUID,
+        subjects: Sequence[tuple[str, str]] = (),
+        said: str = "",
         latest: int = RESTATED_RECORDS,
     ) -> int:
-        """Rewrite the most recent of the user's ``latest`` records (not ``written``, this
-        session's) holding every one of ``naming`` (the ids the session named) that ``then``
-        changes: a request taken back since, recorded in other words than its own, loses its
-        expected date all the same. Returns how many records changed (0 or 1)."""
+        """Rewrite by ``then`` the most recent of the user's ``latest`` records (not
+        ``written``, this session's) that ``then`` changes and that holds every one of
+        ``naming`` (the ids the session named) or, with none, is on a thing the session
+        names again, or is the last record when it names none
+        (:func:`~unstructured_memory.summariser.replanned.named_again`;
+        ``subjects``: the session's ``(label, text)`` entities, ``said``: the user's words):
+        the record of a request taken back since (``then``:
+        :func:`~unstructured_memory.summariser.summary.taken_back`) says so and loses its
+        expected date, though it stated the request in other words or the session named
+        only the product. Returns how many records changed (0 or 1)."""
         seen = self._ledger.latest(conn, scope, _RECORDS, limit=latest)
+        last = next((i for i, _ in seen if i != written), None)
+        changed = [i for i, text in seen if i != written and then(text) != text]
         folded = [n.casefold() for n in naming]
-        target = next(
-            (
-                i
-                for i, text in seen
-                if i != written and all(n in text.casefold() for n in folded) and then(text) != text
-            ),
-            None,
-        )
-        if not folded or target is None:
-            return 0
-        rows = self._ledger.locked(conn, scope, [target])
-        return self._rewrite(conn, scope, [(i, then(text), list(e)) for i, text, e in rows])
+        rows = {
+            i: (text, entities) for i, text, entities in self._ledger.locked(conn, scope, changed)
+        }
+        for i in changed:  # newest first
+            text, entities = rows[i]
+            named = [
+                (str(e.get("type", "")), str(e.get("text", "")))
+                for e in entities
+                if isinstance(e, dict)
+            ]
+            if (
+                all(n in text.casefold() for n in folded)
+                if folded
+                else named_again(named, subjects, said, last=i == last)
+            ):
+                return self._rewrite(conn, scope, [(i, then(text), list(entities))])
+        return 0
 
     def replan(
         self,

@@ -2433,3 +2433,30 @@ def test_what_the_user_was_told_to_do_is_no_request_and_a_need_dropped_is_withdr
     text = summarise("buyer-da-02", "s-2", _turns(("u", user), ("a", agent))).summary_text
     assert kept in text, text
     assert not_kept not in text, text
+
+
+@pytest.mark.parametrize(
+    ("turns", "undone"),
+    [
+        # the agent undid an arrangement of an earlier session
+        (["热水器不用师傅来了 我自己装好了", "好的，已为您取消上门安装。"], True),
+        (["skip the install for the washer, my neighbour did it", "Done, visit cancelled."], True),
+        (["found it, sorry", "No problem, I've withdrawn RS-88120."], True),
+        # the user took back what no request of this session names
+        (["牙刷那单算了 留着用吧", "好的"], True),
+        (["never mind, I'll keep it", "Sure."], True),
+        # controls: an add-on swapped; a request of this session taken back; an offer declined
+        (["乐高那单帮我加个礼品包装", "好的，已取消普通包装，改成礼品包装。"], False),
+        (
+            ["帮我申请退货", "好的，需要上门取件吗？", "算了不退了", "好的，已为您撤销退货申请。"],
+            False,
+        ),
+        (["这个耳机怎么连蓝牙", "长按 3 秒。需要我帮您登记延保吗？", "不用了，谢谢"], False),
+        (["之前说的周末送货不用了", "好的"], False),
+    ],
+)
+def test_what_an_earlier_session_arranged_is_undone(turns: list[str], undone: bool) -> None:
+    """:attr:`Dialogue.undone`: the agent undid an arrangement (已为您取消上门安装, visit
+    cancelled) or the user took back what nothing of this session asked (那单算了)."""
+    said = [Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(turns)]
+    assert summarise("buyer-undone", "s-1", said).dialogue.undone is undone

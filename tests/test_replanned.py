@@ -9,6 +9,7 @@ import pytest
 from sdk import MemoryClient, Turn
 from unstructured_memory.summariser.replanned import (
     changes_plan,
+    named_again,
     on_the_same_thing,
     plan_values,
     replanned_words,
@@ -50,6 +51,17 @@ from values.context import Section
             "The user bought the tablet with 256GB, paid in 12 monthly payments",
             "The user switched to the 128GB tablet, 6 payments",
             ("256GB", "12 monthly payments"),
+        ),
+        (
+            "用户咨询订单 5512 的婴儿床：收件人写我妈张秀兰 她白天在家"
+            "（客服确认：收件人已改为张秀兰）",
+            "用户进行了一般咨询：婴儿床收件人改成我老公陈伟",
+            ("张秀兰",),
+        ),
+        (
+            "The user asked about the crib: the recipient is my sister Dana Whitfield",
+            "The user asked: change the recipient to my husband, Marcus Hale",
+            ("Dana Whitfield",),
         ),
     ],
 )
@@ -147,3 +159,25 @@ def test_a_value_the_later_record_refuses_is_no_plan_of_it() -> None:
     later = "用户咨询按摩椅：能不能别寄洛阳了 直接寄郑州金水区"
     assert replanned_words("用户的按摩椅直接寄洛阳老家", later) == ("洛阳",)
     assert on_the_same_thing([("PRODUCT", "定制布艺沙发")], [("PRODUCT", "沙发")], last=False)
+
+
+def test_which_earlier_record_a_later_session_names_again() -> None:
+    """A request taken back naming only the product or a code: the earlier record on it."""
+    earlier = [("PRODUCT", "扫地机器人"), ("ORDER_ID", "962041853370"), ("TICKET_ID", "WX26-3378")]
+    assert named_again(earlier, [("PRODUCT", "扫地机")], "扫地机不用修了", last=False)
+    assert named_again(earlier, [("CODE", "WX26-3378")], "WX26-3378 关了吧", last=False)
+    assert named_again(
+        [("PRODUCT", "air fryer")],
+        [("PRODUCT", "plug")],
+        "never mind the air fryer repair",
+        last=False,
+    )
+    assert not named_again(earlier, [("PRODUCT", "洗碗机")], "洗碗机不用修了", last=True)
+    two = [("ORDER_ID", "746208315592"), ("ORDER_ID", "746208331184"), ("PRODUCT", "鼠标")]
+    assert not named_again(two, [("PRODUCT", "鼠标")], "鼠标不退了 留着", last=True), (
+        "which order is not known"
+    )
+    assert named_again(earlier, [], "上次那个维修不用了", last=True), (
+        "nothing named: the last record"
+    )
+    assert not named_again(earlier, [], "上次那个维修不用了", last=False)

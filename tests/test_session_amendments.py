@@ -258,3 +258,162 @@ def test_a_request_taken_back_later_loses_its_date_though_recorded_in_other_word
     texts = [m.text for m in mem.memories.list(user)]
     assert any("TS-0331-2206" in t and "撤回" in t for t in texts), texts
     assert not [t for t in texts if "72" in t], texts
+
+
+@pytest.mark.parametrize(
+    ("user", "first", "then", "gone"),
+    [
+        (
+            "buyer-repair-dropped-zh",
+            [
+                ("user", "洗碗机不出热水了 订单 730215548812 还在保修 帮我报修"),
+                ("assistant", "已为您创建维修工单 WX-5521-0093，预计 3 到 5 天内师傅上门。"),
+            ],
+            [
+                ("user", "洗碗机不用修了 是进水阀没开 打开就好了"),
+                ("assistant", "好的，已为您关闭维修工单。"),
+            ],
+            "3 到 5 天",
+        ),
+        (
+            "buyer-repair-dropped-en",
+            [
+                ("user", "my air fryer stopped heating, order AF-55310, can you get it repaired"),
+                (
+                    "assistant",
+                    "Repair ticket RP-77120 is open; a courier will collect it, "
+                    "expected within 7 business days.",
+                ),
+            ],
+            [
+                ("user", "never mind the air fryer repair, the plug was loose"),
+                ("assistant", "OK, I've closed it."),
+            ],
+            "7 business days",
+        ),
+    ],
+)
+def test_a_repair_taken_back_naming_only_the_product_loses_its_date(
+    mem: MemoryClient,
+    user: str,
+    first: list[tuple[str, str]],
+    then: list[tuple[str, str]],
+    gone: str,
+) -> None:
+    """A repair taken back in a later session that names the product and no id (洗碗机不用修了,
+    never mind the air fryer repair): the earlier record on that product says the request
+    was withdrawn and loses its expected date."""
+    mem.profiles.ensure(user)
+    start = datetime.now(UTC) - timedelta(days=6)
+    for n, said in enumerate([first, then]):
+        at = start + timedelta(days=3 * n)
+        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
+        mem.end_session(user, f"s-{n}", turns)
+    texts = [m.text for m in mem.memories.list(user)]
+    earlier = [t for t in texts if "730215548812" in t or "AF-55310" in t]
+    assert earlier, texts
+    assert not [t for t in earlier if gone in t], texts
+
+
+@pytest.mark.parametrize(
+    ("user", "first", "then", "gone", "kept"),
+    [
+        (  # the agent undid the visit; the user's words name no request
+            "buyer-visit-undone-zh",
+            [
+                ("user", "热水器订单 550317829946 约个师傅上门安装"),
+                ("assistant", "已为您预约，工单 AZ27-11820，周五下午 2 点到 6 点师傅上门。"),
+            ],
+            [
+                ("user", "热水器不用师傅来了 我自己装好了"),
+                ("assistant", "好的，已为您取消上门安装。"),
+            ],
+            ["2 点到 6 点", "周五下午"],
+            "550317829946",
+        ),
+        (
+            "buyer-visit-undone-en",
+            [
+                ("user", "can someone install my Samsung washer? order WS-22817"),
+                (
+                    "assistant",
+                    "Installation IN-55021 is booked; a technician will come out within 72 hours.",
+                ),
+            ],
+            [
+                ("user", "skip the install for the washer, my neighbour helped me hook it up"),
+                ("assistant", "Done, visit cancelled."),
+            ],
+            ["72 hours"],
+            "WS-22817",
+        ),
+        (  # taken back in words that name no request, the agent silent
+            "buyer-return-dropped-zh",
+            [
+                ("user", "电动牙刷刷头松了 想退 订单 630518274419"),
+                (
+                    "assistant",
+                    "已为您提交退货，退货单 TH5520931，周五上午快递上门取件，"
+                    "签收后 159 元原路退回。",
+                ),
+            ],
+            [("user", "牙刷那单算了 留着用吧"), ("assistant", "好的")],
+            ["159", "周五上午"],
+            "630518274419",
+        ),
+        (  # an exchange taken back: 不换了
+            "buyer-exchange-dropped-zh",
+            [
+                ("user", "跑鞋 42 码挤脚 换大一码 订单 713600215588"),
+                ("assistant", "已为您申请换货，换货单 HH71200934，换成 43 码，新鞋 3 天内发出。"),
+            ],
+            [("user", "鞋子不换了 穿开了 现在刚好"), ("assistant", "好的")],
+            ["43 码", "3 天内"],
+            "713600215588",
+        ),
+    ],
+)
+def test_an_arrangement_taken_back_later_leaves_its_record_without_its_specifics(
+    mem: MemoryClient,
+    *,
+    user: str,
+    first: list[tuple[str, str]],
+    then: list[tuple[str, str]],
+    gone: list[str],
+    kept: str,
+) -> None:
+    """What an earlier session arranged and a later one took back (the agent undid it: 已为您
+    取消上门安装, visit cancelled; or the user, in words naming no request: 那单算了 留着用吧)
+    leaves the earlier record without the arrangement's date, time and amount."""
+    mem.profiles.ensure(user)
+    start = datetime.now(UTC) - timedelta(days=6)
+    for n, said in enumerate([first, then]):
+        at = start + timedelta(days=3 * n)
+        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
+        mem.end_session(user, f"s-{n}", turns)
+    texts = [m.text for m in mem.memories.list(user)]
+    earlier = [t for t in texts if kept in t]
+    assert earlier, texts
+    assert not [g for g in gone for t in earlier if g in t], texts
+
+
+def test_an_add_on_undone_leaves_the_earlier_arrangement(mem: MemoryClient) -> None:
+    """Control: the agent swapping an add-on of the same order (已取消普通包装，改成礼品包装)
+    undoes no arrangement: the earlier record keeps its date."""
+    user = "buyer-add-on-swapped"
+    mem.profiles.ensure(user)
+    start = datetime.now(UTC) - timedelta(days=6)
+    for n, said in enumerate(
+        [
+            [("user", "乐高 42143 订单 770215836614 什么时候到"), ("assistant", "预计周六送达。")],
+            [
+                ("user", "乐高那单帮我加个礼品包装"),
+                ("assistant", "好的，已取消普通包装，改成礼品包装。"),
+            ],
+        ]
+    ):
+        at = start + timedelta(days=3 * n)
+        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
+        mem.end_session(user, f"s-{n}", turns)
+    texts = [m.text for m in mem.memories.list(user)]
+    assert [t for t in texts if "770215836614" in t and "周六" in t], texts

@@ -121,3 +121,24 @@ def test_a_model_after_a_word_is_never_cut(word: str, model: str, before: str, a
     models = [e.text for e in extract_entities(text) if e.type == "MODEL"]
     assert any(m.endswith(model) for m in models), (text, models)
     assert not [e for e in extract_entities(text) if e.type in ID_LABELS]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("scratch the Affirm plan, just put the whole sofa on my Amex", [("PRODUCT", "sofa")]),
+        ("can I split it with the Klarna payments?", []),
+        ("charge the rest to my Discover", []),
+        ("I'd rather pay with my Venmo balance", []),
+        # a thing of one's own stays one
+        (
+            "the case doesn't fit my Kindle Scribe",
+            [("PRODUCT", "case"), ("BRAND", "Kindle"), ("MODEL", "Scribe")],
+        ),
+        ("is the Dyson Airwrap worth it", [("BRAND", "Dyson"), ("MODEL", "Airwrap")]),
+    ],
+)
+def test_a_way_of_paying_is_no_product(text: str, expected: list[tuple[str, str]]) -> None:
+    """A name a payment noun follows (the Affirm plan) or money is put on (on my Amex,
+    charge … to my Discover, pay with my Venmo) is a way of paying, not a device."""
+    assert _named(text) == expected

@@ -94,6 +94,11 @@ class Dialogue:
     """Keys of lasting topics the user took back ("之前说的周末送货不用了")."""
     picked: tuple[Act, ...] = ()
     """The user's clauses choosing one of the ways the agent offered ("约上门维修吧")."""
+    undone: bool = False
+    """Something an earlier session arranged was taken back in words naming no request:
+    the agent undid an arrangement (已为您取消上门安装, visit cancelled, I've withdrawn
+    PA-73019), or the user took back what no request of this session names (那单算了
+    留着用吧)."""
 
     def live(self, role: str | None = None) -> list[Act]:
         """The live acts, of ``role`` when given."""

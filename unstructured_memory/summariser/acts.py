@@ -1568,12 +1568,15 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
     def hedged(act: Act) -> bool:
         return cues.HEDGE.search(utterances[act.turn].text[act.start : act.end]) is not None
 
+    undone = False
     for k in range(len(acts)):
         if acts[k].kind is not ActKind.RETRACTION:
             continue
         if acts[k].role != "user":  # the agent confirming an undoing: no step of its own
             acts[k] = replace(acts[k], live=False)
+            undone = undone or _undoes_arrangement(utterances[acts[k].turn], acts[k])
             continue
+        undone = undone or _of_no_request(acts, k, offered)
         taken, missing = _retract(acts, k, offered, hedged)
         retracted += [f for f in taken if f not in retracted]
         unmatched += [f for f in missing if f not in unmatched]
@@ -1587,4 +1590,35 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         tuple(unmatched),
         withdrawn,
         tuple(acts[j] for j in picked),
+        # of an earlier session: nothing of this one taken back, no topic withdrawn
+        undone=undone and set(retracted) <= set(unmatched) and not withdrawn,
+    )
+
+
+_ARRANGEMENT: Final = LinearPattern(
+    r"申请|预约|上门|安装|维修|补发|换货|退货|退款|价保|保价|分期|工单|取件|理赔|"
+    r"(?i:request|appointment|visit|install|repair|reship|replacement|return|refund|exchange|"
+    r"claim|adjustment|pick-?up|plan|instal+ment|booking|technician)"
+)
+"""What an agent's undoing names when it undoes an arrangement, not an add-on (已取消普通包装)."""
+
+
+def _undoes_arrangement(u: Utterance, act: Act) -> bool:
+    """Whether the agent's undoing ``act`` names an arrangement or an id (已为您取消上门安装,
+    visit cancelled, I've withdrawn PA-73019)."""
+    clause = u.text[act.start : act.end]
+    named = any(e.type in ID_LABELS and act.start <= e.start < act.end for e in u.entities)
+    return named or _ARRANGEMENT.search(clause) is not None
+
+
+def _of_no_request(acts: Sequence[Act], k: int, offered: Callable[[Act], bool]) -> bool:
+    """Whether the user's retraction ``acts[k]`` names no request and follows no request,
+    question or offer of this session (那单算了 留着用吧, skip the install): it takes back
+    what an earlier session arranged."""
+    if acts[k].families or acts[k].refusal:
+        return False
+    return not any(
+        (a.role == "user" and (a.families or a.kind is ActKind.QUESTION))
+        or (a.role != "user" and offered(a))
+        for a in acts[:k]
     )

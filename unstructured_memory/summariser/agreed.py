@@ -168,6 +168,11 @@ def with_agreed(sentence: str, clauses: Sequence[str], lang: Lang) -> str:
 _CONFIRMED_IN: Final = LinearPattern(r"（客服确认：([^）]*)）|\(the agent confirmed: ([^)]*)\)")
 
 
+def without_agreed(record: str) -> str:
+    """``record`` without the agent's confirmation it keeps (:func:`with_agreed`)."""
+    return _CONFIRMED_IN.sub("", record)
+
+
 def confirmed_in(record: str) -> str:
     """The agent's confirmation a record keeps (:func:`with_agreed`), else ``""``."""
     m = _CONFIRMED_IN.search(record)

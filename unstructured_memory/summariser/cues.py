@@ -390,7 +390,7 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
         ("return", r"退货|退掉|退回|寄回|退了|上门取件|(?i:return|send (?:it|them|this) back)"),
         (
             "exchange",
-            r"换货|调换|换(?:一|个|成|大|小|新|码|尺码|颜色|号|台|件|双)"
+            r"换货|调换|换(?:一|个|成|大|小|新|码|尺码|颜色|号|台|件|双)|(?:不用|不|别)(?:再)?换(?:了|啦)"
             r"|(?i:exchange|replacement|swap)",
         ),
         ("complaint", r"投诉|客诉|举报|(?i:complain|complaint)"),

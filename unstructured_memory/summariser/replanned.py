@@ -35,6 +35,7 @@ __all__ = [
     "CHANGES",
     "REFERS_BACK",
     "changes_plan",
+    "named_again",
     "on_the_same_thing",
     "plan_values",
     "replanned_words",
@@ -59,6 +60,9 @@ _COLOURS_EN: Final = (
     r"black|white|grey|gray|silver|gold|red|pink|rose|orange|yellow|green|sage(?: green)?|"
     r"olive|mint|teal|blue|navy|sky blue|purple|lilac|lavender|beige|cream|ivory|tan|brown|"
     r"charcoal|graphite|walnut|oak|khaki|burgundy|maroon|coral|turquoise"
+)
+_MEMBERS_ZH: Final = (
+    r"爸|妈|老婆|老公|爱人|媳妇|丈夫|妻子|儿子|女儿|哥|姐|弟|妹|父亲|母亲|婆婆|岳母|同事"
 )
 _KINDS: Final = {
     "weekday": (
@@ -129,6 +133,16 @@ _KINDS: Final = {
     "instalments": (
         LinearPattern(
             rf"{_NUM_ZH}\s?期|(?i:[0-9]+\s+(?:monthly\s+|interest-free\s+)?(?:payments|instal+ments))"
+        ),
+    ),
+    "recipient": (
+        LinearPattern(
+            r"(?P<pre>(?:收件人|收货人|签收人)已?(?:写|填|是|为|改成|改为|换成|[：:])?\s?"
+            rf"(?:我(?:{_MEMBERS_ZH}))?\s?)[\x{{4e00}}-\x{{9fff}}]{{2,3}}"
+        ),
+        LinearPattern(
+            r"(?P<pre>(?i:recipient|addressee)(?:\s+(?i:is|to|as|will be|name is))*\s+"
+            r"(?:(?i:my)\s+[a-z-]+,?\s+)?)[A-Z][a-z]+(?:\s[A-Z][a-z]+)?"
         ),
     ),
 }
@@ -246,6 +260,34 @@ def on_the_same_thing(
     if any(v and has.get(k) and not meet(v, has[k]) for k, v in had.items()):
         return False  # another thing (products against products, brands against brands)
     return any(meet(v, has.get(k, set())) for k, v in had.items()) or last
+
+
+def named_again(
+    earlier: Sequence[tuple[str, str]],
+    later: Sequence[tuple[str, str]],
+    said: str,
+    *,
+    last: bool,
+) -> bool:
+    """Whether an earlier record (its ``(label, text)`` entities) is on a thing a later
+    session names again: one of its identifiers is among the later's entities or in
+    ``said`` (the later user's words), or one of its products, brands or models is said
+    there, or contains one the later names (扫地机 for 扫地机器人, "the air fryer repair");
+    else, when one of the two names no thing (上次那个退货不退了), the ``last`` record
+    before it; never a record of several things of a kind the later does not name (two
+    orders: which one the later is on is not known)."""
+    words = said.casefold()
+    before, now = _by_label(earlier, ID_LABELS), _by_label(later, ID_LABELS)
+    if any(len(v - now.get(k, set())) > 1 for k, v in before.items()):
+        return False
+    ids = {t for ts in before.values() for t in ts}
+    if ids & {t for ts in now.values() for t in ts}:
+        return True
+    things = {t for ts in _by_label(earlier, _THINGS).values() for t in ts}
+    named = {t for ts in _by_label(later, _THINGS).values() for t in ts}
+    if any(t in words for t in ids | things) or any(n in t for n in named for t in things):
+        return True
+    return not (things and named) and last  # neither is on another thing: the last record
 
 
 def changes_plan(user_text: str) -> bool:

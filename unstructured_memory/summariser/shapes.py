@@ -350,8 +350,23 @@ def _is_unmodelled_name(
         return False
     before = text[max(0, kept[0][0] - 8) : kept[0][0]]
     return lang != "en" or (
-        before.endswith(" ") and before.rstrip().rsplit(" ", 1)[-1].lower() in _DETERMINERS
+        before.endswith(" ")
+        and before.rstrip().rsplit(" ", 1)[-1].lower() in _DETERMINERS
+        and _PAYMENT_AFTER.match(text[kept[-1][1] :]) is None
+        and _PAID_ON.search(text[max(0, kept[0][0] - 60) : kept[0][0]]) is None
     )
+
+
+_PAYMENT_AFTER: Final = LinearPattern(
+    r"\s+(?i:plan|card|account|payments?|instal+ments?|credit|balance|points|wallet|"
+    r"financing|loan|pay)(?:$|[^A-Za-z])"
+)
+"""A payment noun after a name: ``the Affirm plan``, ``my Venmo balance`` name a way of paying."""
+_PAID_ON: Final = LinearPattern(
+    r"(?i:(?:^|[^a-z])(?:put|charge[ds]?|pa(?:y|id|ying)|bill(?:ed)?|split)(?:\s+[^\s.;!?]+){0,5}"
+    r"\s+(?:on|to|with|via|through|using)\s+(?:my|your|their|the|our)\s+$)"
+)
+"""Money put on a name: ``put the sofa on my Amex``, ``charge the rest to my Discover``."""
 
 
 _DELETE_DIGITS: Final = dict.fromkeys(map(ord, "0123456789"))

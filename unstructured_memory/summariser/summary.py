@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Final
 
 from policies.errors import InvalidText
@@ -55,8 +56,8 @@ from policies.validation import (
 )
 from unstructured_memory.summariser import symptoms
 from unstructured_memory.summariser.acts import around, read_dialogue
-from unstructured_memory.summariser.agreed import agreed, with_agreed
-from unstructured_memory.summariser.amended import Amended, amend, words_in
+from unstructured_memory.summariser.agreed import agreed, with_agreed, without_agreed
+from unstructured_memory.summariser.amended import Amended, amend, substitute, words_in
 from unstructured_memory.summariser.choice import Choice, final_choice, flat, options, stated_choice
 from unstructured_memory.summariser.entities import (
     ID_LABELS,
@@ -84,7 +85,7 @@ __all__ = [
     "TextAnalysis",
     "analyse_text",
     "summarise",
-    "withdrawal_pairs",
+    "taken_back",
 ]
 
 MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
@@ -1007,20 +1008,37 @@ _REQUESTED: Final = {
         ("requested a cancellation", "withdrew the cancellation"),
     ),
     "complaint": (("进行投诉", "撤回了投诉"), ("complained", "withdrew the complaint")),
+    **{
+        f: ((zh, f"撤回了{_WITHDRAWN[f][0]}"), (en, f"withdrew {_WITHDRAWN[f][1]}"))
+        for f, (zh, en) in _FAMILY_HEADS.items()
+        if f in _WITHDRAWN
+    },
 }
 """How a record states a request, and how it states it withdrawn (both languages)."""
 
 
-def withdrawal_pairs(families: Sequence[str]) -> list[tuple[str, str]]:
-    """``(as recorded, as withdrawn)`` phrases of the requests of ``families``: what an
-    earlier session's record says of a request this session took back."""
-    return [pair for f in families for pair in _REQUESTED.get(f, ())]
+def taken_back(dialogue: Dialogue) -> Callable[[str], str] | None:
+    """How an earlier session's record reads once ``dialogue`` (this session's) took back
+    what it asked for (:attr:`Dialogue.unmatched`) or arranged (:attr:`Dialogue.undone`):
+    the request stated withdrawn (申请退货 → 撤回了退货申请), without its reason, expected
+    date, amount and the agent's confirmation (``because …``, ``; expected …``, ``，预计…``,
+    ``（699 元）``, ``（客服确认：…）``: they were the arrangement's, and it is no more);
+    ``None`` when nothing of an earlier session was taken back."""
+    pairs = [pair for f in dialogue.unmatched for pair in _REQUESTED.get(f, ())]
+    return partial(_withdrawn_record, pairs) if pairs or dialogue.undone else None
 
 
-def without_request_detail(text: str) -> str:
-    """An earlier record whose request was withdrawn since, without that request's reason
-    and expected date (``because …``, ``; expected …``, ``，预计…``): they were the
-    request's, and the request is no more."""
+_HEAD_AMOUNT: Final = LinearPattern(
+    r"(?P<pre>[（(][^（）()]*?)(?:,\s)?(?:[$¥£€][0-9][0-9,.]*|[0-9][0-9,.]*\s?元)(?P<post>[）)])"
+)
+"""The amount a record's subject names: ``破壁机（699 元）``, ``(Bosch dishwasher, $149)``."""
+
+
+def _withdrawn_record(pairs: Sequence[tuple[str, str]], text: str) -> str:
+    text = without_agreed(substitute(text, pairs))
+    for a, b in _HEAD_AMOUNT.spans(text)[:1]:
+        text = text[:a] + text[b:]
+        text = text.replace("（）", "").replace(" ()", "")
     if any("\u4e00" <= ch <= "\u9fff" for ch in text):
         parts = text.split("，")
         return "，".join(p for i, p in enumerate(parts) if not (i and p.startswith("预计")))
