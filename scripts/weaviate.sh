@@ -53,7 +53,8 @@
 #   WEAVIATE_CLUSTER_PORTS       REST ports          (default "8110 8120 8130"; derived ports as above:
 #                                8110 -> gossip 8210, data 8211, raft 8310, raft RPC 8311 = raft + 1,
 #                                which a localhost cluster requires)
-#   WEAVIATE_CLUSTER_GRPC_PORTS  gRPC ports          (default "50110 50120 50130")
+#   WEAVIATE_CLUSTER_GRPC_PORTS  gRPC ports          (default "18110 18120 18130": below Linux's
+#                                ephemeral range, which a client socket may hold at start)
 #   WEAVIATE_CLUSTER_DIR         data-<port>/ and run/ (default .cache/weaviate/cluster); data WIPED by
 #                                cluster-start unless WEAVIATE_KEEP_DATA=1; node-start always keeps it
 #   WEAVIATE_CLUSTER_GOMAXPROCS  per node            (default 1)
@@ -291,7 +292,7 @@ cmd_status() {
 # -- cluster ------------------------------------------------------------------------------
 
 read -r -a CLUSTER_PORTS <<<"${WEAVIATE_CLUSTER_PORTS:-8110 8120 8130}"
-read -r -a CLUSTER_GRPC_PORTS <<<"${WEAVIATE_CLUSTER_GRPC_PORTS:-50110 50120 50130}"
+read -r -a CLUSTER_GRPC_PORTS <<<"${WEAVIATE_CLUSTER_GRPC_PORTS:-18110 18120 18130}"
 CLUSTER_DIR="${WEAVIATE_CLUSTER_DIR:-${REPO_ROOT}/.cache/weaviate/cluster}"
 
 node_port() {

@@ -842,6 +842,7 @@ def test_what_follows_a_member_with_a_subject_or_a_question_is_not_theirs(
         ("跟你说下我现在在广州天河这边了", "广州"),
         ("空气净化器到了，能上门装一下不，我在成都高新区", "成都"),
         ("搬到苏州了，以后寄苏州", "苏州"),
+        ("这单先别送 这周在外地出差 平时我都在杭州的", "杭州"),
         (
             "First order since we moved to Portland, so make sure it goes to the new place",
             "Portland",

@@ -52,6 +52,18 @@ from values.context import Section
             "The user switched to the 128GB tablet, 6 payments",
             ("256GB", "12 monthly payments"),
         ),
+        (  # paid in full since: the plan's count, per-instalment amount and dates go
+            "用户办理订单 5520 的冰箱分期"
+            "（客服确认：招行信用卡 12 期，每期 499 元，首期 15 号入账）",
+            "用户咨询冰箱：分期不要了 直接全款（客服确认：已一次性扣款 5988 元）",
+            ("12 期", "499 元", "15 号"),
+        ),
+        (
+            "The user asked about order TB-1102 (tablet) (the agent confirmed: Pay in 4, "
+            "four payments of $87.25 every two weeks)",
+            "The user asked: put it all on my card instead",
+            ("four payments", "$87.25", "every two weeks"),
+        ),
         (
             "用户咨询订单 5512 的婴儿床：收件人写我妈张秀兰 她白天在家"
             "（客服确认：收件人已改为张秀兰）",

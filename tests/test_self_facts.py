@@ -103,3 +103,54 @@ def test_a_liking_of_a_session_the_user_amended_is_not_kept() -> None:
         ("user", "算了，还是要那款 450 升的吧"),
     )
     assert any("医院上班" in text for text in kept.values()), kept  # a fact survives
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # between spaces inside a question or a request about an order
+        (
+            "空气炸锅那单到哪了 730218846601 毕竟家里老太太牙口不好 就等着它做软烂的菜",
+            "老太太牙口不好",
+        ),
+        ("取暖器啥时候发 620391847752 我们这边冬天没集中供暖的 全靠它了", "冬天没集中供暖"),
+        ("这件冲锋衣能换个大号吗 平时每周都去爬山 里面得穿抓绒", "每周都去爬山"),
+        ("这个加湿器噪音大吗 主要是我有慢性咽炎 一干就咳", "我有慢性咽炎"),
+        ("这个枕头有矮一点的吗 我也不是打呼 就是一直趴着睡", "一直趴着睡"),
+        # English: after since / fwiw, before so / and
+        (
+            "can you rush the ergonomic chair, order 618204? fwiw I've got a herniated disc "
+            "so sitting on a stool is killing me",
+            "herniated disc",
+        ),
+        (
+            "has 551902 shipped? it's the fragrance-free sunscreen. I've got eczema and the "
+            "usual stuff burns",
+            "I've got eczema",
+        ),
+        (
+            "need the rain cover by Friday since I start work at 6am every day",
+            "I start work at 6am every day",
+        ),
+    ],
+)
+def test_a_fact_said_in_passing_inside_another_clause_is_kept(said: str, kept: str) -> None:
+    """A statement of the user (or theirs) said in passing, between spaces inside a question
+    or request, or after since / fwiw, is kept though the clause holding it is not one."""
+    notes = _notes(("user", said))
+    assert any(kept in text for text in notes.values()), notes
+
+
+@pytest.mark.parametrize(
+    ("said", "absent"),
+    [
+        ("如果我以后养猫 这个吸尘器吸猫毛行吗", "养猫"),
+        ("我也不是腰不好 就是想买个软点的床垫", "腰不好"),
+        ("这个吹风机噪音大吗 我昨天刚搬家 还没收拾好", "搬家"),
+        ("脚垫拍错了 我选的是奔驰C级的 我车是宝马3系", "奔驰"),
+        ("is the lamp in stock? I'm not a night owl so the dim setting is fine", "night owl"),
+    ],
+)
+def test_what_is_supposed_denied_or_past_in_passing_is_no_fact(said: str, absent: str) -> None:
+    notes = _notes(("user", said))
+    assert not [t for t in notes.values() if absent in t], notes

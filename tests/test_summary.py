@@ -405,3 +405,50 @@ def test_a_change_of_plan_is_in_the_record_whatever_else_was_asked(
     turns = [Turn("user", user), Turn("assistant", agent)]
     text = summarise("buyer-ch-01", "s-1", turns).summary_text
     assert kept.replace(" ", "") in text.replace(" ", ""), text
+
+
+@pytest.mark.parametrize(
+    ("user", "agent", "kept"),
+    [
+        ("热水器不用师傅来了 我自己装好了", "好的，已为您取消上门安装。", "取消上门安装"),
+        ("耳机找到了 补发那个别发了", "好的，已为您拦截并取消补发。", "取消补发"),
+        (
+            "skip the install for the washer, my neighbour hooked it up",
+            "Done, visit cancelled.",
+            "visit cancelled",
+        ),
+    ],
+)
+def test_the_agent_undoing_an_arrangement_is_in_the_record(
+    user: str, agent: str, kept: str
+) -> None:
+    """The agent's confirmation that it undid an arrangement names no number or thing, yet
+    it is what the session settled: the record keeps it."""
+    text = summarise(
+        "buyer-undo-01", "s-1", [Turn("user", user), Turn("assistant", agent)]
+    ).summary_text
+    assert kept in text, text
+
+
+def test_a_request_withdrawn_by_name_keeps_no_date_of_the_undoing() -> None:
+    """The record already says the request was withdrawn: the agent's words of undoing
+    (with the date of what was called off) are not kept beside it."""
+    turns = [
+        Turn("user", "Please cancel return RT5518842, my son likes the jacket after all."),
+        Turn("assistant", "Done, RT5518842 is cancelled and the Tuesday pickup is called off."),
+    ]
+    text = summarise("buyer-undo-02", "s-1", turns).summary_text
+    assert "withdrew the return request" in text, text
+    assert "Tuesday" not in text, text
+
+
+def test_the_undone_arrangements_date_is_not_kept_with_the_undoing() -> None:
+    """The agent's words of undoing stay in the record, not the date of what was undone."""
+    turns = [
+        Turn("user", "热水器不用师傅来了 我自己装好了"),
+        Turn("assistant", "好的，已为您取消周五下午的上门安装。"),
+    ]
+    text = summarise("buyer-undo-03", "s-1", turns).summary_text
+    assert "取消" in text, text
+    assert "上门安装" in text, text
+    assert "周五" not in text, text

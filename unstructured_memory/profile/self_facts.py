@@ -110,18 +110,43 @@ _KEPT: Final = frozenset({ActKind.FACT, ActKind.PREFERENCE})
 subject (:data:`_SELF`)."""
 
 _SELF: Final = LinearPattern(
-    r"^\s*(?:(?:所以|因为|而且|但是|不过|反正|平时|一般)\s*)?"
+    r"^\s*(?:(?:所以|因为|而且|但是|不过|反正|平时|一般|毕竟|其实|再说|主要是|就是)\s*)?"
     r"(?:(?:作为|身为)(?:一[个名位])?[\x{4e00}-\x{9fff}]{2}"
-    r"|我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母|家里|家中)"
-    r"|(?i:^\s*(?:(?:so|and|but|because|also|plus|oh|btw|fyi)[\s,]+)*"
+    r"|我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母|家里|家中"
+    r"|爷爷|奶奶|外公|外婆|姥姥|姥爷|老爷子|老太太)"
+    r"|^\s*(?:就是)?(?:平时|平常|每天|天天|经常|常年|一直)[^吗呢？?]*$"
+    r"|(?i:^\s*(?:(?:so|and|but|because|also|plus|oh|btw|fyi|fwiw|tbh|since|as|cause)[\s,]+)*"
     r"(?:(?:i|i'm|i've|we|we're|we've|my|our)\s"
     r"|as\s+(?:someone|somebody|a\s+[a-z-]+(?:\s+[a-z-]+)?)\s+who(?:'s|\s+is|\s+has|\s)"
     r"|being\s+(?:a\s+)?[a-z-]+))"
 )
-"""A clause opening on the user, their household or their family as its subject."""
+"""A clause opening on the user, their household or their family as its subject, or on a
+habit said of no one else (平时每周都去爬山)."""
+
+_PARTS: Final = LinearPattern(r"(?P<pre>[^\s])\s+(?P<post>[^\x00-\x7f])")
+_PARTS_EN: Final = LinearPattern(
+    r"(?i:\s+(?:so|and|but|because|since|cause|'cause|as|though|although|while|plus)\s+)"
+)
+"""Where a clause holding a statement said in passing is cut to find it: a space before a
+Chinese word, a conjunction in English."""
+
+_PERSON: Final = LinearPattern(
+    r"^\s*(?:毕竟|其实|因为|反正|而且|平时|主要是|就是)?\s*(?:家里|家中)?\s*(?:我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|"
+    r"老人|老公|老婆|媳妇|爸妈|父母|爷爷|奶奶|外公|外婆|姥姥|姥爷|老爷子|老太太)"
+    r"|(?i:^\s*(?:(?:fwiw|tbh|since|as|so|and|but|because)[\s,]+)*(?:i|i'm|i've|we|my|our)\s)"
+)
+"""A part said of a person (the user or theirs), not of their home or their things."""
+
+_HERE: Final = LinearPattern(r"(?:我们|咱们|我|咱)(?:这边|这里|这儿)")
+"""Where the user lives (我们这边冬天没暖气), which is not the matter at hand (这边)."""
+
+_DENIED: Final = LinearPattern(
+    r"不是|并不|(?i:(?:^|[^a-z])(?:i'?m not|i am not|we'?re not|not a)\s)"
+)
+"""A statement of what the user is not: its words would read as what they are."""
 
 _PAST_OR_WANT: Final = LinearPattern(
-    r"了|过|刚|昨天|前天|上周|上个月|之前|那天|当时|想|要|需要|打算|准备|希望"
+    r"了|过(?:$|[^敏滤])|刚|昨天|前天|上周|上个月|之前|那天|当时|想|(?:^|[^主重])要|需要|打算|准备|希望|(?:选|拍|买|订|点|挑)的"
     r"|(?i:(?:^|[^a-z'])(?:i|we)\s+(?:just\s+)?(?:[a-z]+ed|got|bought|paid|sent|went|did|"
     r"didn'?t|was|were|had|tried|received|want|wanted|need|needed|would|'d|will|'ll|"
     r"can'?t find|am going|was going)(?:$|[^a-z]))"
@@ -157,18 +182,21 @@ def _places(piece: str) -> bool:
     return any(_NO_PLACE.search(piece[a:b]) is None for a, b in PLACE.spans(piece))
 
 
-def _lasting(piece: str) -> bool:
+def _lasting(piece: str, *, in_passing: bool = False) -> bool:
     """Whether a fact clause may be a lasting fact about the user (see the module
-    docstring)."""
+    docstring); ``in_passing``: a part of a clause said of a person (家里老太太牙口不好):
+    what ails them is theirs, not the goods', and a topic it names (平时每周都去爬山) is kept
+    in their words unless the topic's value holds them already."""
     if len(piece.strip()) < MIN_CHARS or find_pii(piece):
         return False
     if any(e.type in ID_LABELS for e in extract_entities(piece)):
         return False
-    if topics_of(piece) or mentions(piece, CHANNEL, CHANNEL_CODES):
+    if (topics_of(piece) and not in_passing) or mentions(piece, CHANNEL, CHANNEL_CODES):
         return False
     if _places(piece):
         return False
-    problems = () if _OWN_LIMIT.search(piece) is not None else _PROBLEM
+    own = in_passing and _PERSON.search(piece) is not None
+    problems = () if own or _OWN_LIMIT.search(piece) is not None else _PROBLEM
     refuses = (_AT_HAND, _FEELING, _NOW, _CHANNEL_WORD, _BUILDING, SIZE, *problems)
     return not any(rx.search(piece) is not None for rx in refuses)
 
@@ -189,21 +217,42 @@ def kept_facts(
     held = [t.casefold() for t in taken if t]
     out = []
     for act in acts:
-        if not act.live or act.one_off or act.topics or act.refusal:
+        if not act.live or act.topics or act.refusal:
             continue
         piece = text[act.start : act.end]
         said_of_self = act.kind is ActKind.STATEMENT and _SELF.search(piece) is not None
-        if (act.kind not in _KEPT and not said_of_self) or (
-            facts_only and act.kind is not ActKind.FACT
-        ):
+        whole = (act.kind in _KEPT or said_of_self) and not act.one_off
+        if whole and (not facts_only or act.kind is ActKind.FACT) and _kept(piece, act.kind):
+            found = [piece]
+        elif facts_only:
             continue
-        if not _lasting(piece):
-            continue
-        if act.kind is not ActKind.FACT and _PAST_OR_WANT.search(piece) is not None:
-            continue
-        said = words(piece)
-        folded = said.casefold()
-        if any(folded in h or h in folded for h in held):
-            continue
-        out.append((frame(said), said))
+        else:  # said in passing inside the clause (… 毕竟家里老爷子血糖高 …, … since I cycle)
+            found = [p for p in _parts(piece) if _in_passing(p)]
+        for part in found:
+            said = words(part)
+            folded = said.casefold()
+            if not any(folded in h or h in folded for h in held):
+                out.append((frame(said), said))
     return out
+
+
+def _kept(piece: str, kind: ActKind) -> bool:
+    """Whether a whole clause of ``kind`` is a lasting fact or liking of the user."""
+    return _lasting(piece) and (kind is ActKind.FACT or _PAST_OR_WANT.search(piece) is None)
+
+
+def _parts(piece: str) -> list[str]:
+    """The parts of ``piece`` between the cuts of :data:`_PARTS`, when there are several."""
+    cuts = sorted(_PARTS.spans(piece) + _PARTS_EN.spans(piece))
+    if not cuts:
+        return []
+    bounds = [0, *(x for cut in cuts for x in cut), len(piece)]
+    return [piece[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 2)]
+
+
+def _in_passing(part: str) -> bool:
+    """Whether a part of a clause states something lasting of the user, said in passing:
+    it opens on them as its subject, denies nothing, and tells nothing past or wanted."""
+    if _SELF.search(part) is None or _DENIED.search(part) is not None:
+        return False
+    return _lasting(_HERE.sub("我们", part), in_passing=True) and not _PAST_OR_WANT.search(part)

@@ -80,6 +80,7 @@ __all__ = [
     "negated",
     "read_dialogue",
     "topic_named",
+    "undoes_arrangement",
 ]
 
 _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
@@ -153,9 +154,11 @@ def _turns_back(left: str, right: str) -> bool:
     return told and _predicates(left) and _predicates(right)
 
 
-_SELF_OPENS: Final = LinearPattern(r"^(?:我|咱|俺|家里|家中)")
+_SELF_LEAD: Final = r"^(?:(?:平时|平常|一般|其实|毕竟|主要是|反正)\s*)?"
+_SELF_OPENS: Final = LinearPattern(_SELF_LEAD + r"(?:我|咱|俺|家里|家中)")
 _SELF_WANTS: Final = LinearPattern(
-    r"^(?:我|咱|俺)(?:们)?(?:想|要|需要|打算|准备|问|看|找|试|说|查|催|等|能|可以|该|去|来|再|先|已经|这边)"
+    _SELF_LEAD + r"(?:我|咱|俺)(?:们)?"
+    r"(?:想|要|需要|打算|准备|问|看|找|试|说|查|催|等|能|可以|该|去|来|再|先|已经|这边)"
 )
 """A segment opening on the user or their home as its subject (我这人只穿纯棉的, 家里是华为
 的路由器); one of :data:`_SELF_WANTS` says what they want or do now (我想, 我要), not what
@@ -1601,6 +1604,12 @@ _ARRANGEMENT: Final = LinearPattern(
     r"claim|adjustment|pick-?up|plan|instal+ment|booking|technician)"
 )
 """What an agent's undoing names when it undoes an arrangement, not an add-on (已取消普通包装)."""
+
+
+def undoes_arrangement(clause: str) -> bool:
+    """Whether an agent's ``clause`` says it undid an arrangement (已为您取消上门安装, visit
+    cancelled), not an add-on (已取消普通包装)."""
+    return _UNDONE.search(clause) is not None and _ARRANGEMENT.search(clause) is not None
 
 
 def _undoes_arrangement(u: Utterance, act: Act) -> bool:

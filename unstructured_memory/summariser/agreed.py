@@ -31,6 +31,7 @@ from typing import Final
 
 from policies.linear_re import LinearPattern
 from policies.pii import mask_pii
+from unstructured_memory.summariser.acts import undoes_arrangement
 from unstructured_memory.summariser.amended import Amended, words_in
 from unstructured_memory.summariser.choice import flat
 from unstructured_memory.summariser.own_words import after_sentence
@@ -135,7 +136,11 @@ def _kept(
             continue  # what holds in general, not what was agreed
         if topics_of(raw) and _STANDING.search(raw) is not None:
             continue  # the user's standing instruction: the profile's
-        if _SPECIFIC.search(raw) is None and not specific(at + a, at + b):
+        if (
+            _SPECIFIC.search(raw) is None
+            and not specific(at + a, at + b)
+            and not undoes_arrangement(raw)  # 已为您取消上门安装: what was settled
+        ):
             continue
         clause = made_theirs(_LEAD.sub("", " ".join(raw.split())), lang)
         if not clause or flat(clause) in known:

@@ -28,7 +28,7 @@ from typing import Final
 
 from policies.linear_re import LinearPattern
 from policies.pii import PiiKind, find_pii
-from unstructured_memory.summariser.acts import Act, ActKind, Dialogue
+from unstructured_memory.summariser.acts import Act, ActKind, Dialogue, undoes_arrangement
 from unstructured_memory.summariser.entities import ID_LABELS, Entity, Lang
 from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 
@@ -141,6 +141,34 @@ def _put(token: str, at: Sequence[int], length: int, right: str) -> str:
     return "".join([*out, token[last:]])
 
 
+def _blank_act(
+    chars: list[str], at: int, act: Act, entities: Sequence[Entity], dialogue: Dialogue
+) -> None:
+    """Blank ``act`` (its turn starting at ``at``) when the record says nothing of it: not
+    live, a retraction, a standing statement, noted back by the agent, small talk. The
+    agent's undoing of what an earlier session arranged (已为您取消上门安装), which the record
+    states no other way (no request withdrawn by name), stays without its dates and amounts."""
+    said_back = "".join(chars[at + act.start : at + act.end])
+    noted = act.role != "user" and _NOTED.search(said_back) is not None
+    idle = act.kind is ActKind.SMALL_TALK  # 好的, hmm, no: nothing the record says
+    undid = (
+        dialogue.undone
+        and not dialogue.unmatched
+        and act.role != "user"
+        and undoes_arrangement(said_back)
+    )
+    if undid:
+        for e in entities:
+            if e.type in _UNDONE_VALUES and at + act.start <= e.start < at + act.end:
+                _blank(chars, e.start, e.end)
+    elif not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted or idle:
+        _blank(chars, at + act.start, at + act.end)
+
+
+_UNDONE_VALUES: Final = frozenset({"DATE", "AMOUNT"})
+"""What an undone arrangement named that no longer holds (周五下午, $149)."""
+
+
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] != "\n":
@@ -208,11 +236,7 @@ def amend(
     for act in dialogue.acts:
         at = starts[act.turn]
         said = [_LABELS[k] for k in act.topics if k in _LABELS and not _LABELS[k].context]
-        said_back = text[at + act.start : at + act.end]
-        noted = act.role != "user" and _NOTED.search(said_back) is not None
-        idle = act.kind is ActKind.SMALL_TALK  # 好的, hmm, no: nothing the record says
-        if not act.live or act.kind is ActKind.RETRACTION or _stated(act) or noted or idle:
-            _blank(chars, at + act.start, at + act.end)
+        _blank_act(chars, at, act, entities, dialogue)
         kept += [t for t in said if t not in kept]
     # an address given for a change taken back; the agent's answers on a value put right
     for a, b in [

@@ -132,7 +132,8 @@ _KINDS: Final = {
     ),
     "instalments": (
         LinearPattern(
-            rf"{_NUM_ZH}\s?期|(?i:[0-9]+\s+(?:monthly\s+|interest-free\s+)?(?:payments|instal+ments))"
+            rf"{_NUM_ZH}\s?期|(?i:(?:[0-9]+|two|three|four|five|six|ten|twelve|eighteen|"
+            r"twenty-four)\s+(?:monthly\s+|interest-free\s+|bi-?weekly\s+)?(?:payments|instal+ments))"
         ),
     ),
     "recipient": (
@@ -206,7 +207,32 @@ def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
         held = now.get(kind)
         if held and not any(compared in v or v in compared for v in held):
             found.append(said)
+    if _paid_in_full(later):  # the instalment plan is gone: its count, amounts and dates
+        for a, b in _CLAUSE.spans(earlier):
+            clause = earlier[a:b]
+            if _ON_INSTALMENTS.search(clause) is not None:
+                found += [said for _, said, _ in _values(clause)]
     return tuple(dict.fromkeys(found))
+
+
+_FULL_PAYMENT: Final = LinearPattern(
+    r"一次性(?:付清|付款|扣款|支付)|一次付清|全款|全额(?:支付|付款)|"
+    r"(?i:pa(?:y|id|ying) (?:it |for it )?(?:in full|upfront|up front)|in one payment|"
+    r"(?:put|charge) (?:it )?all on|the whole (?:thing|amount|[a-z]+) on (?:my|the|their))"
+)
+"""Paying the whole price at once: what ends an instalment plan."""
+_ON_INSTALMENTS: Final = LinearPattern(
+    r"期|(?i:payments?|instal+ments?|pay in [0-9]|klarna|affirm|afterpay)"
+)
+"""Words of an instalment plan: a clause holding one states the plan's values."""
+_CLAUSE: Final = LinearPattern(r"[^，,；;。（）()]+")
+
+
+def _paid_in_full(later: str) -> bool:
+    """Whether ``later`` (a record) says the whole price is paid at once, no negation
+    governing it."""
+    lang: Lang = "en" if later.isascii() else "zh"
+    return any(not negated(later, a, lang, b) for a, b in _FULL_PAYMENT.spans(later))
 
 
 _THINGS: Final = frozenset({"PRODUCT", "BRAND", "MODEL"})
