@@ -2460,3 +2460,18 @@ def test_what_an_earlier_session_arranged_is_undone(turns: list[str], undone: bo
     cancelled) or the user took back what nothing of this session asked (那单算了)."""
     said = [Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(turns)]
     assert summarise("buyer-undone", "s-1", said).dialogue.undone is undone
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "return number RMA-72-1046 but nothing shows up?? oh hang on its RMA-72-1064 sorry, "
+        "4 and 6 the other way round lol",
+        "退货单 TH-3391-0582 查不到物流 哦是 TH-3391-0528 不好意思 看错了",
+    ],
+)
+def test_an_id_put_right_before_its_word_of_error_replaces_the_slip(user: str) -> None:
+    """ "its RMA-72-1064 sorry": the word of error may follow the id that puts the slip right."""
+    record = summarise("buyer-slip-01", "s-1", [Turn("user", user), Turn("assistant", "OK.")])
+    assert "1046" not in record.summary_text, record.summary_text
+    assert "0582" not in record.summary_text, record.summary_text

@@ -343,6 +343,9 @@ def test_a_clause_about_a_thing_names_it_as_a_product(text: str, products: list[
         ("Checking on RMA-5512-0093, the headphones", ("RETURN_ID", "RMA-5512-0093")),
         ("Refund RF-3309-1172 is being processed", ("REFUND_ID", "RF-3309-1172")),
         ("The engineer will bring WO-2026-1130-07 with him", ("WORK_ORDER_ID", "WO-2026-1130-07")),
+        ("oh hang on its RMA-55-0931 sorry", ("RETURN_ID", "RMA-55-0931")),
+        ("WO-26-11820 还没人上门", ("WORK_ORDER_ID", "WO-26-11820")),
+        ("RF-71-20934 到账没", ("REFUND_ID", "RF-71-20934")),
     ],
 )
 def test_an_id_whose_prefix_names_it_needs_no_cue(text: str, entity: tuple[str, str]) -> None:

@@ -843,6 +843,7 @@ def test_what_follows_a_member_with_a_subject_or_a_question_is_not_theirs(
         ("空气净化器到了，能上门装一下不，我在成都高新区", "成都"),
         ("搬到苏州了，以后寄苏州", "苏州"),
         ("这单先别送 这周在外地出差 平时我都在杭州的", "杭州"),
+        ("上回那个电暖器退款到账没 搬到南京了 这边冬天湿冷 用不上了", "南京"),
         (
             "First order since we moved to Portland, so make sure it goes to the new place",
             "Portland",
@@ -1488,3 +1489,44 @@ def test_a_device_switched_to_is_the_users_own(said: str, device: str) -> None:
     assert got
     assert got[0].endswith(device)
     assert "小米" not in got[0]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "my laptop budget is $1,500 these days",
+        "these days I only wear merino, so the wool blend is out",
+    ],
+)
+def test_these_days_is_what_holds_now_not_a_passing_intent(said: str) -> None:
+    """ "These days" says what holds now (a lasting value), unlike 这几天 or "this week"."""
+    assert not [k for k, _, _ in _extract(said) if k == "temporary"], _extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "gone"),
+    [
+        ("猫粮那单能退吗 猫也送给我姐了 家里用不上了", "送给我姐"),
+        ("can I return the unopened dog food? we rehomed the dog last month", "rehomed the dog"),
+        ("the hamster passed away last week so cancel the bedding subscription", "passed away"),
+    ],
+)
+def test_a_pet_given_away_is_the_pets_newest_value(said: str, gone: str) -> None:
+    """A pet the household no longer has (送人了, rehomed, passed away) is said of the pet
+    slot, so it replaces what was said of the pet before (the newest wins)."""
+    assert [v for _, slot, v in _extract(said) if slot == "pet" and gone in v], _extract(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "oh and always leave stuff at the side gate from now on, parcels keep going missing",
+        "if im out just put it in the green bin by the shed, lid shuts fine",
+        "leave everything behind the planter by the back door going forward",
+    ],
+)
+def test_where_to_leave_parcels_in_plain_words_is_the_drop_off(said: str) -> None:
+    """Leave stuff / put it in … names the drop-off as "leave it at …" does."""
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
+    assert [i for i in found if i.key == "dropoff"], found

@@ -148,6 +148,8 @@ def test_a_fact_said_in_passing_inside_another_clause_is_kept(said: str, kept: s
         ("我也不是腰不好 就是想买个软点的床垫", "腰不好"),
         ("这个吹风机噪音大吗 我昨天刚搬家 还没收拾好", "搬家"),
         ("脚垫拍错了 我选的是奔驰C级的 我车是宝马3系", "奔驰"),
+        ("我这包裹咋显示签收了 我今天一天都在家啊 门口啥也没看见", "在家"),
+        ("where's my parcel? I'm home all day today and nothing came", "home all day"),
         ("is the lamp in stock? I'm not a night owl so the dim setting is fine", "night owl"),
     ],
 )

@@ -92,10 +92,6 @@ MAX_INSTRUCTION_CHARS: Final = 200
 
 _TOPICS: Final = {t.key: t for t in TOPICS}
 
-_TEMPORARY = LinearPattern(
-    r"暂时|先不|先别|这段时间|这阵子|最近在|近期|这几天|这周|本周|下周|下个?星期|下礼拜|下个月|过几天|"
-    r"过段时间|出差期间|临时|(?i:for now|temporarily|this week|next week|these days|for a while)"
-)
 _QUESTION = LinearPattern(r"吗|呢|[?？]|什么时候|多久|怎么|能不能|可不可以")
 
 _AMOUNT = LinearPattern(
@@ -345,7 +341,7 @@ def _facts_beside(text: str, acts: Sequence[Act]) -> list[Act]:
     member or pet the time-bound clause names is still theirs ("我女儿下周过生日")."""
     out = []
     for act in acts:
-        timed = act.kind is ActKind.TEMPORARY or _TEMPORARY.search(text[act.start : act.end])
+        timed = act.kind is ActKind.TEMPORARY or cues.TEMPORARY.search(text[act.start : act.end])
         facts = tuple(
             k for k in act.topics if k in _TOPICS and _TOPICS[k].fact and (not timed or k in _WHO)
         )
@@ -524,7 +520,7 @@ class _Observer:
             # a sentence moving a day away (周三不行了 临时要出差 换周五) names it in a clause
             # that stopped counting: read it as said
             rescheduled = any(w in said[a:b].casefold() for w in self.wrong)
-            if _TEMPORARY.search(sentence) is not None and not rescheduled:
+            if cues.TEMPORARY.search(sentence) is not None and not rescheduled:
                 if _QUESTION.search(sentence) is None:
                     out += self._temporary(text, sentence, mine)
                 out += self._topics(text, _facts_beside(text, mine))

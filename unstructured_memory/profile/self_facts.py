@@ -146,7 +146,8 @@ _DENIED: Final = LinearPattern(
 """A statement of what the user is not: its words would read as what they are."""
 
 _PAST_OR_WANT: Final = LinearPattern(
-    r"了|过(?:$|[^敏滤])|刚|昨天|前天|上周|上个月|之前|那天|当时|想|(?:^|[^主重])要|需要|打算|准备|希望|(?:选|拍|买|订|点|挑)的"
+    r"了|过(?:$|[^敏滤])|刚|昨天|前天|上周|上个月|之前|那天|当时|想|"
+    r"(?:^|[^主重])要|需要|打算|准备|希望|(?:选|拍|买|订|点|挑)的"
     r"|(?i:(?:^|[^a-z'])(?:i|we)\s+(?:just\s+)?(?:[a-z]+ed|got|bought|paid|sent|went|did|"
     r"didn'?t|was|were|had|tried|received|want|wanted|need|needed|would|'d|will|'ll|"
     r"can'?t find|am going|was going)(?:$|[^a-z]))"
@@ -154,6 +155,11 @@ _PAST_OR_WANT: Final = LinearPattern(
     r"this (?:morning|week))(?:$|[^a-z]))"
 )
 """What happened or is wanted now: no standing fact (a statement's or a liking's words)."""
+
+_TODAY: Final = LinearPattern(
+    r"今天|今早|今晚|今儿|刚才|这会儿|(?i:(?:^|[^a-z])(?:today|tonight|right now)(?:$|[^a-z]))"
+)
+"""What holds today only (我今天一天都在家, I'm home all day today): no lasting fact."""
 
 
 def frame(words: str) -> str:
@@ -197,7 +203,7 @@ def _lasting(piece: str, *, in_passing: bool = False) -> bool:
         return False
     own = in_passing and _PERSON.search(piece) is not None
     problems = () if own or _OWN_LIMIT.search(piece) is not None else _PROBLEM
-    refuses = (_AT_HAND, _FEELING, _NOW, _CHANNEL_WORD, _BUILDING, SIZE, *problems)
+    refuses = (_AT_HAND, _FEELING, _NOW, _TODAY, _CHANNEL_WORD, _BUILDING, SIZE, *problems)
     return not any(rx.search(piece) is not None for rx in refuses)
 
 

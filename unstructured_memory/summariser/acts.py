@@ -60,6 +60,7 @@ from unstructured_memory.summariser.topics import (
     Topic,
     mentions,
     stated_in,
+    topics_of,
 )
 from values.dialogue import Act, ActKind, Correction, Dialogue, Utterance
 from values.entities import Entity
@@ -196,6 +197,15 @@ def _about_user(piece: str) -> bool:
     return _of_self(piece.strip())
 
 
+def _tells_fact(segment: str) -> bool:
+    """Whether ``segment`` tells where the user lives now (搬到成都了) and asks nothing: a
+    clause of its own beside a question or a request. (Other topics' facts are not cut out:
+    a family member named as a recipient or a supposition's child stay in their clause.)"""
+    return cues.QUESTION.search(segment) is None and any(
+        t.key == "city" for t in topics_of(segment)
+    )
+
+
 def _subject_turns(left: str, right: str) -> bool:
     """Whether a space between ``left`` and ``right`` parts a statement about the user from
     what else is said: one side opens on the user as its subject (:data:`_SELF_OPENS`) and
@@ -211,7 +221,7 @@ def _subject_turns(left: str, right: str) -> bool:
             or cues.FUTURE.search(seg) is not None
         )
 
-    mine = (_of_self(left), _of_self(right))
+    mine = (_of_self(left) or _tells_fact(left), _of_self(right) or _tells_fact(right))
     if mine[0] == mine[1] or len(left) < _SAYS or len(right) < _SAYS:
         return False
     other = right if mine[0] else left
@@ -708,7 +718,10 @@ def _corrections(utterances: Sequence[Utterance], turn: int) -> list[Correction]
             if wrong is not None:
                 ra, rb = _own_part(u.text, (ra, rb), utterances[wrong[0]].text[wrong[1] : wrong[2]])
             out.append(Correction(turn, (ra, rb), wrong, label))
-    return out or _unnamed(utterances, turn, mark)
+    # when nothing the shapes found names what it replaces ("sorry, 3 and 1 the other way
+    # round"), an id put right may still be a slip of one said before
+    named = any(c.wrong is not None for c in out)
+    return out if named else (_unnamed(utterances, turn, mark) or out)
 
 
 def _unnamed(
@@ -721,9 +734,23 @@ def _unnamed(
         return _id_again(utterances, turn, 0) if _doubted(utterances, turn) else []
     return (
         _id_again(utterances, turn, mark.end())
+        # the word of error after the id it puts right: "its RMA-72-1064 sorry", "哦是 … 看错了"
+        or _id_again(utterances, turn, _clause_start(utterances[turn].text, mark.start()))
         or _marked(utterances, turn, mark.end())
         or _bare(utterances, turn, mark.start(), mark.end())
     )
+
+
+def _clause_start(text: str, at: int) -> int:
+    """Where the words leading to ``text[at]`` start: after the last stop or comma before
+    it, :data:`_LEADING` characters back at most."""
+    return max([at - _LEADING, *(b for _, b in _BREAKS.spans(text[:at]))], default=0)
+
+
+_BREAKS: Final = LinearPattern(r"[。！？!?；;，\n]+|[,.](?:\s|$)")
+_LEADING: Final = 30
+"""Characters before a word of error an id putting a slip right may stand ("哦是 TH-3391-0528
+不好意思 看错了")."""
 
 
 def _doubted(utterances: Sequence[Utterance], turn: int) -> bool:

@@ -160,9 +160,9 @@ ONE_OFF: Final = _words(
 
 TEMPORARY: Final = LinearPattern(
     r"暂时|先不|先别|这段时间|这阵子|最近在|近期|这几天|这周|本周|下周|下个?星期|下礼拜|下个月|过几天|"
-    r"过段时间|出差期间|临时|(?i:for now|temporarily|this week|next week|these days|for a while)"
+    r"过段时间|出差期间|临时|(?i:for now|temporarily|this week|next week|for a while)"
 )
-"""Words of a time-bound intent ("下周出差，暂时不报销")."""
+"""Words of a time-bound intent ("下周出差，暂时不报销"); "these days" says what holds now."""
 
 PAST: Final = _words(
     r"上周|上次|上回|昨天|前天|那次|之前|刚才|被|又[^，,。！？；]{0,8}了",

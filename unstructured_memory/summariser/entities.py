@@ -209,14 +209,18 @@ _SAID: Final = 1000
 _UNCUED_PRIORITY: Final = 6
 """The priority of a code no cue names (below every other label)."""
 
+_PREFIXED = r"(?:\d{3,}|\d{2}[-_]\d{3,})(?:[-_][0-9A-Za-z]+)*"
+"""What follows a prefix naming an id's kind: a part of three digits or more, or of two
+before one of three or more (RMA-5512-0093, RMA-55-0931, WO-26-11820)."""
+
 # (label, priority, pattern, shortest id); a pattern with an "id" group marks only that
 # group, and its match is checked by _id_ok when it has a shortest length.
 _SPECS: Final[tuple[tuple[str, int, str, int], ...]] = (
     ("REFUND_ID", 1, _B + r"(?P<id>RF\d{6,24})" + _E, 0),
     # an id whose own prefix names it: RF-3309-1172, RMA-5512-0039
-    ("REFUND_ID", 1, _B + r"(?P<id>RF[-_]\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
-    ("RETURN_ID", 1, _B + r"(?P<id>(?i:rma)[-_]?\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
-    ("WORK_ORDER_ID", 1, _B + r"(?P<id>WO[-_]\d{3,}(?:[-_][0-9A-Za-z]+)*)" + _E, 0),
+    ("REFUND_ID", 1, _B + r"(?P<id>RF[-_]" + _PREFIXED + ")" + _E, 0),
+    ("RETURN_ID", 1, _B + r"(?P<id>(?i:rma)[-_]?" + _PREFIXED + ")" + _E, 0),
+    ("WORK_ORDER_ID", 1, _B + r"(?P<id>WO[-_]" + _PREFIXED + ")" + _E, 0),
     (
         "REFUND_ID",
         1,

@@ -335,8 +335,11 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?:别|不要|不用)放(?:门口|[^，,。！？]{1,6})|送(?:到|去)(?:公司|单位|前台|门卫)"
             r"|(?:交给|交到|转交|给到)[^，,。！？；]{0,6}?(?:门卫|物业|保安|前台|邻居|传达室|收发室|驿站|丰巢)"
             r"|送货上门|(?:别|不要)放驿站"
-            r"|(?i:leave (?:it|them|the (?:parcel|package|box)s?|parcels|packages|deliveries)\s+"
-            r"(?:at|with|by|in|on|behind|outside)\s+[^,.;!?]{2,30}|(?:parcel|package) locker|"
+            r"|(?i:leave (?:it|them|the (?:parcel|package|box)s?|parcels|packages|deliveries|stuff|"
+            r"everything|things|anything|(?:my|our) (?:parcels|packages|stuff|deliveries))\s+"
+            r"(?:at|with|by|in|on|behind|outside|under|inside)\s+[^,.;!?]{2,30}|"
+            r"put (?:it|them|stuff|everything|parcels|packages)\s+(?:in|inside|behind|under|by)\s+"
+            r"(?:the|my|our)\s+[^,.;!?]{2,30}|(?:parcel|package) locker|"
             r"under the (?:door)?mat|(?:outside|at) (?:my|the) (?:front |back )?door(?:$|[^a-z])|"
             r"with the (?:concierge|doorman|porter|neighbou?r)|at (?:the )?(?:front desk|reception|"
             r"concierge|mailroom)|don'?t leave [^,.;!?]{2,30}|pick(?:-| )?up point|"
@@ -646,6 +649,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?:[一两三四五]|\d)只(?:猫|狗|猫咪|狗狗|主子)|(?:我家|家里)的?(?:猫|狗|猫咪|狗狗|主子)"
             rf"|(?i:i have (?:a |an |two |three )?(?:[a-z]+ )?(?:{_PET_EN})|"
             rf"(?:my|our) (?:[a-z]+ )?(?:{_PET_EN})\s|(?:two|three|\d) (?:cats|dogs))"
+            # a pet the household no longer has: its newest word
+            rf"|(?:{_PET_ZH})(?:也|已经|都)?(?:送人|送走|送给|送回|送我|送到|给了|没了|走了|去世|过世|丢了)"
+            rf"|(?i:(?:re-?homed|gave away|gave up|lost) (?:the|our|my) (?:[a-z]+ )?(?:{_PET_EN})"
+            rf"|(?:the|our|my) (?:[a-z]+ )?(?:{_PET_EN}) (?:passed away|died|is gone|went to live))"
         ),
         fact=True,
         context=True,
