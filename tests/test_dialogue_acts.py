@@ -2445,6 +2445,10 @@ def test_what_the_user_was_told_to_do_is_no_request_and_a_need_dropped_is_withdr
         # the user took back what no request of this session names
         (["牙刷那单算了 留着用吧", "好的"], True),
         (["never mind, I'll keep it", "Sure."], True),
+        # the problem went away by itself, or the agent undid it though a topic was read
+        (["found it!! the box was behind the planter, cancel the second one", "ok"], True),
+        (["吹风机找到了 在我妈那 补发那个别发了", "好的，已为您拦截并取消补发。"], True),
+        (["it started working again after a reset, all good", "Great!"], True),
         # controls: an add-on swapped; a request of this session taken back; an offer declined
         (["乐高那单帮我加个礼品包装", "好的，已取消普通包装，改成礼品包装。"], False),
         (
@@ -2453,6 +2457,7 @@ def test_what_the_user_was_told_to_do_is_no_request_and_a_need_dropped_is_withdr
         ),
         (["这个耳机怎么连蓝牙", "长按 3 秒。需要我帮您登记延保吗？", "不用了，谢谢"], False),
         (["之前说的周末送货不用了", "好的"], False),
+        (["found it in the manual, how do I reset the timer?", "Hold the button."], False),
     ],
 )
 def test_what_an_earlier_session_arranged_is_undone(turns: list[str], undone: bool) -> None:

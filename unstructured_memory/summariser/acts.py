@@ -1598,15 +1598,17 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
     def hedged(act: Act) -> bool:
         return cues.HEDGE.search(utterances[act.turn].text[act.start : act.end]) is not None
 
-    undone = False
+    by_agent = by_user = False  # what an earlier session arranged, undone
     for k in range(len(acts)):
+        if acts[k].role == "user" and _resolves(utterances[acts[k].turn], acts, k):
+            by_user = by_user or _of_no_request(acts, k, offered)  # 耳机找到了, found it
         if acts[k].kind is not ActKind.RETRACTION:
             continue
         if acts[k].role != "user":  # the agent confirming an undoing: no step of its own
             acts[k] = replace(acts[k], live=False)
-            undone = undone or _undoes_arrangement(utterances[acts[k].turn], acts[k])
+            by_agent = by_agent or _undoes_arrangement(utterances[acts[k].turn], acts[k])
             continue
-        undone = undone or _of_no_request(acts, k, offered)
+        by_user = by_user or _of_no_request(acts, k, offered)
         taken, missing = _retract(acts, k, offered, hedged)
         retracted += [f for f in taken if f not in retracted]
         unmatched += [f for f in missing if f not in unmatched]
@@ -1620,9 +1622,28 @@ def read_dialogue(utterances: Sequence[Utterance], lang: Lang) -> Dialogue:
         tuple(unmatched),
         withdrawn,
         tuple(acts[j] for j in picked),
-        # of an earlier session: nothing of this one taken back, no topic withdrawn
-        undone=undone and set(retracted) <= set(unmatched) and not withdrawn,
+        # of an earlier session: nothing of this one taken back; the user's words no topic's
+        undone=(by_agent or (by_user and not withdrawn)) and set(retracted) <= set(unmatched),
     )
+
+
+_RESOLVED: Final = LinearPattern(
+    r"(?:^|[\s，,])(?:[\x{4e00}-\x{9fff}]{0,6})(?:找到了|找着了|自己好了|又好了|能用了|不响了)"
+    r"|(?i:(?:^|[^a-z])(?:found it|found them|it turned up|they turned up|turned up after all|"
+    r"false alarm|showed up after all|it came after all|started working again|works again|"
+    r"working fine now)(?:$|[^a-z]))"
+)
+"""The user's problem gone by itself (耳机找到了, 扫地机自己好了, found it, false alarm): what an
+earlier session arranged for it is moot."""
+
+
+def _resolves(u: Utterance, acts: Sequence[Act], k: int) -> bool:
+    """Whether the user's ``acts[k]`` says their problem went away by itself
+    (:data:`_RESOLVED`) in a turn asking nothing ("I found it in the manual, how do I reset
+    it?" is a question)."""
+    act = acts[k]
+    asks = any(a.turn == act.turn and a.kind is ActKind.QUESTION for a in acts)
+    return not asks and _RESOLVED.search(u.text[act.start : act.end]) is not None
 
 
 _ARRANGEMENT: Final = LinearPattern(
