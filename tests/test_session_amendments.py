@@ -27,6 +27,18 @@ def _session(mem: MemoryClient, session: str, *said: tuple[str, str], day: int =
     mem.end_session(USER, session, turns)
 
 
+def _told(mem: MemoryClient, user: str, *sessions: list[tuple[str, str]]) -> list[str]:
+    """Each of ``sessions`` (``(role, text)`` turns) ended three days after the one before,
+    for ``user``; the texts of the user's memories after them."""
+    mem.profiles.ensure(user)
+    start = datetime.now(UTC) - timedelta(days=3 * len(sessions))
+    for n, said in enumerate(sessions):
+        at = start + timedelta(days=3 * n)
+        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
+        mem.end_session(user, f"s-{n}", turns)
+    return [m.text for m in mem.memories.list(user)]
+
+
 def test_an_instruction_is_live_for_another_agent_at_once(
     mem: MemoryClient, settings: Settings
 ) -> None:
@@ -234,36 +246,26 @@ def test_a_request_taken_back_later_loses_its_date_though_recorded_in_other_word
     """The complaint recorded as "客服已登记投诉工单，预计 72 小时内处理" is taken back in a
     later session ("那个投诉帮我撤了吧"): its expected date goes from the earlier record,
     though the record named the request in other words than "进行投诉"."""
-    user = "buyer-withdrawn-complaint"
-    mem.profiles.ensure(user)
-    then = datetime.now(UTC) - timedelta(days=6)
-    for n, said in enumerate(
+    texts = _told(
+        mem,
+        "buyer-withdrawn-complaint",
         [
-            [
-                ("user", "订单 550912736604 的空气炸锅 商家说好开专票一直不给 帮我投诉"),
-                (
-                    "assistant",
-                    "理解您的心情。已登记投诉工单 TS-0331-2206，预计 72 小时内有专人跟进。",
-                ),
-            ],
-            [
-                ("user", "商家把发票发过来了 投诉单 TS-0331-2206 那个投诉帮我撤了吧"),
-                ("assistant", "好的，投诉单 TS-0331-2206 已撤回。"),
-            ],
-        ]
-    ):
-        at = then + timedelta(days=3 * n)
-        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
-        mem.end_session(user, f"s-{n}", turns)
-    texts = [m.text for m in mem.memories.list(user)]
+            ("user", "订单 550912736604 的空气炸锅 商家说好开专票一直不给 帮我投诉"),
+            ("assistant", "理解您的心情。已登记投诉工单 TS-0331-2206，预计 72 小时内有专人跟进。"),
+        ],
+        [
+            ("user", "商家把发票发过来了 投诉单 TS-0331-2206 那个投诉帮我撤了吧"),
+            ("assistant", "好的，投诉单 TS-0331-2206 已撤回。"),
+        ],
+    )
     assert any("TS-0331-2206" in t and "撤回" in t for t in texts), texts
     assert not [t for t in texts if "72" in t], texts
 
 
 @pytest.mark.parametrize(
-    ("user", "first", "then", "gone"),
+    ("user", "first", "then", "gone", "kept"),
     [
-        (
+        (  # a repair taken back naming only the product (洗碗机不用修了)
             "buyer-repair-dropped-zh",
             [
                 ("user", "洗碗机不出热水了 订单 730215548812 还在保修 帮我报修"),
@@ -273,7 +275,8 @@ def test_a_request_taken_back_later_loses_its_date_though_recorded_in_other_word
                 ("user", "洗碗机不用修了 是进水阀没开 打开就好了"),
                 ("assistant", "好的，已为您关闭维修工单。"),
             ],
-            "3 到 5 天",
+            ["3 到 5 天"],
+            "730215548812",
         ),
         (
             "buyer-repair-dropped-en",
@@ -289,35 +292,9 @@ def test_a_request_taken_back_later_loses_its_date_though_recorded_in_other_word
                 ("user", "never mind the air fryer repair, the plug was loose"),
                 ("assistant", "OK, I've closed it."),
             ],
-            "7 business days",
+            ["7 business days"],
+            "AF-55310",
         ),
-    ],
-)
-def test_a_repair_taken_back_naming_only_the_product_loses_its_date(
-    mem: MemoryClient,
-    user: str,
-    first: list[tuple[str, str]],
-    then: list[tuple[str, str]],
-    gone: str,
-) -> None:
-    """A repair taken back in a later session that names the product and no id (洗碗机不用修了,
-    never mind the air fryer repair): the earlier record on that product says the request
-    was withdrawn and loses its expected date."""
-    mem.profiles.ensure(user)
-    start = datetime.now(UTC) - timedelta(days=6)
-    for n, said in enumerate([first, then]):
-        at = start + timedelta(days=3 * n)
-        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
-        mem.end_session(user, f"s-{n}", turns)
-    texts = [m.text for m in mem.memories.list(user)]
-    earlier = [t for t in texts if "730215548812" in t or "AF-55310" in t]
-    assert earlier, texts
-    assert not [t for t in earlier if gone in t], texts
-
-
-@pytest.mark.parametrize(
-    ("user", "first", "then", "gone", "kept"),
-    [
         (  # the agent undid the visit; the user's words name no request
             "buyer-visit-undone-zh",
             [
@@ -382,16 +359,11 @@ def test_an_arrangement_taken_back_later_leaves_its_record_without_its_specifics
     gone: list[str],
     kept: str,
 ) -> None:
-    """What an earlier session arranged and a later one took back (the agent undid it: 已为您
-    取消上门安装, visit cancelled; or the user, in words naming no request: 那单算了 留着用吧)
-    leaves the earlier record without the arrangement's date, time and amount."""
-    mem.profiles.ensure(user)
-    start = datetime.now(UTC) - timedelta(days=6)
-    for n, said in enumerate([first, then]):
-        at = start + timedelta(days=3 * n)
-        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
-        mem.end_session(user, f"s-{n}", turns)
-    texts = [m.text for m in mem.memories.list(user)]
+    """What an earlier session arranged and a later one took back (a request withdrawn
+    naming only the product: 洗碗机不用修了; the agent undid it: 已为您取消上门安装, visit
+    cancelled; or the user, in words naming no request: 那单算了 留着用吧) leaves the earlier
+    record without the arrangement's date, time and amount."""
+    texts = _told(mem, user, first, then)
     earlier = [t for t in texts if kept in t]
     assert earlier, texts
     assert not [g for g in gone for t in earlier if g in t], texts
@@ -400,20 +372,13 @@ def test_an_arrangement_taken_back_later_leaves_its_record_without_its_specifics
 def test_an_add_on_undone_leaves_the_earlier_arrangement(mem: MemoryClient) -> None:
     """Control: the agent swapping an add-on of the same order (已取消普通包装，改成礼品包装)
     undoes no arrangement: the earlier record keeps its date."""
-    user = "buyer-add-on-swapped"
-    mem.profiles.ensure(user)
-    start = datetime.now(UTC) - timedelta(days=6)
-    for n, said in enumerate(
+    texts = _told(
+        mem,
+        "buyer-add-on-swapped",
+        [("user", "乐高 42143 订单 770215836614 什么时候到"), ("assistant", "预计周六送达。")],
         [
-            [("user", "乐高 42143 订单 770215836614 什么时候到"), ("assistant", "预计周六送达。")],
-            [
-                ("user", "乐高那单帮我加个礼品包装"),
-                ("assistant", "好的，已取消普通包装，改成礼品包装。"),
-            ],
-        ]
-    ):
-        at = start + timedelta(days=3 * n)
-        turns = [Turn(r, t, at + timedelta(minutes=i)) for i, (r, t) in enumerate(said)]  # type: ignore[arg-type]
-        mem.end_session(user, f"s-{n}", turns)
-    texts = [m.text for m in mem.memories.list(user)]
+            ("user", "乐高那单帮我加个礼品包装"),
+            ("assistant", "好的，已取消普通包装，改成礼品包装。"),
+        ],
+    )
     assert [t for t in texts if "770215836614" in t and "周六" in t], texts
