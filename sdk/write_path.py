@@ -635,33 +635,20 @@ class WritePath:
         self.index_feed_ids(conn, scope, [n.id for n in neighbours])
         return len(neighbours)
 
-    def amend(
-        self,
-        conn: Connection,
-        scope: UserScope,
-        pairs: Sequence[tuple[str, str]],
-        *,
-        latest: int | None = None,
-        naming: Sequence[str] = (),
-        then: Callable[[str], str] | None = None,
-    ) -> int:
+    def amend(self, conn: Connection, scope: UserScope, pairs: Sequence[tuple[str, str]]) -> int:
         """Rewrite the user's interaction records and notes that name a value the user
         corrected since (``(wrong, right)`` pairs): the wrong value replaced by the right
-        one in text, entities, keyword terms and vector, and the derived index told; the
-        ``latest`` most recent only and those also holding all of ``naming``, when given;
-        ``then`` rewrites the text further. Values holding PII are never searched for.
-        Returns how many records changed."""
+        one in text, entities, keyword terms and vector, and the derived index told. Values
+        holding PII are never searched for. Returns how many records changed."""
         pairs = [(w, r) for w, r in pairs if not find_pii(w) and not find_pii(r)]
-        rows = self._ledger.naming(
-            conn, scope, [w for w, _ in pairs], _RECORDS, latest=latest, also=naming
-        )
+        rows = self._ledger.naming(conn, scope, [w for w, _ in pairs], _RECORDS)
         return self._rewrite(
             conn,
             scope,
             [
                 (
                     fragment_id,
-                    then(substitute(text, pairs)) if then else substitute(text, pairs),
+                    substitute(text, pairs),
                     [
                         {**e, "text": substitute(str(e.get("text", "")), pairs)}
                         if isinstance(e, dict)
@@ -732,7 +719,7 @@ class WritePath:
         rows = {
             i: (text, entities) for i, text, entities in self._ledger.locked(conn, scope, changed)
         }
-        for i in changed:  # newest first
+        for i in (i for i in changed if i in rows):  # newest first, still there
             text, entities = rows[i]
             named = [
                 (str(e.get("type", "")), str(e.get("text", "")))

@@ -122,10 +122,9 @@ def _escaped(value: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _naming(values: int, also: int, latest: bool) -> Select[Any]:
-    """:meth:`FragmentLedger.naming` for ``values`` and ``also`` values (``held_<i>`` and
-    ``also_<i>``, escaped), the ``latest`` most recent only when said (built once per
-    shape: every session end with a correction runs one).
+def _naming(values: int) -> Select[Any]:
+    """:meth:`FragmentLedger.naming` for ``values`` values (``held_<i>``, escaped; built
+    once per count: every session end with a correction runs one).
 
     The rows are found first (through the user's index) and locked in id order after: asked
     as one ``ORDER BY id ... FOR UPDATE``, a planner whose statistics say the table is empty
@@ -140,10 +139,7 @@ def _naming(values: int, also: int, latest: bool) -> Select[Any]:
         mine,
         _T.c.kind.in_(bindparam("kinds", expanding=True)),
         or_(*(holding(f"held_{i}") for i in range(values))),
-        *(holding(f"also_{i}") for i in range(also)),
     )
-    if latest:
-        chosen = chosen.order_by(_T.c.occurred_at.desc(), _T.c.id).limit(bindparam("latest"))
     found = func.array(chosen.scalar_subquery())
     return (
         select(_T.c.id, _T.c.text, _T.c.entities)
@@ -738,27 +734,15 @@ class FragmentLedger:
         return [Neighbour(**dict(r._mapping)) for r in rows]
 
     def naming(
-        self,
-        conn: Connection,
-        scope: UserScope,
-        values: Sequence[str],
-        kinds: Sequence[str],
-        *,
-        latest: int | None = None,
-        also: Sequence[str] = (),
+        self, conn: Connection, scope: UserScope, values: Sequence[str], kinds: Sequence[str]
     ) -> Sequence[tuple[uuid.UUID, str, Sequence[Any]]]:
         """``(id, text, entities)`` of the user's fragments of ``kinds`` whose text holds
-        one of ``values`` (case ignored) and every one of ``also``, locked for update; the
-        ``latest`` most recent only, when given."""
+        one of ``values`` (case ignored), locked for update."""
         if not values:
             return []
         params: dict[str, Any] = {"scope_user": scope.user_id, "kinds": list(kinds)}
         params |= {f"held_{i}": _escaped(v) for i, v in enumerate(values)}
-        params |= {f"also_{i}": _escaped(v) for i, v in enumerate(also)}
-        if latest is not None:
-            params["latest"] = latest
-        statement = _naming(len(values), len(also), latest is not None)
-        rows = conn.execute(statement, params).all()
+        rows = conn.execute(_naming(len(values)), params).all()
         return [(r.id, r.text, list(r.entities)) for r in rows]
 
     def latest(
