@@ -109,11 +109,16 @@ _KEPT: Final = frozenset({ActKind.FACT, ActKind.PREFERENCE})
 """The acts whose words may be kept; a statement too when the user or theirs is its
 subject (:data:`_SELF`)."""
 
+_PEOPLE_ZH: Final = (
+    r"我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母"
+    r"|爷爷|奶奶|外公|外婆|姥姥|姥爷|老爷子|老太太"
+)
+"""The user and their family as the subject of a clause."""
+
 _SELF: Final = LinearPattern(
     r"^\s*(?:(?:所以|因为|而且|但是|不过|反正|平时|一般|毕竟|其实|再说|主要是|就是)\s*)?"
     r"(?:(?:作为|身为)(?:一[个名位])?[\x{4e00}-\x{9fff}]{2}"
-    r"|我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母|家里|家中"
-    r"|爷爷|奶奶|外公|外婆|姥姥|姥爷|老爷子|老太太)"
+    rf"|{_PEOPLE_ZH}|家里|家中)"
     r"|^\s*(?:就是)?(?:平时|平常|每天|天天|经常|常年|一直)[^吗呢？?]*$"
     r"|(?i:^\s*(?:(?:so|and|but|because|also|plus|oh|btw|fyi|fwiw|tbh|since|as|cause)[\s,]+)*"
     r"(?:(?:i|i'm|i've|we|we're|we've|my|our)\s"
@@ -131,8 +136,7 @@ _PARTS_EN: Final = LinearPattern(
 Chinese word, a conjunction in English."""
 
 _PERSON: Final = LinearPattern(
-    r"^\s*(?:毕竟|其实|因为|反正|而且|平时|主要是|就是)?\s*(?:家里|家中)?\s*(?:我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|"
-    r"老人|老公|老婆|媳妇|爸妈|父母|爷爷|奶奶|外公|外婆|姥姥|姥爷|老爷子|老太太)"
+    rf"^\s*(?:毕竟|其实|因为|反正|而且|平时|主要是|就是)?\s*(?:家里|家中)?\s*(?:{_PEOPLE_ZH})"
     r"|(?i:^\s*(?:(?:fwiw|tbh|since|as|so|and|but|because)[\s,]+)*(?:i|i'm|i've|we|my|our)\s)"
 )
 """A part said of a person (the user or theirs), not of their home or their things."""
