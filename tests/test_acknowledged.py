@@ -46,6 +46,15 @@ def test_no_arrangement_of_one_order_a_channel_a_question_or_what_the_user_said(
         )
         if "德邦" in i.text
     ]
+    assert not _instructions(
+        ("user", "heads up the treadmill delivery is gonna need two guys, no elevator"),
+        ("assistant", "Noted, I've booked a two-person crew with the stair-carry add-on."),
+    )
+    kept = _instructions(
+        ("user", "师傅周六上午来装吧 那会儿家里有人"),
+        ("assistant", "好的，已记下，已为您预约周六上午上门安装。"),
+    )
+    assert not [i for i in kept if "预约" in i.text]
     kept = _instructions(("user", "以后都发顺丰吧"), ("assistant", "好的，已备注以后都发顺丰。"))
     assert [i.text for i in kept if "顺丰" in i.text] == ["以后都发顺丰吧"]
 

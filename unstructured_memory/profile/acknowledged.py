@@ -13,7 +13,7 @@ fact in the agent's words, the user as 用户 / they, masked:
   else as a note; never when the user's own words kept say it already (half its words);
 * only from a turn acknowledging something standing (已备注, 已记下, 以后, 默认, noted, from
   now on, going forward, as your default…) right after a user turn that spoke of no single
-  order or time (这单, this time), with no change of mind of the user's after it; never a
+  order or time (这单, this time, a booking), with no change of mind of the user's after it; never a
   question,
   an order's arrangement (an id) or how to reach the user (a channel: the profile's field,
   read from the user's words only).
@@ -51,10 +51,12 @@ _STANDING: Final = LinearPattern(
 )
 """An agent's words acknowledging a standing arrangement."""
 _ONCE: Final = LinearPattern(
-    r"这次|本次|这单|本单|这一单|这个订单|今天|(?i:this (?:time|order|one|parcel|delivery)|"
-    r"just (?:this|once)|today)"
+    r"这次|本次|这单|本单|这一单|这个订单|今天|预约|预订"
+    r"|(?i:this (?:time|order|one|parcel|delivery)|just (?:this|once)|today|booked|scheduled|"
+    r"reserved)"
 )
-"""An arrangement for this order or this time only."""
+"""An arrangement for this order or this time only, a booking among them (已为您预约周六上门,
+I've booked a two-person crew)."""
 _ID: Final = LinearPattern(r"[0-9]{5,}|[A-Za-z]+-?[0-9]{3,}")
 """An order's or a ticket's id: the arrangement is that order's."""
 _ASKS: Final = LinearPattern(r"[？?]|吗\s*$|(?i:^\s*(?:shall|should|would|do|can|could)\s)")

@@ -532,10 +532,21 @@ class _Observer:
             lasting += mine
         out += self._sizes_in_passing(text, [x for x in acts if x.live])
         taken = [o.value for o in out] + [t for _, t in self.instructions]
-        for frame, words in kept_facts(text, lasting, taken, self._words, facts_only=self.amended):
-            self._note(words, keyed_by=frame)
+        out += self._kept(text, lasting, taken)
         if memo:  # "US men's 10. Wide. Save it.": what the turn said is to be kept
             self._memo(text, [x for x in acts if x not in memo])
+        return out
+
+    def _kept(self, text: str, acts: Sequence[Act], taken: Sequence[str]) -> list[Observation]:
+        """The facts no topic names (:func:`kept_facts`): kept as notes, news of a family
+        member in that member's family slot (the newest of them wins)."""
+        out = []
+        for kept in kept_facts(text, acts, taken, self._words, facts_only=self.amended):
+            if kept.news_of is not None:
+                who = _member_named(MEMBER_OF.search(kept.news_of))
+                out.append(self._make(ObservationKind.FACT, _FAMILY, kept.words, scenario=who))
+            else:
+                self._note(kept.words, keyed_by=kept.frame)
         return out
 
     def _ours(self, text: str, acts: Sequence[Act], animal: str) -> list[Observation]:

@@ -27,7 +27,9 @@ Not kept, being no lasting fact about the user, or the profile's topics' to keep
 A note is keyed by its *frame*: its words without numbers and words of change
 (现在, 已经, 了, now, already), so a fact said again with another value (I commute two hours
 a day, then I commute three hours a day now) replaces the older note instead of standing
-beside it.
+beside it. News of a family member said in passing (闺女都会走路了, 儿子现在都上幼儿园了: a
+change of state, whose 了 tells no past event) is that member's: the rules put it in their
+family slot, where it replaces what an earlier session said of them.
 
 Pure functions: no I/O.
 """
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from policies.linear_re import LinearPattern
 from policies.pii import find_pii
@@ -46,7 +48,7 @@ from unstructured_memory.summariser.own_words import PLACE, SIZE
 from unstructured_memory.summariser.topics import CHANNEL, CHANNEL_CODES, mentions, topics_of
 from values.dialogue import Act, ActKind
 
-__all__ = ["MIN_CHARS", "frame", "kept_facts"]
+__all__ = ["MIN_CHARS", "Kept", "frame", "kept_facts"]
 
 MIN_CHARS: Final = 4
 """Characters a fact needs to be kept (fewer say too little on their own)."""
@@ -160,6 +162,16 @@ _PAST_OR_WANT: Final = LinearPattern(
 )
 """What happened or is wanted now: no standing fact (a statement's or a liking's words)."""
 
+_NEWS_ZH: Final = LinearPattern(r"(?:都|已经|现在|如今|早就|终于)[^，,。；;\s了]{0,12}了")
+"""A change of state told as news (闺女都会走路了, 儿子现在都上幼儿园了): its 了 is no past
+event."""
+
+_MEMBER: Final = LinearPattern(
+    r"^\s*(?:毕竟|其实|因为|反正|而且|就是)?\s*(?:家里|我家|我们家)?\s*(?:的)?"
+    r"(?P<who>娃|孩子|宝宝|儿子|女儿|闺女|老公|老婆|媳妇|爸妈|父母|爷爷|奶奶|外公|外婆|姥姥|姥爷)"
+)
+"""A part opening on a family member (not the user) as its subject."""
+
 _TODAY: Final = LinearPattern(
     r"今天|今早|今晚|今儿|刚才|这会儿|(?i:(?:^|[^a-z])(?:today|tonight|right now)(?:$|[^a-z]))"
 )
@@ -211,6 +223,15 @@ def _lasting(piece: str, *, in_passing: bool = False) -> bool:
     return not any(rx.search(piece) is not None for rx in refuses)
 
 
+class Kept(NamedTuple):
+    """A fact kept in the user's words: its frame (the note's key), its words, and the family
+    member it is news of (the member's word, 闺女; ``None``: a note of the user's)."""
+
+    frame: str
+    words: str
+    news_of: str | None
+
+
 def kept_facts(
     text: str,
     acts: Sequence[Act],
@@ -218,12 +239,12 @@ def kept_facts(
     words: Callable[[str], str],
     *,
     facts_only: bool = False,
-) -> list[tuple[str, str]]:
-    """``(frame, words)`` of each live fact clause of ``acts`` (offsets into ``text``) that
-    names no topic, is lasting, and is not already held by ``taken`` (the values and
-    instructions read from the turn); ``words`` makes a clause's kept words (tidied, put
-    right, masked). ``facts_only`` (the user amended the session): no liking and no
-    statement, which the change of mind may have been about."""
+) -> list[Kept]:
+    """Each live fact clause of ``acts`` (offsets into ``text``) that names no topic, is
+    lasting, and is not already held by ``taken`` (the values and instructions read from
+    the turn); ``words`` makes a clause's kept words (tidied, put right, masked).
+    ``facts_only`` (the user amended the session): no liking and no statement, which the
+    change of mind may have been about."""
     held = [t.casefold() for t in taken if t]
     out = []
     for act in acts:
@@ -233,17 +254,25 @@ def kept_facts(
         said_of_self = act.kind is ActKind.STATEMENT and _SELF.search(piece) is not None
         whole = (act.kind in _KEPT or said_of_self) and not act.one_off
         if whole and (not facts_only or act.kind is ActKind.FACT) and _kept(piece, act.kind):
-            found = [piece]
+            found: list[tuple[str, str | None]] = [(piece, None)]
         elif facts_only:
             continue
         else:  # said in passing inside the clause (… 毕竟家里老爷子血糖高 …, … since I cycle)
-            found = [p for p in _parts(piece) if _in_passing(p)]
-        for part in found:
+            found = [(p, _news_of(p)) for p in _parts(piece) if _in_passing(p)]
+        for part, news_of in found:
             said = words(part)
             folded = said.casefold()
             if not any(folded in h or h in folded for h in held):
-                out.append((frame(said), said))
+                out.append(Kept(frame(said), said, news_of))
     return out
+
+
+def _news_of(part: str) -> str | None:
+    """The family member a part said in passing opens on, when it tells news of them."""
+    member = _MEMBER.search(part)
+    if member is None or _NEWS_ZH.search(part) is None:
+        return None
+    return member.group("who")
 
 
 def _kept(piece: str, kind: ActKind) -> bool:
@@ -265,4 +294,5 @@ def _in_passing(part: str) -> bool:
     it opens on them as its subject, denies nothing, and tells nothing past or wanted."""
     if _SELF.search(part) is None or _DENIED.search(part) is not None:
         return False
-    return _lasting(_HERE.sub("我们", part), in_passing=True) and not _PAST_OR_WANT.search(part)
+    told = _NEWS_ZH.sub(lambda m: (m.group(0) or "")[:-1], part)
+    return _lasting(_HERE.sub("我们", part), in_passing=True) and not _PAST_OR_WANT.search(told)

@@ -1398,7 +1398,10 @@ def _topics_of_clause(
         if k not in stated_in_span:
             continue
         for m in topic.pattern.finditer(span):
-            if m.start() + a < told_until and act.start < m.end() + a:  # the match overlaps it
+            told = m.start() + a < told_until or (
+                topic.fact and cues.PRESENT.search(text[m.start() + a : act.end]) is not None
+            )  # a fact told after the narrative, of now: "… last month and I'm teaching … now"
+            if told and act.start < m.end() + a:  # the match overlaps it
                 found.append(topic.key)
                 values.append((0, len(piece)))
                 break

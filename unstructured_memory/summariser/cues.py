@@ -170,6 +170,10 @@ PAST: Final = _words(
 )
 """A narrative of what happened ("上周你们放门口那件被人顺走了"): no instruction for later."""
 
+PRESENT: Final = _words(r"现在|如今|目前", r"now|these days|nowadays|currently")
+"""What holds now, said after a narrative ("I left the hospital last month and I'm teaching
+at the community college now"): the fact after the narrative stands."""
+
 QUESTION: Final = LinearPattern(
     r"吗|呢|[?？]|什么时候|多久|怎么|怎样|如何|能不能|可不可以|是不是|有没有|几天|哪|多少|咋(?:$|[^办])|为啥"
     r"|(?i:^\s*(?:(?:oh|and|also|so|ok|okay|btw|but|plus|hey|um|well)[\s,]+)*"

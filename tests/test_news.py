@@ -1,0 +1,118 @@
+"""News of a lasting fact, told in passing in a later session, takes the old value's slot
+(a child who walks now, a new job, a move to the ground floor): the profile keeps the new
+value, not the old one beside it. Pure: no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.profile_merge import slot_of
+from unstructured_memory.profile.rules import RuleExtractor
+from unstructured_memory.summariser.summary import summarise
+from values.sessions import Turn
+
+
+def _slots(*sessions: str) -> dict[str, str]:
+    """The fact slots after each one-turn session in order, the newest value of each."""
+    out: dict[str, str] = {}
+    for k, said in enumerate(sessions):
+        turns = [Turn("user", said), Turn("assistant", "好的 / Sure.")]
+        extraction = RuleExtractor().extract(turns, summarise("u-news", f"s-{k}", turns))
+        for o in extraction.observations:
+            out[slot_of(o.key, o.scenario)] = o.value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("before", "news", "slot", "new", "old"),
+    [
+        (
+            "闺女七个月 还不会走 天天满地爬 想买个爬行垫 要没味道的",
+            "包裹咋显示签收了 我一天都在家啊 闺女都会走路了满屋跑 门口啥也没看见",
+            "family@女儿",
+            "会走路",
+            "满地爬",
+        ),
+        (
+            "儿子三岁 还不会自己穿鞋 有没有魔术贴的",
+            "快递到哪了 儿子现在都上幼儿园了 早上得送他 家里九点后才有人",
+            "family@儿子",
+            "上幼儿园",
+            "不会自己穿鞋",
+        ),
+        (
+            "My son is 9 months, crawling everywhere, need a foam play mat.",
+            "where's my parcel? it says delivered. fwiw my son is walking now so I'm chasing "
+            "him around all day",
+            "family@son",
+            "walking now",
+            "crawling",
+        ),
+    ],
+)
+def test_news_of_a_family_member_takes_their_slot(
+    before: str, news: str, slot: str, new: str, old: str
+) -> None:
+    slots = _slots(before, news)
+    assert new in slots.get(slot, ""), slots
+    assert old not in slots.get(slot, ""), slots
+
+
+@pytest.mark.parametrize(
+    ("before", "news", "new", "old"),
+    [
+        (
+            "I'm a nurse doing 12-hour shifts, which of your clogs has the best arch support?",
+            "the desk lamp flickers. the clogs were great but I left the hospital last month "
+            "and I'm teaching at the community college now, so I barely wear them",
+            "teaching",
+            "12-hour",
+        ),
+        (
+            "我是外卖骑手 一天在路上十来个钟头 有没有防水的雨衣",
+            "手机支架用不上了 能退不 考了个证 现在在工地开塔吊了 风吹不着",
+            "塔吊",
+            "外卖",
+        ),
+    ],
+)
+def test_news_of_a_new_job_takes_the_occupation_slot(
+    before: str, news: str, new: str, old: str
+) -> None:
+    slots = _slots(before, news)
+    assert new in slots.get("occupation", ""), slots
+    assert old not in slots.get("occupation", ""), slots
+
+
+@pytest.mark.parametrize(
+    ("before", "news", "new", "old"),
+    [
+        (
+            "heads up I'm on the 4th floor of a walk-up, no elevator, the treadmill needs two guys",
+            "do you have the knee brace in a large? my knees gave up on the stairs so we swapped "
+            "into the ground floor unit in our building",
+            "ground floor",
+            "walk-up",
+        ),
+        (
+            "我住6楼 没电梯 大件得送上楼",
+            "上次的柜子挺好 跟你说下我们搬到一楼了 以后送货不用爬楼",
+            "一楼",
+            "没电梯",
+        ),
+    ],
+)
+def test_news_of_a_new_floor_takes_the_home_slot(
+    before: str, news: str, new: str, old: str
+) -> None:
+    slots = _slots(before, news)
+    assert new in slots.get("home", ""), slots
+    assert old not in slots.get("home", ""), slots
+
+
+def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> None:
+    slots = _slots(
+        "闺女七个月 还不会走 天天满地爬 想买个爬行垫",
+        "包裹咋显示签收了 我一天都在家啊 门口啥也没看见",
+    )
+    assert "满地爬" in slots.get("family@女儿", ""), slots
