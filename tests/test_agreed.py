@@ -93,3 +93,23 @@ def test_the_confirmation_keeps_within_its_budget_and_reads_the_view() -> None:
     assert sum(len(c) for c in clauses) <= BUDGET["zh"]
     assert with_agreed("用户下单", [], "zh") == "用户下单"
     assert with_agreed("用户下单", ["A100"], "zh") == "用户下单（客服确认：A100）"
+
+
+def test_a_change_the_agent_reports_done_is_a_confirmation_wherever_the_turn_opens() -> None:
+    record = _record(
+        (
+            "user",
+            "has 8830417 shipped? if not can I switch the colour, the sage looks off... "
+            "charcoal please",
+        ),
+        (
+            "assistant",
+            "It hadn't shipped yet, so I've changed it to charcoal. Same price, ships Thursday.",
+        ),
+    )
+    assert "(the agent confirmed: so I've changed it to charcoal" in record, record
+    record = _record(
+        ("user", "九号那台还没发吧 颜色能换不 黑的夏天太晒了 要冰川白"),
+        ("assistant", "亲，还没发货，已经帮您改成冰川白了，价格不变。"),
+    )
+    assert "（客服确认：已经帮用户改成冰川白了" in record, record

@@ -32,6 +32,12 @@ from values.context import Section
         ),
         ("用户开通牛奶周期购，每周二配送", "用户把牛奶周期购改成每两周一次", ("每周",)),
         ("用户定制沙发，燕麦色，1.5米", "用户把沙发改成墨绿色，1.8米", ("燕麦色", "1.5米")),
+        (  # a colour named without 色: a shade word and its base colour
+            "用户咨询 F90：电动车有曜石黑的吗",
+            "用户进行了一般咨询：黑色的不要了，夏天太晒，改看冰川白",
+            ("曜石黑",),
+        ),
+        ("用户购买手机壳，远峰蓝", "用户把手机壳换成石墨灰", ("远峰蓝",)),
         (
             "The user ordered 24 folding chairs for delivery on the 12th.",
             "The user cut the order to 18 folding chairs, delivery on the 9th.",
@@ -88,6 +94,7 @@ def test_a_kind_the_later_record_does_not_name_and_a_value_it_keeps_stay() -> No
     assert replanned_words(earlier, "用户把空调改成 2 台") == ()
     assert replanned_words(earlier, "用户问空调周三能不能早点送，星期三上午") == ()
     assert plan_values("颜色随便，出色的就行") == {}
+    assert plan_values("我不明白为啥被拉黑，蛋白粉退押金，柜子都落了灰") == {}
 
 
 def test_an_order_pointed_back_at_is_the_last_records_whatever_its_product_word() -> None:

@@ -7,11 +7,11 @@ An agent confirming the outcome restates it whole: ``好的，已开通周期购
 that confirmation after its sentence: ``（客服确认：…）`` / ``(the agent confirmed: …)``.
 
 Kept: the clauses of the agent's last confirming turn (one opening with 好的, 已, 明白,
-Done, Sure, Updated…) that
+Done, Sure, Updated…, or reporting a change done: 已经帮您改成…, I've changed it to…) that
 
 * come after the user's last change of mind and after the last of the user's turns naming
   something specific (else the agent may confirm what the user changed afterwards);
-* name something specific (a number, a product, a model, an amount);
+* name something specific (a number, a product, a model, an amount) or the change done;
 * ask nothing and state no general rule (usually, 一般);
 * restate no standing instruction (以后都发德邦, noted: the profile keeps those, and a
   record repeating one turns stale when the user changes it);
@@ -49,6 +49,14 @@ _CONFIRMS: Final = LinearPattern(
     r"no problem|certainly|of course|noted|confirmed)(?:$|[^a-z]))"
 )
 """The opening of a turn confirming what was agreed."""
+
+_CHANGED_TO: Final = LinearPattern(
+    r"已(?:经)?(?:为您|帮您|给您|为你|帮你)?(?:修改|更改|改|换|调)(?:成|为|到)"
+    r"|(?i:(?:i'?ve|we'?ve|i have|we have|has been|have been|it'?s been)\s+(?:now\s+|just\s+)?"
+    r"(?:changed|switched|swapped|updated|moved|rescheduled)\s[^.;!?]{0,30}?to\s)"
+)
+"""A change the agent reports done (已经帮您改成冰川白了, so I've changed it to charcoal): it
+confirms what holds wherever the turn opens, and its clause names the new value."""
 
 _CLAUSE: Final = {
     "zh": LinearPattern(r"[^，。！？!?；;,\n]+"),
@@ -113,7 +121,8 @@ def agreed(
         if role == "user":
             continue
         turn = view.view[start:end]
-        if _CONFIRMS.search(turn) is not None and words_in(turn):
+        confirms = _CONFIRMS.search(turn) is not None or _CHANGED_TO.search(turn) is not None
+        if confirms and words_in(turn):
             kept = _kept(turn, start, said, lang, specific)
             if kept:
                 return kept
@@ -140,6 +149,7 @@ def _kept(
             _SPECIFIC.search(raw) is None
             and not specific(at + a, at + b)
             and not undoes_arrangement(raw)  # 已为您取消上门安装: what was settled
+            and _CHANGED_TO.search(raw) is None  # 已经帮您改成冰川白了: the new value
         ):
             continue
         clause = made_theirs(_LEAD.sub("", " ".join(raw.split())), lang)

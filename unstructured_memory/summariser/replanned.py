@@ -115,6 +115,10 @@ _KINDS: Final = {
     ),
     "colour": (
         LinearPattern(r"[\x{4e00}-\x{9fff}]{1,3}色"),
+        # a shade word and its base colour, no 色 (曜石黑, 冰川白, 远峰蓝, 石墨灰)
+        LinearPattern(
+            r"(?P<pre>^|[^不没很太挺好说明天拉抹摸])[\x{4e00}-\x{9fff}]{2}[黑白灰蓝绿紫]"
+        ),
         LinearPattern(rf"(?P<pre>[^A-Za-z])(?i:{_COLOURS_EN})(?P<post>$|[^A-Za-z])"),
     ),
     "place": (
@@ -150,9 +154,18 @@ _KINDS: Final = {
 """Each kind of plan value and the words that name one."""
 
 _NOT_COLOUR: Final = frozenset(
-    {"颜色", "出色", "特色", "角色", "脸色", "成色", "货色", "本色", "彩色"}
-)
+    {"颜色", "出色", "特色", "角色", "脸色", "成色", "货色", "本色", "彩色", "明白", "空白", "蛋白",
+     "坦白", "表白", "告白", "拉黑", "抹黑", "摸黑", "天黑", "变黑", "发黑", "发白", "黑白"}
+)  # fmt: skip
+_GRAMMAR: Final = frozenset("了的是有在不很太也都就还把被给和与或个")
+"""Function words: a colour name holds none (落了灰, 是白 are no colours)."""
 _EDGE: Final = " \t,.;:!?，。；：！？()（）"
+
+
+def _not_colour(said: str) -> bool:
+    """Whether a colour match is a word that names none (颜色, 明白) or a phrase (落了灰)."""
+    shade = not said.endswith("色")
+    return said[-2:] in _NOT_COLOUR or (shade and any(c in _GRAMMAR for c in said))
 
 
 def _values(text: str, *, stated: bool = False) -> Iterator[tuple[str, str, str]]:
@@ -162,7 +175,7 @@ def _values(text: str, *, stated: bool = False) -> Iterator[tuple[str, str, str]
     for kind, patterns in _KINDS.items():
         for a, b in (span for pattern in patterns for span in pattern.spans(text)):
             said = text[a:b].strip(_EDGE)
-            if not said or (kind == "colour" and said[-2:] in _NOT_COLOUR):
+            if not said or (kind == "colour" and _not_colour(said)):
                 continue
             if stated and negated(text, a, lang, b):
                 continue
