@@ -76,6 +76,15 @@ def test_must_items_are_masked_and_must_not_items_are_not_the_users_own(
         Scenario.model_validate(raw)
 
 
+def test_a_link_of_an_unknown_entity_type_is_refused_at_load(scenarios: list[Scenario]) -> None:
+    raw = scenarios[0].model_dump()
+    raw["sessions"][0]["writes"] = [
+        {"kind": "link", "entity_type": "complaint", "entity_id": "TS-48261"}
+    ]
+    with pytest.raises(ValueError, match="entity_type"):
+        Scenario.model_validate(raw)
+
+
 def test_the_subset_replays_without_leaking(suite: Suite) -> None:
     m = suite.metrics()
     assert m["scenarios"] == len(SUBSET)

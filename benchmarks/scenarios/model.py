@@ -59,6 +59,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from policies.business import BusinessEntityType
 from policies.pii import find_pii
 
 __all__ = [
@@ -113,7 +114,7 @@ class WriteSpec(_Model):
     key: str | None = None
     value: Any = None
     pii_kind: Literal["phone", "email", "id_card", "bank_card", "address"] | None = None
-    entity_type: str | None = None
+    entity_type: BusinessEntityType | None = None
     entity_id: str | None = None
 
     @model_validator(mode="after")
