@@ -73,13 +73,14 @@ from structured_memory.repositories.session import (
     chain_digest,
 )
 from unstructured_memory.profile.base import Extraction, ProfileExtractor
+from unstructured_memory.profile.revoked import voided
 from unstructured_memory.summariser.acts import Utterance, ids_after_error, mistyped
 from unstructured_memory.summariser.replanned import REFERS_BACK, changes_plan
 from unstructured_memory.summariser.summary import (
     summarise,
     taken_back,
 )
-from unstructured_memory.summariser.topics import TOPICS, Topic
+from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 from values.inputs import MemoryInput
 from values.sessions import ROLES, Role, SessionRecord, SessionSummary, Turn, TurnsAppended
 
@@ -385,6 +386,10 @@ class SessionPath:
             if key in _TOPICS:  # a one-off or a note of it goes too
                 restated[key] = _TOPICS[key]
                 olds += [] if former is None else [str(former.value)]
+        for key in self._voided(conn, scope, extraction):
+            former = self._facts.delete_within(conn, scope, key)
+            restated[key if key in _TOPICS else NOTE.key] = _TOPICS.get(key, NOTE)
+            olds += [] if former is None else [str(former.value)]
         for instruction in extraction.instructions:
             former = self._facts.replace_within(
                 conn,
@@ -400,6 +405,20 @@ class SessionPath:
         if restated:
             news = [i.text for i in extraction.instructions]
             self._writes.restate(conn, scope, list(restated.values()), olds, news)
+
+    def _voided(self, conn: Connection, scope: UserScope, extraction: Extraction) -> list[str]:
+        """The keys of the instructions and notes of earlier sessions the user voided
+        (:attr:`Extraction.revoked`, :func:`~unstructured_memory.profile.revoked.voided`);
+        never one this session writes."""
+        if not extraction.revoked:
+            return []
+        written = {i.key for i in extraction.instructions}
+        held = [
+            (f.key, f.value)
+            for f in self._facts.live_within(conn, scope)
+            if f.source == "session" and isinstance(f.value, str) and f.key not in written
+        ]
+        return voided(extraction.revoked, held)
 
     def _unsay_replaced(
         self, conn: Connection, scope: UserScope, merged: Merged, written: set[str]

@@ -382,3 +382,42 @@ def test_an_add_on_undone_leaves_the_earlier_arrangement(mem: MemoryClient) -> N
         ],
     )
     assert [t for t in texts if "770215836614" in t and "周六" in t], texts
+
+
+def test_an_instruction_voided_later_leaves_the_profile_and_the_records(
+    mem: MemoryClient,
+) -> None:
+    texts = _told(
+        mem,
+        "buyer-void-zh",
+        [
+            ("user", "以后发货前先在群里跟我对一下货号 我们店里容易弄混"),
+            ("assistant", "好的，已备注。"),
+        ],
+        [
+            ("user", "补货挺急的 之前说发货前对货号那个作废 直接发就行"),
+            ("assistant", "好的，以后直接发货。"),
+        ],
+    )
+    facts = [str(f.value) for f in mem.facts.list("buyer-void-zh")]
+    assert not [f for f in facts if "群里" in f], facts
+    assert not [t for t in texts if "群里" in t], texts
+    texts = _told(
+        mem,
+        "buyer-void-en",
+        [
+            ("user", "from now on please hold my orders and ship everything together in one box"),
+            ("assistant", "Sure."),
+        ],
+        [
+            (
+                "user",
+                "forget the ship-together thing, it was a mistake. send each item when it's ready",
+            ),
+            ("assistant", "Understood."),
+        ],
+    )
+    facts = [str(f.value) for f in mem.facts.list("buyer-void-en")]
+    assert not [f for f in facts if "one box" in f], facts
+    ctx = mem.build_context("buyer-void-en", "will my lamp and rug come together?", max_tokens=600)
+    assert "one box" not in ctx.text

@@ -40,7 +40,9 @@ class Extraction:
 
     ``observations`` go to :func:`policies.profile_merge.merge`; ``instructions``
     become explicit facts in the same transaction, and the explicit facts named in
-    ``withdrawn`` (topics the user took back) are deleted; ``record_text``, when given,
+    ``withdrawn`` (topics the user took back) are deleted, with the instruction or note
+    each of ``revoked`` (the words the user named an earlier instruction by as they voided
+    it: :func:`~unstructured_memory.profile.revoked.revoked`) finds; ``record_text``, when given,
     is the masked record sentence to store instead of the rule summary's;
     ``source`` names the extractor that produced the result and ``fallback``
     the reason code when an extractor fell back to the rules.
@@ -52,6 +54,7 @@ class Extraction:
     fallback: str | None = None
     instructions: tuple[Instruction, ...] = ()
     withdrawn: tuple[str, ...] = ()
+    revoked: tuple[str, ...] = ()
 
 
 class ProfileExtractor(Protocol):

@@ -365,6 +365,7 @@ class ChatExtractor:
                 *(i for i in rules.instructions if i.key not in keys),
             ),
             withdrawn=rules.withdrawn,
+            revoked=rules.revoked,
         )
 
     def _ask(self, turns: Sequence[Turn]) -> str:

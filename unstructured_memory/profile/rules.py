@@ -48,6 +48,7 @@ from unstructured_memory.profile.owned import (
     things_said_to_be,
 )
 from unstructured_memory.profile.registry import RuleExtractorConfig
+from unstructured_memory.profile.revoked import revoked
 from unstructured_memory.profile.self_facts import kept_facts
 from unstructured_memory.summariser import amounts, cues, sizes
 from unstructured_memory.summariser.acts import asked_topic, instructs, negated
@@ -1360,6 +1361,12 @@ class RuleExtractor:
             source=self.name,
             instructions=tuple(instructions),
             withdrawn=tuple(k for k in withdrawn if k not in _TOPICS or not _TOPICS[k].fact),
+            revoked=tuple(
+                name
+                for t in turns
+                if t.role == "user"
+                for name in revoked(t.text, summary.language)
+            ),
         )
 
     def close(self) -> None:
