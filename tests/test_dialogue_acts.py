@@ -1098,6 +1098,25 @@ def test_an_instruction_said_over_two_clauses_is_kept_whole_and_left_out_of_the_
 
 
 @pytest.mark.parametrize(
+    ("said", "body"),
+    [
+        (
+            "going forward, please hold my orders until everything's in stock. I hate five "
+            "deliveries a week",
+            "hold my orders until everything's in stock",
+        ),
+        ("From now on, leave parcels with the concierge", "leave parcels with the concierge"),
+        ("以后，发货前先在群里跟我对一下货号", "发货前先在群里跟我对一下货号"),
+    ],
+)
+def test_an_instruction_cue_said_as_a_clause_alone_keeps_what_it_governs(
+    said: str, body: str
+) -> None:
+    kept = [t for _, t in _instructions(said)]
+    assert any(body in t for t in kept), kept
+
+
+@pytest.mark.parametrize(
     ("said", "note", "fact"),
     [
         (

@@ -71,6 +71,25 @@ T0 = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
             "gas stove",
             "induction",
         ),
+        (  # a mix-up owned, the thing said named without its subject
+            "zh",
+            "跟你们说一声 上回说的过敏那个是我搞混了 过敏的是我闺女 不是我",
+            "过敏",
+            "闺女",
+        ),
+        ("zh", "之前提的腰椎间盘突出那事记混了 是我爸 我腰没事", "腰椎间盘突出", "我爸"),
+        (
+            "en",
+            "wait, ignore the latex thing, I was mixing it up with my old roommate",
+            "latex",
+            "roommate",
+        ),
+        (
+            "en",
+            "forget the night shift bit, that was wrong, I work days now",
+            "night shift",
+            "work days",
+        ),
     ],
 )
 def test_a_statement_pointed_back_at_and_denied_is_disowned(
@@ -93,6 +112,8 @@ def test_a_statement_pointed_back_at_and_denied_is_disowned(
         ("en", "I'm not vegetarian, just cutting back"),
         ("en", "the dog isn't mine"),  # no pointer back: someone else's dog now
         ("en", "I said I wanted the blue one, wrong, the red one"),  # a choice, not the user
+        ("zh", "上次说的地址那个是我搞错了 改成公司"),  # an address put right: the vault's
+        ("en", "ignore the blue thing, the red one please"),  # no mix-up: a choice
     ],
 )
 def test_a_denial_without_a_pointer_back_at_the_user_disowns_nothing(lang: Lang, said: str) -> None:

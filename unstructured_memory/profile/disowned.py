@@ -1,6 +1,7 @@
 """What the user says was wrong in what they told an earlier session about themselves.
 
 "上回说我家是地暖 我搞错了 那是我姐家 我家是暖气片", "之前跟你们说我乳糖不耐受 其实不是",
+"上回说的过敏那个是我搞混了 过敏的是我闺女", "ignore the latex thing, I was mixing it up",
 "that dishwasher thing I told you last time — wrong, that's my parents' place", "correction
 from last time, the dog isn't mine": the user points back at something they said of
 themselves (a time before, a verb of saying, the thing said opening on the user or their
@@ -56,6 +57,17 @@ _SAID_ZH: Final = LinearPattern(
 )
 """A time before, a verb of saying, what was said of the user, a denial."""
 
+_MIXED_ZH: Final = r"(?:搞混了|弄混了|记混了|说混了|搞错了|弄错了|记错了|说错了)"
+_NAMED_ZH: Final = LinearPattern(
+    _BACK_ZH + r"[^，,。！？!?；;\n]{0,6}?(?:说|讲|提)(?:过|的)?的?\s*"
+    r"(?P<what>[^，,。！？!?；;\n\s]{2,10}?)(?:那个|那事|这事|的事)[，,\s]*(?:其实)?(?:是我)?"
+    + _MIXED_ZH
+)
+"""A time before, a verb of saying, the thing said named without its subject and pointed at
+(那个, 那事), a mix-up the user owns (上回说的过敏那个是我搞混了)."""
+_NOT_OF_SELF_ZH: Final = LinearPattern(r"地址|电话|手机号|单号|订单|时间|日期|尺码|颜色|型号")
+"""What a mix-up names that is an order's or the vault's, not a fact of the user's."""
+
 _DENY_EN: Final = (
     r"(?:wrong|not true|not right|not correct|incorrect|a mistake|my mistake|my bad|"
     r"scratch that|not the case|i'?m not|i am not|i don'?t|we don'?t|i'?m actually not)"
@@ -71,6 +83,14 @@ _SAID_EN: Final = LinearPattern(
     r"[\s,:;—–-]+(?:(?:but|actually|well|that'?s|that was|it was)\s+)*" + _DENY_EN + r")"
 )
 """A thing the user told or said before, and a denial of it."""
+
+_IGNORED_EN: Final = LinearPattern(
+    r"(?i:(?:ignore|forget|scratch|disregard|never\s*mind|nvm)\s+(?:the|that|my)\s+"
+    r"(?P<what>[a-z][a-z' -]{1,30}?)\s+(?:thing|bit|part|stuff)[^.!?;]{0,40}?"
+    r"(?:mix(?:ed|ing)\s+(?:it\s+|that\s+)?up|confus|wrong|a mistake|not true|kidding|joking))"
+)
+"""A thing the user said, named and set aside as a mix-up or an error ("ignore the latex
+thing, I was mixing it up with my roommate")."""
 
 _NOT_MINE: Final = LinearPattern(
     r"(?i:(?:the|that|my)\s+(?P<what>[a-z]+)\s+(?:isn'?t|is not|wasn'?t|was not)\s+"
@@ -126,9 +146,15 @@ def disowned(text: str, lang: Lang) -> list[Disowned]:
     found: list[tuple[str, int]] = []
     if lang == "zh":
         found += [(m.group("what") or "", m.end()) for m in _SAID_ZH.finditer(text)]
+        found += [
+            (what, m.end())
+            for m in _NAMED_ZH.finditer(text)
+            if not _NOT_OF_SELF_ZH.search(what := m.group("what") or "")
+        ]
     else:
         for m in _SAID_EN.finditer(text):
             found.append((m.group("what") or m.group("what2") or "", m.end()))
+        found += [(m.group("what") or "", m.end()) for m in _IGNORED_EN.finditer(text)]
         if _BACK_EN.search(text) is not None:
             found += [(m.group("what") or "", m.end()) for m in _NOT_MINE.finditer(text)]
     out: list[Disowned] = []

@@ -87,16 +87,34 @@ __all__ = [
 _CLAUSE: Final = {"zh": cues.CLAUSE_ZH, "en": cues.CLAUSE_EN}
 
 
+_CUE_ONLY: Final = LinearPattern(
+    r"^(?:以后|今后|往后|以后的话|今后的话)$"
+    r"|(?i:^(?:(?:and|also|so|oh)\s+)?(?:going forward|moving forward|from now on|"
+    r"in (?:the )?future|henceforth)$)"
+)
+"""A clause that is only the word of an instruction ("going forward, please hold my
+orders …"): it governs the clause after it."""
+_COMMA: Final = LinearPattern(r"^[,，\s]+$")
+
+
 def clauses(text: str, lang: Lang, entities: Sequence[Entity] = ()) -> list[tuple[int, int]]:
     """The clauses of ``text`` as spans, white space trimmed, empty ones left out; a Chinese
-    clause is cut again at white space between two clauses (:func:`_spaced`)."""
-    out = []
+    clause is cut again at white space between two clauses (:func:`_spaced`); a clause of an
+    instruction's word alone (going forward, 以后) is one with the clause after its comma."""
+    out: list[tuple[int, int]] = []
     for a, b in _CLAUSE[lang].spans(text):
         piece = text[a:b]
         start = a + len(piece) - len(piece.lstrip())
         end = b - (len(piece) - len(piece.rstrip()))
         if end > start:
-            out += _spaced(text, start, end, entities) if lang == "zh" else [(start, end)]
+            found = _spaced(text, start, end, entities) if lang == "zh" else [(start, end)]
+            if (
+                out
+                and _CUE_ONLY.search(text[out[-1][0] : out[-1][1]]) is not None
+                and _COMMA.search(text[out[-1][1] : found[0][0]]) is not None
+            ):
+                found[0] = (out.pop()[0], found[0][1])
+            out += found
     return out
 
 
