@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser import Turn, summarise
-from unstructured_memory.summariser.acts import ActKind, Utterance, negated, read_dialogue
+from unstructured_memory.summariser.acts import (
+    ActKind,
+    Utterance,
+    families,
+    negated,
+    read_dialogue,
+)
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.choice import final_choice, options
 from unstructured_memory.summariser.entities import Entity, Lang, extract_entities
@@ -2499,3 +2505,8 @@ def test_an_id_put_right_before_its_word_of_error_replaces_the_slip(user: str) -
     record = summarise("buyer-slip-01", "s-1", [Turn("user", user), Turn("assistant", "OK.")])
     assert "1046" not in record.summary_text, record.summary_text
     assert "0582" not in record.summary_text, record.summary_text
+
+
+def test_a_trade_in_asks_for_no_exchange() -> None:
+    assert "exchange" not in families("以旧换新我那台小米13能抵多少 512G的")
+    assert "exchange" in families("鞋子小了 换大一码")

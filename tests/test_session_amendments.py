@@ -421,3 +421,35 @@ def test_an_instruction_voided_later_leaves_the_profile_and_the_records(
     assert not [f for f in facts if "one box" in f], facts
     ctx = mem.build_context("buyer-void-en", "will my lamp and rug come together?", max_tokens=600)
     assert "one box" not in ctx.text
+
+
+def test_a_value_put_right_in_a_later_session_reads_as_updated_in_the_earlier_record(
+    mem: MemoryClient,
+) -> None:
+    texts = _told(
+        mem,
+        "buyer-put-right",
+        [
+            ("user", "以旧换新我那台小米13能抵多少 512G的 成色还行"),
+            ("assistant", "小米13 512G 大概能抵一千五，以质检为准。"),
+        ],
+        [
+            ("user", "上回问的以旧换新 内存我说错了 其实是256G的"),
+            ("assistant", "小米13 256G 大概能抵一千三，以质检为准。"),
+        ],
+    )
+    assert not [t for t in texts if "512G" in t], texts
+    assert any("256G" in t for t in texts), texts
+    texts = _told(
+        mem,
+        "buyer-put-right-en",
+        [
+            ("user", "how much trade-in for my Pixel 7, it's the 256GB one"),
+            ("assistant", "Pixel 7 256GB is worth about $180 in good condition."),
+        ],
+        [
+            ("user", "about that trade-in quote, my bad, I said the wrong storage, I meant 128GB"),
+            ("assistant", "Pixel 7 128GB is worth about $150 in good condition."),
+        ],
+    )
+    assert not [t for t in texts if "256GB" in t], texts

@@ -293,18 +293,19 @@ def _spaced(text: str, start: int, end: int, entities: Sequence[Entity]) -> list
 _FAMILIES: Final = PatternSet([rx for _, rx in cues.REQUEST_FAMILIES])
 
 
-_PAPERWORK: Final = LinearPattern(
+_NOT_ASKED: Final = LinearPattern(
     r"(?:退货|换货)(?:的)?(?:运单|单号|快递单|物流|地址|标签|面单|取件码|运费)"
     r"|(?i:(?:return|exchange)\s+(?:label|shipping label|tracking|address|parcel|package|"
-    r"shipment|courier|postage|fee))"
+    r"shipment|courier|postage|fee))|以旧换新"
 )
-"""A return's paperwork (退货运单号, return label): spoken of, no return asked for."""
+"""A return's paperwork (退货运单号, return label): spoken of, no return asked for; a trade-in
+(以旧换新), which exchanges nothing bought."""
 
 
 def families(text: str) -> tuple[str, ...]:
     """The request families ``text`` names, in :data:`cues.REQUEST_FAMILIES` order (the
-    words of a return's paperwork, :data:`_PAPERWORK`, name none)."""
-    named = _FAMILIES.present(_PAPERWORK.sub(" ", text))
+    words of a return's paperwork or a trade-in, :data:`_NOT_ASKED`, name none)."""
+    named = _FAMILIES.present(_NOT_ASKED.sub(" ", text))
     return tuple(name for i, (name, _) in enumerate(cues.REQUEST_FAMILIES) if i in named)
 
 

@@ -2,7 +2,8 @@
 
 A plan made in one session (a delivery day, an install slot, a pickup place, a quantity, a
 colour, a size, how often a subscription ships) is changed in a later one: 空调改到下周二下午装,
-make it 18 chairs, 改寄郑州. The earlier record still states the old plan, and an agent
+make it 18 chairs, 改寄郑州; or a value of it said wrong is put right (内存我说错了 其实是256G的,
+my bad, I meant 128GB). The earlier record still states the old plan, and an agent
 reading both would not know which holds. When the later session changes a plan, each
 earlier record on the same thing (naming one of its ids, models or products) shows the
 values the later record replaced as updated, the rest of its words kept.
@@ -45,11 +46,14 @@ CHANGES: Final = LinearPattern(
     r"改成|改到|改为|改寄|改送|改约|改期|改个|改一下|改下|[改换调][小大少多低高]|换个|换成|换到|推迟|延后|"
     r"延期|往后推|提前|挪到|调到|不要[^，。！？]{0,8}了|"
     r"不用[^，。！？]{0,8}了|取消|算了|别[^，。！？]{0,6}了|还是|"
+    r"说错|报错|写错|填错|打错|搞错|弄错|记错|看错|更正|应该是|"
     r"(?i:instead|change|switch|move|moved|reschedule|push (?:it )?back|bring (?:it )?forward|"
     r"cancel|make it|rather|actually|swap|update|no longer|not (?:the|on|at)|cut|reduce|"
-    r"lower|increase|bump|down to|up to|slow)"
+    r"lower|increase|bump|down to|up to|slow|i meant|my bad|typo|should be|said the wrong|"
+    r"gave (?:you )?the wrong|was wrong)"
 )
-"""Words of a change of plan in the user's turns."""
+"""Words of a change of plan in the user's turns, or of a value said wrong before (上回我说的
+尺码说错了, my bad, I meant 128GB): the earlier record's value of that kind is replaced."""
 
 _NUM_ZH: Final = r"[0-9一二两三四五六七八九十]+"
 _WEEKDAYS: Final = {
