@@ -116,3 +116,37 @@ def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> 
         "包裹咋显示签收了 我一天都在家啊 门口啥也没看见",
     )
     assert "满地爬" in slots.get("family@女儿", ""), slots
+
+
+@pytest.mark.parametrize(
+    ("before", "news", "slot", "new", "old"),
+    [
+        (
+            "每日坚果哪个牌子好吃 我不挑 啥都吃 没啥忌口",
+            "燕麦片箱子压扁了 上个月去医院一查对花生过敏 现在买啥都得先看配料表",
+            "diet",
+            "花生过敏",
+            "没啥忌口",
+        ),
+        (
+            "电饭煲2升的够用不 我家就俩人 我跟老公",
+            "床垫啥时候到啊 婆婆搬过来跟我们住了 只能先睡沙发床",
+            "household",
+            "婆婆",
+            "就俩人",
+        ),
+        (
+            "is a 1.5 litre kettle enough? it's just me at home",
+            "where's the shower chair? my dad moved in with us after his hip surgery",
+            "household",
+            "moved in",
+            "just me",
+        ),
+    ],
+)
+def test_news_of_a_diet_or_a_household_takes_its_slot(
+    before: str, news: str, slot: str, new: str, old: str
+) -> None:
+    slots = _slots(before, news)
+    assert new in slots.get(slot, ""), slots
+    assert old not in slots.get(slot, ""), slots

@@ -399,7 +399,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
         LinearPattern(
             r"吃素|素食|吃斋|纯素|全素|蛋奶素|奶蛋素|鱼素|不吃|不能吃|吃不了|忌口|清真|乳糖不耐"
             r"|(?:我|孩子|儿子|女儿|宝宝|老婆|老公|家人|家里人|他|她|爸|妈)[^，,。！？]{0,4}(?:对)?"
-            r"[^，,。！？]{0,6}过敏|过敏体质"
+            r"[^，,。！？]{0,6}过敏|过敏体质|(?:查出|一查|确诊|检查出)[^，,。！？\s]{0,3}?对[\x{4e00}-\x{9fff}]{1,5}过敏"
             r"|(?:医生|大夫|营养师)[^，,。！？]{0,6}?(?:多|少|不要|别|不能|不让)(?:吃|补|喝|碰)"
             r"|我(?:在|正在|一直在?)?(?:控糖|戒糖|控盐|减脂|生酮|断碳|低碳饮食)"
             r"|(?i:vegetarian|vegan|pescatarian|pescetarian|flexitarian|allergic to|allergy|halal|"
@@ -530,6 +530,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"(?:家里|家中|我家|我们家|咱家|全家)[^，,。！？；]{{0,4}}?(?:小两口|两口子|{_COUNT_ZH}\s*口人"
             rf"|{_COUNT_ZH}\s*个人(?:住|生活|过)?(?:$|[，,。！？；了]))"
             rf"|一家{_COUNT_ZH}口|(?:我|自己)?一个人住|独居|就我(?:一个人|自己)(?:住|在家)"
+            # someone moved in (婆婆搬过来跟我们住了, my dad moved in with us)
+            r"|(?:搬过来|搬来|住过来|接过来)(?:跟|和)?(?:我们|我)?(?:一起)?住"
+            rf"|(?i:(?:my|our) [a-z-]+(?: [a-z-]+)? (?:has )?moved in with (?:us|me))"
             rf"|(?i:(?:it'?s|it is) just (?:me|us two|the two of us|us)\s+(?:at home|here|"
             rf"in the (?:house|flat|apartment)|living here)|i live (?:alone|on my own|by myself)"
             rf"|(?:there are|there'?re|we'?re|we are) (?:now )?(?:a (?:family|household) of )?"
