@@ -2467,6 +2467,11 @@ def test_what_the_user_was_told_to_do_is_no_request_and_a_need_dropped_is_withdr
         (["热水器不用师傅来了 我自己装好了", "好的，已为您取消上门安装。"], True),
         (["skip the install for the washer, my neighbour did it", "Done, visit cancelled."], True),
         (["found it, sorry", "No problem, I've withdrawn RS-88120."], True),
+        (
+            ["电饭煲那单不退了 是插座的问题 取件的别来了", "好的，退货申请 TH-55102 已帮您撤销。"],
+            True,
+        ),
+        (["打印机自己弄好了 师傅就别跑了", "好的，维修工单 WX-4417 已给您取消。"], True),
         # the user took back what no request of this session names
         (["牙刷那单算了 留着用吧", "好的"], True),
         (["never mind, I'll keep it", "Sure."], True),

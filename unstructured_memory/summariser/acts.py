@@ -1104,7 +1104,8 @@ _OFFER: Final = LinearPattern(
 """The agent offering more help: a bare "不用了" after it closes the talk, retracts nothing."""
 
 _UNDONE: Final = LinearPattern(
-    r"(?:已|并|也|同时|一并)(?:为您)?(?:取消|撤销|撤回|删除|作废)|(?:取消|撤销|撤回)了|"
+    r"(?:已|并|也|同时|一并)(?:为您|帮您|给您|为你|帮你|给你)?(?:取消|撤销|撤回|删除|作废)"
+    r"|(?:取消|撤销|撤回)了|"
     r"不再(?:为您)?(?:安排|处理)"
     r"|(?i:cancel+ed|withdrawn|removed|dropped|called off|no longer)"
 )
