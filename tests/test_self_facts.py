@@ -62,6 +62,8 @@ def test_a_fact_no_topic_names_is_kept_in_the_users_words(said: str, kept: str) 
         "I tried resetting it, I just want my money back",
         "Okay, and texts are better than email for me, I miss emails.",
         "默认送公司就行 星河大厦 前台会收",
+        "oh and while I have you, is the lamp in stock?",
+        "while I've got you, can you check the lamp?",
     ],
 )
 def test_the_matter_at_hand_a_feeling_or_an_activity_is_no_fact(said: str) -> None:

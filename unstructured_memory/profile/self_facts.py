@@ -74,10 +74,12 @@ _NOW: Final = LinearPattern(
     r"|我是[^，,。；;]{0,8}(?:买|下单|下的单|付款|付的款|收到|拍)的"
     r"|(?i:(?:^|[^a-z])(?:i'?m|i am)\s+(?:just\s+|still\s+|now\s+|currently\s+)?"
     r"[a-z]+ing(?:$|[^a-z]))"
+    r"|(?i:(?:^|[^a-z])while\s+(?:i\s+have|i'?ve\s+got|i'?m\s+here)\s+you(?:$|[^a-z]))"
     r"|(?i:(?:^|[^a-z])i\s+(?:have|'ve got|'ve)\s+(?:a|an|one|some|two|a few|another)?\s*"
     r"(?:question|problem|issue|query|complaint|concern|order|return|parcel|package|refund))"
 )
-"""An activity going on now, a matter brought to the agent, a purchase told as past."""
+"""An activity going on now, a matter brought to the agent (while I have you), a purchase
+told as past."""
 
 _CHANGE: Final = LinearPattern(
     r"现在|目前|已经|如今|了|都|也|还"
