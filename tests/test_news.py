@@ -48,79 +48,36 @@ def _slots(*sessions: str) -> dict[str, str]:
             "walking now",
             "crawling",
         ),
-    ],
-)
-def test_news_of_a_family_member_takes_their_slot(
-    before: str, news: str, slot: str, new: str, old: str
-) -> None:
-    slots = _slots(before, news)
-    assert new in slots.get(slot, ""), slots
-    assert old not in slots.get(slot, ""), slots
-
-
-@pytest.mark.parametrize(
-    ("before", "news", "new", "old"),
-    [
         (
             "I'm a nurse doing 12-hour shifts, which of your clogs has the best arch support?",
             "the desk lamp flickers. the clogs were great but I left the hospital last month "
             "and I'm teaching at the community college now, so I barely wear them",
+            "occupation",
             "teaching",
             "12-hour",
         ),
         (
             "我是外卖骑手 一天在路上十来个钟头 有没有防水的雨衣",
             "手机支架用不上了 能退不 考了个证 现在在工地开塔吊了 风吹不着",
+            "occupation",
             "塔吊",
             "外卖",
         ),
-    ],
-)
-def test_news_of_a_new_job_takes_the_occupation_slot(
-    before: str, news: str, new: str, old: str
-) -> None:
-    slots = _slots(before, news)
-    assert new in slots.get("occupation", ""), slots
-    assert old not in slots.get("occupation", ""), slots
-
-
-@pytest.mark.parametrize(
-    ("before", "news", "new", "old"),
-    [
         (
             "heads up I'm on the 4th floor of a walk-up, no elevator, the treadmill needs two guys",
             "do you have the knee brace in a large? my knees gave up on the stairs so we swapped "
             "into the ground floor unit in our building",
+            "home",
             "ground floor",
             "walk-up",
         ),
         (
             "我住6楼 没电梯 大件得送上楼",
             "上次的柜子挺好 跟你说下我们搬到一楼了 以后送货不用爬楼",
+            "home",
             "一楼",
             "没电梯",
         ),
-    ],
-)
-def test_news_of_a_new_floor_takes_the_home_slot(
-    before: str, news: str, new: str, old: str
-) -> None:
-    slots = _slots(before, news)
-    assert new in slots.get("home", ""), slots
-    assert old not in slots.get("home", ""), slots
-
-
-def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> None:
-    slots = _slots(
-        "闺女七个月 还不会走 天天满地爬 想买个爬行垫",
-        "包裹咋显示签收了 我一天都在家啊 门口啥也没看见",
-    )
-    assert "满地爬" in slots.get("family@女儿", ""), slots
-
-
-@pytest.mark.parametrize(
-    ("before", "news", "slot", "new", "old"),
-    [
         (
             "每日坚果哪个牌子好吃 我不挑 啥都吃 没啥忌口",
             "燕麦片箱子压扁了 上个月去医院一查对花生过敏 现在买啥都得先看配料表",
@@ -144,9 +101,17 @@ def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> 
         ),
     ],
 )
-def test_news_of_a_diet_or_a_household_takes_its_slot(
+def test_news_takes_the_old_values_slot(
     before: str, news: str, slot: str, new: str, old: str
 ) -> None:
     slots = _slots(before, news)
     assert new in slots.get(slot, ""), slots
     assert old not in slots.get(slot, ""), slots
+
+
+def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> None:
+    slots = _slots(
+        "闺女七个月 还不会走 天天满地爬 想买个爬行垫",
+        "包裹咋显示签收了 我一天都在家啊 门口啥也没看见",
+    )
+    assert "满地爬" in slots.get("family@女儿", ""), slots
