@@ -32,6 +32,8 @@ from values.sessions import Lang
         ("别打电话 放门口就行", "zh", []),
         ("don't call me, just leave it at the door", "en", []),
         ("这单不要了 帮我取消", "zh", []),
+        ("之前那个订单取消了吗", "zh", []),  # an order, no instruction
+        ("cancel the return thing, I'll keep it", "en", []),  # a request, no instruction
     ],
 )
 def test_an_instruction_voided_is_named_by_its_words(

@@ -27,16 +27,21 @@ _VOID_ZH: Final = (
     r"(?:作废|不作数|不算数|不算了|取消(?:掉|了)?|撤销|撤回|不要了|不用了|算了|无效|别管了)"
 )
 _REVOKED_ZH: Final = LinearPattern(
-    r"(?:之前|上回|上次|以前|原来|先前|早先)[^，,。！？!?；;\s]{0,4}?(?:说|提|要求|讲|定|备注)?(?:的|过的?)?"
-    r"(?:那个|那条|这个)?(?P<what>[^，,。！？!?；;\s]{2,14}?)(?:那个|那条|这个|那项)?(?:的?要求|的?事|的?规矩|的?备注)?"
+    r"(?:之前|上回|上次|以前|原来|先前|早先)[^，,。！？!?；;\s]{0,4}?"
+    r"(?:(?:说|提|要求|讲|定|备注)(?:的|过的?)?(?:那个|那条|这个)?(?P<said>[^，,。！？!?；;\s]{2,14}?)"
+    r"(?:那个|那条|这个|那项)?(?:的?要求|的?事|的?规矩|的?备注)?"
+    r"|(?:的|过的?)?(?:那个|那条|这个)?(?P<asked>[^，,。！？!?；;\s]{2,14}?)"
+    r"(?:的?要求|的?规矩|的?备注))"
     r"(?:也|就|都)?" + _VOID_ZH
 )
-"""A pointer back, the words naming the instruction, a word voiding it."""
+"""A pointer back, the words naming the instruction after a verb of saying or before a word
+for an instruction (要求, 规矩, 备注), a word voiding it; never a thing alone (之前那个订单取消了
+is an order's)."""
 _REVOKED_EN: Final = LinearPattern(
-    r"(?i:(?:nvm|never\s*mind|forget(?:\s+about)?|ignore|scratch|drop|cancel|disregard)\s+"
-    r"(?:the|that|my)\s+(?P<what>[a-z][a-z' -]{1,30}?)\s+(?:thing|rule|request|instruction|"
+    r"(?i:(?:nvm|never\s*mind|forget(?:\s+about)?|ignore|scratch|disregard)\s+"
+    r"(?:the|that|my)\s+(?P<what>[a-z][a-z' -]{1,30}?)\s+(?:thing|rule|instruction|"
     r"bit|stuff|preference|setting|arrangement)"
-    r"|(?:the|that|my)\s+(?P<what2>[a-z][a-z' -]{1,30}?)\s+(?:thing|rule|request|instruction|"
+    r"|(?:the|that|my)\s+(?P<what2>[a-z][a-z' -]{1,30}?)\s+(?:thing|rule|instruction|"
     r"preference|setting|arrangement)\s+(?:was|is)\s+(?:a mistake|off|cancell?ed|void|"
     r"no longer (?:needed|valid)|not needed))"
 )
@@ -53,7 +58,11 @@ _SHARED: Final = 0.5
 def revoked(text: str, lang: Lang) -> list[str]:
     """The words each instruction the user's turn ``text`` voids is named by, in order."""
     if lang == "zh":
-        return [w for m in _REVOKED_ZH.finditer(text) if (w := _trimmed(m.group("what") or ""))]
+        return [
+            w
+            for m in _REVOKED_ZH.finditer(text)
+            if (w := _trimmed(m.group("said") or m.group("asked") or ""))
+        ]
     return [
         w
         for m in _REVOKED_EN.finditer(text)

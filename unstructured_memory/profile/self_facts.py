@@ -113,10 +113,12 @@ _KEPT: Final = frozenset({ActKind.FACT, ActKind.PREFERENCE})
 """The acts whose words may be kept; a statement too when the user or theirs is its
 subject (:data:`_SELF`)."""
 
-_PEOPLE_ZH: Final = (
-    r"我|咱|俺|娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母"
+_FAMILY_ZH: Final = (
+    r"娃|孩子|宝宝|儿子|女儿|闺女|老人|老公|老婆|媳妇|爸妈|父母"
     r"|爷爷|奶奶|外公|外婆|姥姥|姥爷|老爷子|老太太"
 )
+"""The user's family as the subject of a clause."""
+_PEOPLE_ZH: Final = r"我|咱|俺|" + _FAMILY_ZH
 """The user and their family as the subject of a clause."""
 
 _SELF: Final = LinearPattern(
@@ -170,7 +172,7 @@ event."""
 
 _MEMBER: Final = LinearPattern(
     r"^\s*(?:毕竟|其实|因为|反正|而且|就是)?\s*(?:家里|我家|我们家)?\s*(?:的)?"
-    r"(?P<who>娃|孩子|宝宝|儿子|女儿|闺女|老公|老婆|媳妇|爸妈|父母|爷爷|奶奶|外公|外婆|姥姥|姥爷)"
+    rf"(?P<who>{_FAMILY_ZH})"
 )
 """A part opening on a family member (not the user) as its subject."""
 
