@@ -115,6 +115,10 @@ def test_what_counts_as_a_change_of_plan() -> None:
     assert changes_plan("Can you make it 18 chairs instead?")
     assert not changes_plan("空调什么时候到")
     assert not changes_plan("Where is my order?")
+    assert changes_plan("上回的内存我说错了 其实是256G的")
+    assert changes_plan("my bad, I meant the 128GB one")
+    assert not changes_plan("应该是明天到吧")  # probably: no value put right
+    assert not changes_plan("it should be here by Friday")
 
 
 def test_an_earlier_record_shows_the_plan_a_later_session_changed(mem: MemoryClient) -> None:

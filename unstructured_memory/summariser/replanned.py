@@ -46,10 +46,10 @@ CHANGES: Final = LinearPattern(
     r"改成|改到|改为|改寄|改送|改约|改期|改个|改一下|改下|[改换调][小大少多低高]|换个|换成|换到|推迟|延后|"
     r"延期|往后推|提前|挪到|调到|不要[^，。！？]{0,8}了|"
     r"不用[^，。！？]{0,8}了|取消|算了|别[^，。！？]{0,6}了|还是|"
-    r"说错|报错|写错|填错|打错|搞错|弄错|记错|看错|更正|应该是|"
+    r"说错|报错|写错|填错|打错|搞错|弄错|记错|看错|更正|"
     r"(?i:instead|change|switch|move|moved|reschedule|push (?:it )?back|bring (?:it )?forward|"
     r"cancel|make it|rather|actually|swap|update|no longer|not (?:the|on|at)|cut|reduce|"
-    r"lower|increase|bump|down to|up to|slow|i meant|my bad|typo|should be|said the wrong|"
+    r"lower|increase|bump|down to|up to|slow|i meant|my bad|typo|said the wrong|"
     r"gave (?:you )?the wrong|was wrong)"
 )
 """Words of a change of plan in the user's turns, or of a value said wrong before (上回我说的
