@@ -9,6 +9,7 @@ import pytest
 from policies.profile_merge import slot_of
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser.summary import summarise
+from unstructured_memory.summariser.topics import topics_of
 from values.sessions import Turn
 
 
@@ -115,3 +116,21 @@ def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> 
         "包裹咋显示签收了 我一天都在家啊 门口啥也没看见",
     )
     assert "满地爬" in slots.get("family@女儿", ""), slots
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "已经到货开箱了 发现屏幕碎了",
+        "现在到店里做个保养要多久",
+        "现在在家做饭呢 晚点再说",
+        "I got a new job offer email",
+    ],
+)
+def test_words_of_work_in_passing_name_no_job(said: str) -> None:
+    assert "occupation" not in [t.key for t in topics_of(said)]
+
+
+def test_a_parcel_left_on_the_ground_floor_says_nothing_of_the_home() -> None:
+    assert "home" not in [t.key for t in topics_of("just leave it on the ground floor by the lift")]
+    assert "home" in [t.key for t in topics_of("we're on the ground floor now")]

@@ -517,7 +517,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"没(?:有)?电梯|爬楼|步梯|(?:住|在|搬到|搬去|换到)\s*\d{1,2}\s*楼"
             r"|(?:住|在|搬到|搬去|换到)[一二三四五六七八九十]{1,3}楼"
             r"|(?i:no (?:elevator|lift)|walk-?up|\d{1,2}(?:st|nd|rd|th) floor|gated community|"
-            r"ground[- ]floor (?:unit|flat|apartment)|(?:on|into|to) the ground floor|"
+            r"ground[- ]floor (?:unit|flat|apartment)|(?:live|living|moved|moving) (?:on|into|to) "
+            r"the ground floor|(?:we'?re|i'?m|we are|i am) (?:now )?on the ground floor|"
             r"buzzer|gate code)"
         ),
         fact=True,
@@ -671,8 +672,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"工程师|学生|律师|司机|厨师|会计|宝妈|主播|博主|摄影师|店主|老板|销售|模特|运动员|跑者|"
             r"健身爱好者|骑手|快递员|外卖员|保安|工人|电工|厨子|店员|文员)"
             # news of a job: where or as what the user works now, a job left or taken
-            r"|(?:现在|如今|目前|已经)(?:改|换)?(?:在|去|到)[^，,。！？；\s]{1,8}?"
-            r"(?:上班|工作|打工|当|做|干|开)"
+            r"|(?:现在|如今|目前)(?:改|换)?在[^，,。！？；\s]{1,8}?(?:上班|工作|打工"
+            r"|当[^，,。！？；\s]{1,4}|开(?:塔吊|吊车|叉车|货车|出租|网约车|滴滴|挖掘机))"
             r"|(?:辞职|离职|退休|裸辞|失业|下岗|转行|跳槽|换工作|换了(?:份|个)工作)了"
             r"|(?i:i'?m an? (?:[a-z]+ ){0,3}(?:teacher|nurse|doctor|engineer|developer|student|"
             r"chef|driver|designer|trainer|coach|photographer|lawyer|accountant|nanny|runner|"
@@ -682,7 +683,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?:i'?m|i am) (?:now )?teaching [a-z]+ (?:at|in) "
             r"|i (?:left|quit) (?:my job|the hospital|the company|the firm|the school|teaching|"
             r"nursing)|(?:i'?m|i am|i'?ve|i have|i just) (?:now )?retired"
-            r"|(?:got|started|took) a (?:new )?job)"
+            r"|(?:started|took) a (?:new )?job|got a (?:new )?job (?:at|as|in|with)\s)"
         ),
         fact=True,
         context=True,
