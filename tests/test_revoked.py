@@ -54,3 +54,8 @@ def test_the_instruction_voided_is_the_one_holding_most_of_its_words() -> None:
     assert voided(["wait-for-everything"], held) == ["note:3"]
     assert voided(["shipping updates"], held) == ["note:2"]
     assert voided(["环保"], held) == [], "no instruction holds half its words: none voided"
+
+
+def test_words_holding_pii_are_never_kept_as_a_name() -> None:
+    assert revoked("之前说打13912345678那个作废 打另一个", "zh") == []
+    assert revoked("nvm the 13912345678 thing, call the other one", "en") == []

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from policies.linear_re import LinearPattern
+from policies.pii import find_pii
 from values.sessions import Lang
 
 __all__ = ["revoked", "voided"]
@@ -56,18 +57,17 @@ _SHARED: Final = 0.5
 
 
 def revoked(text: str, lang: Lang) -> list[str]:
-    """The words each instruction the user's turn ``text`` voids is named by, in order."""
+    """The words each instruction the user's turn ``text`` voids is named by, in order;
+    never words holding PII (the profile keeps those masked: no name of them finds one)."""
     if lang == "zh":
-        return [
-            w
-            for m in _REVOKED_ZH.finditer(text)
-            if (w := _trimmed(m.group("said") or m.group("asked") or ""))
+        found = [
+            _trimmed(m.group("said") or m.group("asked") or "") for m in _REVOKED_ZH.finditer(text)
         ]
-    return [
-        w
-        for m in _REVOKED_EN.finditer(text)
-        if (w := (m.group("what") or m.group("what2") or "").strip())
-    ]
+    else:
+        found = [
+            (m.group("what") or m.group("what2") or "").strip() for m in _REVOKED_EN.finditer(text)
+        ]
+    return [w for w in found if w and not find_pii(w)]
 
 
 def _trimmed(what: str) -> str:
