@@ -97,6 +97,65 @@ def test_a_kind_the_later_record_does_not_name_and_a_value_it_keeps_stay() -> No
     assert plan_values("我不明白为啥被拉黑，蛋白粉退押金，柜子都落了灰") == {}
 
 
+@pytest.mark.parametrize(
+    ("earlier", "later", "replaced"),
+    [
+        (  # the size that set the price changed: the old price goes with it
+            "用户咨询订单 357190824466 的乳胶床垫 1.5米 x 2米的（2399 元）",
+            "用户咨询床垫：要求床垫那个订单帮我改成 1.8 米",
+            ("1.5米", "2米", "2399 元"),
+        ),
+        (
+            "用户咨询订单 935810627249 的华为 Mate60（272.88 元）"
+            "（客服确认：花呗 24 期，每期 272.88 元）",
+            "用户要求手机分期换成 6 期",
+            ("24 期", "272.88 元"),
+        ),
+        (
+            "The user ordered 6 bottles of olive oil ($54)",
+            "The user cut the olive oil to 4 bottles",
+            ("6 bottles", "$54"),
+        ),
+    ],
+)
+def test_a_price_goes_with_the_quantity_size_or_plan_it_was_the_price_of(
+    earlier: str, later: str, replaced: tuple[str, ...]
+) -> None:
+    assert set(replanned_words(earlier, later)) == set(replaced)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "replaced"),
+    [
+        (
+            "The user asked about order RG-90217 (the agent confirmed: it's routed to the "
+            "Amazon Hub Locker inside the Kroger on Maple, held for 3 days)",
+            "The user switched the rug to the UPS Access Point at the CVS by their office",
+            ("Amazon Hub Locker", "Kroger on Maple"),
+        ),
+        (
+            "The user asked to hold the parcel at the Walgreens on 5th Avenue",
+            "The user moved the pickup to the Target at Westfield Mall",
+            ("Walgreens on 5th Avenue",),
+        ),
+    ],
+)
+def test_a_named_pickup_place_is_a_place(
+    earlier: str, later: str, replaced: tuple[str, ...]
+) -> None:
+    """A shop or venue a parcel waits at, by its name (the Kroger on Maple, the CVS by my
+    office), is a place: the later one replaces it."""
+    assert set(replanned_words(earlier, later)) == set(replaced)
+
+
+def test_a_price_stays_when_only_what_does_not_set_it_changed() -> None:
+    earlier = "用户订了 2 台格力空调（5998 元），周三送货"
+    assert replanned_words(earlier, "用户把空调送货改到周五") == ("周三",)
+    assert replanned_words("The sofa, sage ($899)", "The user switched the sofa to charcoal") == (
+        "sage",
+    )
+
+
 def test_an_order_pointed_back_at_is_the_last_records_whatever_its_product_word() -> None:
     """ "手机那单 … 内存改小一档": the order the user points back at without naming it is the
     last record's, though it called the phone 荣耀 Magic6 and the later session 手机."""

@@ -13,8 +13,11 @@ one: a weekday (周六 → 周二, Saturday → Friday), a day of the month (15�
 the 9th), a time of day (9点到12点, 1-5 pm) or a part of it (上午 → 下午), a frequency (每周 →
 每两周, every 4 weeks → every 6 weeks), a quantity (10 盒 → 15 盒, 24 folding chairs → 18), a
 measure (1.5米 → 1.8米), a colour (燕麦色 → 墨绿色, sage → charcoal), a place or a drop-off
-(洛阳 → 郑州, 快递上门 → 门店自提, the porch → office reception) and an amount (2399 元 → 2999
-元). A kind the later record does not name says nothing of the old value.
+(洛阳 → 郑州, 快递上门 → 门店自提, the porch → office reception), a shop or point named
+(the Kroger on Maple → the CVS by my office) and an amount (2399 元 → 2999
+元). A kind the later record does not name says nothing of the old value, but for a price:
+when a quantity, a measure, a capacity, a count of instalments or a frequency is replaced,
+the earlier price was of the old one and goes too (1.5米 → 1.8米: 2399 元 is no longer it).
 
 Pure functions: no I/O.
 """
@@ -37,6 +40,7 @@ __all__ = [
     "REFERS_BACK",
     "changes_plan",
     "named_again",
+    "of_one_thing",
     "on_the_same_thing",
     "plan_values",
     "replanned_words",
@@ -132,6 +136,13 @@ _KINDS: Final = {
             r"concierge|store|doorstep)"
         ),
     ),
+    "venue": (  # a shop or point a parcel waits at, by its name
+        LinearPattern(
+            r"(?P<pre>(?:^|[^A-Za-z])(?i:at|inside|to) the )[A-Z][A-Za-z'&]*"
+            r"(?: [A-Z][A-Za-z'&]*)*(?: (?:on|at) (?:[0-9]+(?:st|nd|rd|th)?|[A-Z][a-z]+)"
+            r"(?: [A-Z][a-z]+)*)?"
+        ),
+    ),
     "amount": (
         LinearPattern(r"[0-9][0-9,]*(?:\.[0-9]+)?\s?元|[$¥£€]\s?[0-9][0-9,]*(?:\.[0-9]+)?"),
     ),
@@ -157,6 +168,9 @@ _KINDS: Final = {
 }
 """Each kind of plan value and the words that name one."""
 
+_SETS_PRICE: Final = frozenset({"quantity", "measure", "capacity", "instalments", "frequency"})
+"""Kinds of plan value a price is of: 10 盒 → 15 盒 makes the earlier 2399 元 no longer the
+price (a weekday, a colour or a place changes no price)."""
 _NOT_COLOUR: Final = frozenset(
     {"颜色", "出色", "特色", "角色", "脸色", "成色", "货色", "本色", "彩色", "明白", "空白", "蛋白",
      "坦白", "表白", "告白", "拉黑", "抹黑", "摸黑", "天黑", "变黑", "发黑", "发白", "黑白"}
@@ -220,10 +234,14 @@ def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
     the user's reason, 已改约下周二 the plan)."""
     now = _stated(later)
     found: list[str] = []
+    priced = False  # a value the price was of changed: the old price is no longer it
     for kind, said, compared in _values(earlier):
         held = now.get(kind)
         if held and not any(compared in v or v in compared for v in held):
             found.append(said)
+            priced |= kind in _SETS_PRICE
+    if priced and "amount" not in now:
+        found += [said for kind, said, _ in _values(earlier) if kind == "amount"]
     if _paid_in_full(later):  # the instalment plan is gone: its count, amounts and dates
         for a, b in _CLAUSE.spans(earlier):
             clause = earlier[a:b]
@@ -303,6 +321,12 @@ def on_the_same_thing(
     if any(v and has.get(k) and not meet(v, has[k]) for k, v in had.items()):
         return False  # another thing (products against products, brands against brands)
     return any(meet(v, has.get(k, set())) for k, v in had.items()) or last
+
+
+def of_one_thing(earlier: Sequence[tuple[str, str]]) -> bool:
+    """Whether a record (its ``(label, text)`` entities) names at most one id of each kind:
+    of two orders, which one a later session is on is not known."""
+    return all(len(v) <= 1 for v in _by_label(earlier, ID_LABELS).values())
 
 
 def named_again(
