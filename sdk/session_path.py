@@ -79,6 +79,7 @@ from unstructured_memory.summariser.replanned import REFERS_BACK, changes_plan
 from unstructured_memory.summariser.summary import (
     summarise,
     taken_back,
+    withdrawn_heads,
 )
 from unstructured_memory.summariser.topics import NOTE, TOPICS, Topic
 from values.inputs import MemoryInput
@@ -357,6 +358,7 @@ class SessionPath:
                     written=fragments[0].id,
                     subjects=subjects,
                     said=user_text,
+                    heads=withdrawn_heads(summary.dialogue),
                 )
             return fragments
 
@@ -402,9 +404,33 @@ class SessionPath:
             if instruction.key in _TOPICS and (former is None or former.value != instruction.text):
                 restated[instruction.key] = _TOPICS[instruction.key]
                 olds += [] if former is None else [str(former.value)]
+        olds += self._others_of(conn, scope, extraction, restated)
         if restated:
             news = [i.text for i in extraction.instructions]
             self._writes.restate(conn, scope, list(restated.values()), olds, news)
+
+    def _others_of(
+        self,
+        conn: Connection,
+        scope: UserScope,
+        extraction: Extraction,
+        restated: dict[str, Topic],
+    ) -> list[str]:
+        """The values of the facts stored under another key naming the topic of one of the
+        session's instructions (an agent's ``delivery_dropoff`` when the user now says where
+        to leave parcels: :meth:`Topic.keys`), deleted: the instruction is the newest word."""
+        topics = [_TOPICS[i.key] for i in extraction.instructions if i.key in _TOPICS]
+        if not topics:
+            return []
+        olds: list[str] = []
+        for fact in self._facts.live_within(conn, scope):
+            topic = next((t for t in topics if t.key != fact.key and t.keys(fact.key)), None)
+            if topic is None or not isinstance(fact.value, str):
+                continue
+            self._facts.delete_within(conn, scope, fact.key)
+            restated[topic.key] = topic
+            olds.append(fact.value)
+        return olds
 
     def _voided(self, conn: Connection, scope: UserScope, extraction: Extraction) -> list[str]:
         """The keys of the instructions and notes of earlier sessions the user voided

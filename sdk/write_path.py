@@ -89,7 +89,12 @@ from unstructured_memory.contextual import (
 )
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.summariser.amended import substitute
-from unstructured_memory.summariser.replanned import named_again, on_the_same_thing, replanned_words
+from unstructured_memory.summariser.replanned import (
+    named_again,
+    of_one_thing,
+    on_the_same_thing,
+    replanned_words,
+)
 from unstructured_memory.summariser.restated import restate
 from unstructured_memory.summariser.summary import analyse_text
 from unstructured_memory.summariser.topics import Topic
@@ -209,6 +214,13 @@ class _Turn:
 def _entity_dicts(entities: Iterable[Entity]) -> list[dict[str, Any]]:
     """Entities as the ledger stores them (PII entities carry masked text)."""
     return [{"type": e.type, "text": e.text, "start": e.start, "end": e.end} for e in entities]
+
+
+def _labelled(entities: Iterable[object]) -> list[tuple[str, str]]:
+    """``(label, text)`` of a stored record's entities (their dicts)."""
+    return [
+        (str(e.get("type", "")), str(e.get("text", ""))) for e in entities if isinstance(e, dict)
+    ]
 
 
 def _context_scope(fragment: NewFragment) -> UserScope:
@@ -700,6 +712,7 @@ class WritePath:
         written: uuid.UUID,
         subjects: Sequence[tuple[str, str]] = (),
         said: str = "",
+        heads: Sequence[str] = (),
         latest: int = RESTATED_RECORDS,
     ) -> int:
         """Rewrite by ``then`` the most recent of the user's ``latest`` records (not
@@ -707,7 +720,10 @@ class WritePath:
         ``naming`` (the ids the session named) or, with none, is on a thing the session
         names again, or is the last record when it names none
         (:func:`~unstructured_memory.summariser.replanned.named_again`;
-        ``subjects``: the session's ``(label, text)`` entities, ``said``: the user's words):
+        ``subjects``: the session's ``(label, text)`` entities, ``said``: the user's words),
+        or, failing those, is the only one stating a request by one of ``heads``
+        (:func:`~unstructured_memory.summariser.summary.withdrawn_heads`: 价保不弄了 takes
+        back the one price adjustment asked for, though the session named the free gift):
         the record of a request taken back since (``then``:
         :func:`~unstructured_memory.summariser.summary.taken_back`) says so and loses its
         expected date, though it stated the request in other words or the session named
@@ -721,17 +737,18 @@ class WritePath:
         }
         for i in (i for i in changed if i in rows):  # newest first, still there
             text, entities = rows[i]
-            named = [
-                (str(e.get("type", "")), str(e.get("text", "")))
-                for e in entities
-                if isinstance(e, dict)
-            ]
+            named = _labelled(entities)
             if (
                 all(n in text.casefold() for n in folded)
                 if folded
                 else named_again(named, subjects, said, last=i == last)
             ):
                 return self._rewrite(conn, scope, [(i, then(text), list(entities))])
+        stating = [i for i in rows if any(h in rows[i][0] for h in heads)]
+        if not folded and len(stating) == 1:
+            text, entities = rows[stating[0]]
+            if of_one_thing(_labelled(entities)):
+                return self._rewrite(conn, scope, [(stating[0], then(text), list(entities))])
         return 0
 
     def replan(
@@ -758,11 +775,7 @@ class WritePath:
         stale = [i for i, text in seen if i != written and replanned_words(text, later)]
         changed = []
         for fragment_id, text, entities in self._ledger.locked(conn, scope, stale):
-            named = [
-                (str(e.get("type", "")), str(e.get("text", "")))
-                for e in entities
-                if isinstance(e, dict)
-            ]
+            named = _labelled(entities)
             words = replanned_words(text, later)  # read again under the lock
             same = on_the_same_thing(named, subjects, last=fragment_id == last, referred=referred)
             if words and same:

@@ -97,3 +97,14 @@ def test_an_acknowledgement_in_other_words_of_noting_counts() -> None:
         ("assistant", "明白了，是芒果过敏，菠萝可以吃，已经记下。"),
     )
     assert any("芒果过敏" in i.text for i in kept), kept
+
+
+def test_an_acknowledgement_after_another_sentence_starts_at_its_own_words() -> None:
+    """The agent's turn opens on something else (凝珠买一送一。); the acknowledgement kept is
+    its own sentence, no stop carried over from the one before."""
+    kept = _instructions(
+        ("user", "以后我的东西直接放我家门口 门口有个白色鞋柜 放鞋柜上面就行"),
+        ("assistant", "凝珠这周买一送一，给您加了两袋。以后快递放您家门口鞋柜上，已更新备注。"),
+    )
+    assert kept, kept
+    assert not [i.text for i in kept if "。" in i.text or "；。" in i.text], kept

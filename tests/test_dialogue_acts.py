@@ -1008,6 +1008,9 @@ def test_a_negated_channel_is_never_the_preferred_one(channel: str, template: st
         (("大件都走德邦",), "carrier", "德邦"),
         (("以后我的快递全部放小区东门的丰巢柜",), "dropoff", "丰巢"),
         (("有事找我的话，工作日晚上8点以后打给我",), "contact_time", "8点"),
+        # a call said with a bare 打 at the clause's end, the time a few words off
+        (("售后要回电话的话 只能下午三点到四点之间打 别的时候在开会",), "contact_time", "三点"),
+        (("你们有啥事晚上九点以后打 白天千万别打",), "contact_time", "九点"),
         (("不要发票纸质版，电子的就行",), "invoice", "电子"),
         (("For anything I send abroad from now on, please use DHL, never EMS",), "carrier", "DHL"),
         (("以后换货别让我自己拿去寄了，都直接安排上门取件",), "note:", "上门取件"),
@@ -2425,6 +2428,8 @@ def test_a_complaint_withdrawn_as_settled_is_recorded_as_withdrawn_not_as_a_repa
         ("扫地机不用修了 拆开一看是滚刷上缠了一大团头发", "zh", "repair"),
         ("那台空调别修了，我们换新的", "zh", "repair"),
         ("nvm on the blender repair, the blade wasn't seated right", "en", "repair"),
+        ("价保不弄了 还得把送的保温杯寄回去 太麻烦", "zh", "price"),
+        ("退款不搞了 东西我留着", "zh", "refund"),
     ],
 )
 def test_a_request_taken_back_in_few_words_names_its_family(

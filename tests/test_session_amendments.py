@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sdk import MemoryClient, Settings
+from sdk import LifecyclePolicy, MemoryClient, Settings
 from unstructured_memory.summariser import Turn
 
 USER = "buyer-amend-001"
@@ -71,6 +71,39 @@ def test_an_instruction_no_field_holds_is_an_explicit_fact_for_every_agent(
     carrier = mem.facts.get(USER, "carrier")
     assert carrier is not None
     assert "京东" in str(carrier.value), "the newer instruction of a topic replaces the older"
+
+
+@pytest.mark.parametrize(
+    ("user", "key", "old", "said", "new"),
+    [
+        (
+            "buyer-dropoff-fact-zh",
+            "delivery_dropoff",
+            "南门菜鸟驿站",
+            "以后快递直接放我家门口的鞋柜上 别放驿站了",
+            "鞋柜",
+        ),
+        (
+            "buyer-dropoff-fact-en",
+            "preferred_drop_off",
+            "parcel locker on Birch St",
+            "from now on just leave parcels on the bench by my front door",
+            "bench",
+        ),
+    ],
+)
+def test_an_instruction_replaces_an_agents_fact_whose_key_names_its_topic(
+    mem: MemoryClient, *, user: str, key: str, old: str, said: str, new: str
+) -> None:
+    """An agent stored the drop-off under a key of its own (``delivery_dropoff``); the
+    user's later instruction on the drop-off is the newest word on it: the agent's fact
+    goes, whatever key it was under."""
+    mem.profiles.ensure(user)
+    mem.facts.put(user, key, old, lifecycle_policy=LifecyclePolicy.EXPLICIT)
+    _told(mem, user, [("user", said), ("assistant", "OK / 好的")])
+    values = [str(f.value) for f in mem.facts.list(user)]
+    assert any(new in v for v in values), values
+    assert not [v for v in values if old in v], values
 
 
 def test_a_correction_in_a_later_session_rewrites_what_the_earlier_one_stored(
@@ -337,6 +370,33 @@ def test_a_request_taken_back_later_loses_its_date_though_recorded_in_other_word
             [("user", "牙刷那单算了 留着用吧"), ("assistant", "好的")],
             ["159", "周五上午"],
             "630518274419",
+        ),
+        (  # the later session names another thing (the free gift): the only record of
+            # such a request is the one taken back
+            "buyer-price-protect-dropped-zh",
+            [
+                ("user", "上周买的美的电饭煲 今天降了120 订单 662091357718 帮我申请价保"),
+                ("assistant", "符合条件，已提交价保，审核后差价 120 元退回原支付账户。"),
+            ],
+            [
+                ("user", "价保不弄了 还得把送的保温杯寄回去 太麻烦"),
+                ("assistant", "好的，价保申请已撤销。"),
+            ],
+            ["120 元", "原支付账户"],
+            "662091357718",
+        ),
+        (
+            "buyer-price-adjust-dropped-en",
+            [
+                ("user", "the Kenwood mixer I bought dropped by $40, order KM-88127, can I get it"),
+                ("assistant", "Yes, I've filed a price adjustment, $40 back to your card."),
+            ],
+            [
+                ("user", "forget the price adjustment, I'd have to send back the free bowl set"),
+                ("assistant", "Okay, withdrawn."),
+            ],
+            ["$40 back"],
+            "KM-88127",
         ),
         (  # an exchange taken back: 不换了
             "buyer-exchange-dropped-zh",

@@ -130,6 +130,9 @@ def test_a_model_after_a_word_is_never_cut(word: str, model: str, before: str, a
         ("can I split it with the Klarna payments?", []),
         ("charge the rest to my Discover", []),
         ("I'd rather pay with my Venmo balance", []),
+        # money back to a card: the way it was paid
+        ("$150 will go back to your Mastercard in 3 to 5 business days", []),
+        ("the refund is credited to their Visa", []),
         # a thing of one's own stays one
         (
             "the case doesn't fit my Kindle Scribe",

@@ -9,6 +9,7 @@ import pytest
 from policies.errors import InvalidField, InvalidText, InvalidUserId
 from policies.pii import PiiKind
 from unstructured_memory.summariser import analyse_text, summarise
+from unstructured_memory.summariser.summary import taken_back
 from values.sessions import Intent, Outcome, Turn
 
 _T0 = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
@@ -452,3 +453,38 @@ def test_the_undone_arrangements_date_is_not_kept_with_the_undoing() -> None:
     assert "取消" in text, text
     assert "上门安装" in text, text
     assert "周五" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("then_said", "earlier", "after"),
+    [
+        (
+            "价保不弄了 太麻烦",
+            "用户就订单 662091357718 的美的电饭煲（120 元）申请价保：今天降了 120 帮我申请价保",
+            "用户就订单 662091357718 的美的电饭煲撤回了保价申请：今天降了 120 帮我申请价保",
+        ),
+        (
+            "never mind the refund, it works now",
+            "The user requested a refund for order KM-88127 (mixer, $40): I requested a refund",
+            "The user withdrew the refund request for order KM-88127 (mixer): I requested a refund",
+        ),
+        (  # an amount in words of money: its unit a word
+            "forget the price adjustment on the TV",
+            "The user asked about order TV-610388 (LG OLED, 150 bucks): can they get a refund",
+            "The user asked about order TV-610388 (LG OLED): can they get a refund",
+        ),
+        (
+            "保价不弄了",
+            "用户咨询订单 550117 的空调（300块）：能保价不",
+            "用户咨询订单 550117 的空调：能保价不",
+        ),
+    ],
+)
+def test_a_request_taken_back_later_reads_withdrawn_and_the_users_words_stay(
+    then_said: str, earlier: str, after: str
+) -> None:
+    """The record's head says the request was withdrawn; the user's words it quotes are
+    never rewritten (帮我申请价保 stays what the user said)."""
+    then = taken_back(summarise("u-tb", "s-tb", [Turn("user", then_said)]).dialogue)
+    assert then is not None
+    assert then(earlier) == after

@@ -65,7 +65,7 @@ _LEAD: Final = LinearPattern(
     r"|(?i:^\s*(?:(?:done|sure|great|got it|understood|ok(?:ay)?|perfect|no problem|certainly|"
     r"noted|of course)\s*[,:!.]?\s*)+)"
 )
-_SENTENCE: Final = LinearPattern(r"[^。！？!?\n]+|(?:[^.!?\n]|\.\d)+")
+_SENTENCE: Final = LinearPattern(r"[^。！？!?\n]+|(?:[^.!?\n。！？]|\.\d)+")
 _MAX_CHARS: Final = 160
 _SAID: Final = 0.5
 """The share of its words the user's kept words hold at which an acknowledgement adds

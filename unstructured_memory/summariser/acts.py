@@ -1543,11 +1543,11 @@ def _cues_in(piece: str) -> _Has:
     return lambda rx: _CLAUSE_CUE_AT[rx] in hits
 
 
-def _retracted_families(piece: str) -> tuple[str, ...]:
+def _retracted_families(piece: str, cue: LinearPattern = cues.RETRACTION) -> tuple[str, ...]:
     """The families of the space-separated segment of ``piece`` holding its word of taking
     back (那个价保算了吧 | 说要先把送的卷发棒寄回去: the price protection, not a return), or
     ``()`` where that segment names none."""
-    m = cues.RETRACTION.search(piece)
+    m = cue.search(piece)
     if m is None:
         return ()
     a, b = around(piece, m.start(), m.end(), _SPACES)
@@ -1580,9 +1580,10 @@ def _acts_of(u: Utterance, turn: int, lang: Lang) -> list[Act]:
             delegated = _delegated_kind(fams, [e for e in u.entities if a <= e.start < b])
         kind = _kind(piece, u.role, fams, has, delegated=delegated)
         refusal = False
-        if u.role == "user" and has(cues.RETRACTION):
+        dropped = _retracted_families(piece, cues.DROPPED) if u.role == "user" else ()
+        if u.role == "user" and (has(cues.RETRACTION) or dropped):
             kind = ActKind.RETRACTION
-            fams = _retracted_families(piece) or fams
+            fams = dropped or _retracted_families(piece) or fams
         elif u.role == "user" and fams and kind is not ActKind.QUESTION:
             refused = _refused(piece)
             if refused:

@@ -33,6 +33,7 @@ __all__ = [
     "DECLINED",
     "DIRECTIVE",
     "DOUBTED",
+    "DROPPED",
     "FACT",
     "FUTURE",
     "HABIT",
@@ -334,6 +335,10 @@ CORRECTION: Final = tuple(
     )
 )
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
+
+DROPPED: Final = LinearPattern(r"不(?:弄|搞|办|整|折腾)了")
+"""A request dropped in plain words (价保不弄了, 退款不搞了): a retraction only where its part
+of the clause names the request (破壁机那单不折腾了 names none; it stays the user's words)."""
 
 RETRACTION: Final = _words(
     r"本来想|原本想|本想|原来想|还是留着|留着吧|决定留着|先留着|"

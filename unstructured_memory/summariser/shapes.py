@@ -363,10 +363,12 @@ _PAYMENT_AFTER: Final = LinearPattern(
 )
 """A payment noun after a name: ``the Affirm plan``, ``my Venmo balance`` name a way of paying."""
 _PAID_ON: Final = LinearPattern(
-    r"(?i:(?:^|[^a-z])(?:put|charge[ds]?|pa(?:y|id|ying)|bill(?:ed)?|split)(?:\s+[^\s.;!?]+){0,5}"
+    r"(?i:(?:^|[^a-z])(?:put|charge[ds]?|pa(?:y|id|ying)|bill(?:ed)?|split|back|"
+    r"refund(?:s|ed)?|credit(?:s|ed)?)(?:\s+[^\s.;!?]+){0,5}"
     r"\s+(?:on|to|with|via|through|using)\s+(?:my|your|their|the|our)\s+$)"
 )
-"""Money put on a name: ``put the sofa on my Amex``, ``charge the rest to my Discover``."""
+"""Money put on a name or paid back to it: ``put the sofa on my Amex``, ``charge the rest to
+my Discover``, ``$150 will go back to your Mastercard``."""
 
 
 _DELETE_DIGITS: Final = dict.fromkeys(map(ord, "0123456789"))

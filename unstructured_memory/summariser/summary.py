@@ -86,6 +86,7 @@ __all__ = [
     "analyse_text",
     "summarise",
     "taken_back",
+    "withdrawn_heads",
 ]
 
 MAX_TRANSCRIPT_BYTES: Final = MAX_TEXT_BYTES
@@ -1028,14 +1029,24 @@ def taken_back(dialogue: Dialogue) -> Callable[[str], str] | None:
     return partial(_withdrawn_record, pairs) if pairs or dialogue.undone else None
 
 
+def withdrawn_heads(dialogue: Dialogue) -> tuple[str, ...]:
+    """How a record states each request of an earlier session ``dialogue`` took back
+    (申请价保, requested a refund): the one record stating it is the one taken back,
+    whatever else the session named."""
+    return tuple(head for f in dialogue.unmatched for head, _ in _REQUESTED.get(f, ()))
+
+
 _HEAD_AMOUNT: Final = LinearPattern(
-    r"(?P<pre>[（(][^（）()]*?)(?:,\s)?(?:[$¥£€][0-9][0-9,.]*|[0-9][0-9,.]*\s?元)(?P<post>[）)])"
+    r"(?P<pre>[（(][^（）()]*?)(?:,\s)?(?:[$¥£€][0-9][0-9,.]*|[0-9][0-9,.]*\s?"
+    r"(?:元|块钱?|(?i:bucks|dollars?|yuan|rmb|quid|pounds?|euros?)))(?P<post>[）)])"
 )
-"""The amount a record's subject names: ``破壁机（699 元）``, ``(Bosch dishwasher, $149)``."""
+"""The amount a record's subject names: ``破壁机（699 元）``, ``(Bosch dishwasher, $149)``,
+``(LG OLED, 150 bucks)``."""
 
 
 def _withdrawn_record(pairs: Sequence[tuple[str, str]], text: str) -> str:
-    text = without_agreed(substitute(text, pairs))
+    colon = min((at for at in (text.find("："), text.find(": ")) if at >= 0), default=len(text))
+    text = without_agreed(substitute(text[:colon], pairs) + text[colon:])  # quotes as said
     for a, b in _HEAD_AMOUNT.spans(text)[:1]:
         text = text[:a] + text[b:]
         text = text.replace("（）", "").replace(" ()", "")

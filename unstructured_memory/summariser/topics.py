@@ -91,6 +91,17 @@ class Topic:
     """Words naming the topic itself ("联系时间", "the old time"): a withdrawal naming them
     takes the topic back, a question naming them makes the answer a value of it."""
 
+    def keys(self, key: str) -> bool:
+        """Whether a fact key another wrote under (an agent's ``delivery_dropoff``,
+        ``preferred_drop_off``) names this topic: its own key or words naming it."""
+        if key == self.key or key.startswith("note:"):
+            return key == self.key
+        spaced, joined = key.replace("_", " "), key.replace("_", "")
+        return self.key.replace("_", "") in joined.casefold() or (
+            self.names is not None
+            and any(self.names.search(k) is not None for k in (spaced, joined))
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Mention:
@@ -364,7 +375,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "contact hours",
         LinearPattern(
             rf"{_TIME_ZH}[^，,。！？]{{0,8}}(?:联系|打电话|来电|打给|回电|致电|沟通|电话|找我)"
-            rf"|(?:联系|打电话|来电|回电|致电)[^，,。！？]{{0,4}}{_TIME_ZH}"
+            rf"|(?:联系|打电话|来电|回电|致电)[^，,。！？]{{0,8}}{_TIME_ZH}"
+            # a call said with a bare 打 ending its clause: 只能下午三点到四点之间打
+            rf"|{_TIME_ZH}[^，,。！？]{{0,8}}打(?:$|[\s吧啊哈呀哦，,。！？])"
             rf"|(?i:(?:call|contact|reach|ring|phone|text)[a-z]*\s+(?:me\s+)?(?:only\s+)?"
             rf"(?:after|before|between|in the|on|during|at)\s+{_TIME_EN}"
             rf"|(?:after|before|between)\s+{_TIME_EN}[^,.;!?]{{0,24}}(?:call|contact|reach|ring)"
