@@ -154,8 +154,8 @@ _ADMIN_UNIT_RE = LinearPattern(_ADMIN)
 # The unit suffix ("apt 5") must not start with a letter: the street word ends a word.
 _EN_ADDRESS_RE = LinearPattern(
     r"(?P<pre>[^0-9A-Za-z])\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]+\s+){1,3}"
-    r"(?i:street|st\.|road|rd\.|avenue|ave\.|boulevard|blvd\.|lane|ln\.|drive|dr\.|court|"
-    r"ct\.|way|place|pl\.|terrace|crescent|close)"
+    r"(?i:street|st\.?|road|rd\.?|avenue|ave\.?|boulevard|blvd\.?|lane|ln\.?|drive|dr\.?|court|"
+    r"ct\.?|way|place|pl\.?|terrace|crescent|close|parkway|pkwy\.?|highway|hwy\.?|circle)"
     r"(?:(?:,\s*|\s+)(?i:apt\.?|apartment|suite|unit|flat|#)\s*[0-9A-Za-z-]+"
     r"|#\s*[0-9A-Za-z-]+|(?P<post>$|[^A-Za-z]))"
 )

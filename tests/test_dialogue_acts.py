@@ -1012,6 +1012,13 @@ def test_a_negated_channel_is_never_the_preferred_one(channel: str, template: st
         (("售后要回电话的话 只能下午三点到四点之间打 别的时候在开会",), "contact_time", "三点"),
         (("你们有啥事晚上九点以后打 白天千万别打",), "contact_time", "九点"),
         (("不要发票纸质版，电子的就行",), "invoice", "电子"),
+        # how the invoice is sent: by email, as a PDF
+        (
+            ("my accountant went digital so just email me PDF invoices from here on",),
+            "invoice",
+            "PDF",
+        ),
+        (("以后发票直接发我邮箱就行 会计要PDF的",), "invoice", "邮箱"),
         (("For anything I send abroad from now on, please use DHL, never EMS",), "carrier", "DHL"),
         (("以后换货别让我自己拿去寄了，都直接安排上门取件",), "note:", "上门取件"),
         (("你们默认发啥快递？除了中通都行，上回丢过一箱书",), "carrier", "除了中通都行"),
@@ -2430,6 +2437,8 @@ def test_a_complaint_withdrawn_as_settled_is_recorded_as_withdrawn_not_as_a_repa
         ("nvm on the blender repair, the blade wasn't seated right", "en", "repair"),
         ("价保不弄了 还得把送的保温杯寄回去 太麻烦", "zh", "price"),
         ("退款不搞了 东西我留着", "zh", "refund"),
+        ("每个月那个猫粮也给我停掉", "zh", "subscription"),
+        ("please cancel my cat litter subscription, we're moving", "en", "subscription"),
     ],
 )
 def test_a_request_taken_back_in_few_words_names_its_family(
@@ -2520,3 +2529,42 @@ def test_an_id_put_right_before_its_word_of_error_replaces_the_slip(user: str) -
 def test_a_trade_in_asks_for_no_exchange() -> None:
     assert "exchange" not in families("以旧换新我那台小米13能抵多少 512G的")
     assert "exchange" in families("鞋子小了 换大一码")
+
+
+@pytest.mark.parametrize(
+    ("said", "payment"),
+    [
+        ("我家6楼 老小区没电梯 得扛上去 搬运费我出", False),  # carrying upstairs, not postage
+        ("以后运费我出 都用到付", True),
+    ],
+)
+def test_who_pays_the_carrying_upstairs_is_no_payment_instruction(said: str, payment: bool) -> None:
+    assert ("payment" in {k for k, _ in _instructions(said)}) is payment
+
+
+@pytest.mark.parametrize(
+    ("said", "diet"),
+    [
+        ("I'm strict keto, under 20 net carbs a day", True),
+        ("my cardiologist put me on a high-fiber plan after my bloodwork", True),
+        ("we're plant-based at home now", True),
+        ("they put me on a payment plan for the sofa", False),
+        ("I'm going to the gym after work", False),
+    ],
+)
+def test_a_diet_one_is_on_is_a_fact_of_the_diet(said: str, diet: bool) -> None:
+    assert any(slot == "diet" for _, slot, _ in _observed(said)) is diet
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "cancel my order please, I found it cheaper",
+        "空调自己停掉了 开不了机",
+        "the refund by the end of the week",
+    ],
+)
+def test_a_request_or_a_symptom_in_words_of_stopping_is_no_retraction(said: str) -> None:
+    utterances = [Utterance("user", said, tuple(_entities(said)))]
+    acts = read_dialogue(utterances, "en" if said.isascii() else "zh").acts
+    assert not [a for a in acts if a.kind is ActKind.RETRACTION], acts

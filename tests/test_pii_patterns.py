@@ -52,6 +52,13 @@ def _luhn_complete(prefix: str) -> str:
             "上海市浦东新区张江镇阳光花园5栋1201",
         ),
         ("ship it to 221B Baker Street, London", PiiKind.ADDRESS, "221B Baker Street"),
+        # a street word abbreviated without its stop
+        (
+            "mail paper invoices to the studio, 418 Larkspur Ave Suite 3.",
+            PiiKind.ADDRESS,
+            "418 Larkspur Ave Suite 3",
+        ),
+        ("the old place was 77 Quarry Ln, Boise", PiiKind.ADDRESS, "77 Quarry Ln"),
     ],
 )
 def test_detects_each_kind(text: str, kind: PiiKind, value: str) -> None:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sdk import MemoryClient, Turn
+from unstructured_memory.summariser import summarise
 from unstructured_memory.summariser.replanned import (
     changes_plan,
     named_again,
@@ -263,3 +264,88 @@ def test_which_earlier_record_a_later_session_names_again() -> None:
         "nothing named: the last record"
     )
     assert not named_again(earlier, [], "上次那个维修不用了", last=False)
+
+
+def _record(*said: str) -> str:
+    turns = [Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(said)]
+    return summarise("buyer-settled", "s-settled", turns).summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "gone", "kept"),
+    [
+        (  # another day proposed, the agent books it: the first day is no plan
+            (
+                "Can the fridge come Tuesday morning? order FR-55218",
+                "Tuesday 9-12 works for order FR-55218.",
+                "hmm, mornings are bad for me, what about Thursday afternoon?",
+                "Thursday 1-5pm it is, you're booked.",
+            ),
+            ["Tuesday"],
+            "Thursday",
+        ),
+        (  # sizes tried in turn, the last one taken
+            (
+                "这款登山鞋给我拿42码的",
+                "42码有货。",
+                "我想了下平时都穿43 那43的呢",
+                "43码也有，已为您下单43码，订单 550218837716。",
+            ),
+            ["42码"],
+            "43",
+        ),
+        (  # a colour and then another, picked without a cue word of change
+            (
+                "空气净化器有白色的吗 白色的多少钱",
+                "白色款 1299 元，有货。",
+                "那雾霾蓝的呢",
+                "雾霾蓝也是 1299 元。",
+                "就雾霾蓝吧 下单",
+                "好的，雾霾蓝已下单。",
+            ),
+            ["白色"],
+            "雾霾蓝",
+        ),
+    ],
+)
+def test_a_value_the_session_moved_on_from_is_no_plan_in_its_record(
+    said: tuple[str, ...], gone: list[str], kept: str
+) -> None:
+    """Within one session the user proposes another value of a kind (a day, a size, a
+    colour) and settles on it: the record does not state the first one as the plan."""
+    text = _record(*said)
+    assert kept in text, text
+    assert not [g for g in gone if g in text.replace("[已更新]", "").replace("[updated]", "")], text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (  # two things, each its own colour: both stand
+            "黑色的保温杯来一个",
+            "好的，黑色保温杯。",
+            "再加一个白色的饭盒",
+            "好的，黑色保温杯和白色饭盒都已下单。",
+        ),
+        (  # a second order's day asked about: no change of the first
+            "can the sofa come Saturday? order SF-22017",
+            "Saturday works for SF-22017.",
+            "great. and my sister's rug arrives Monday, right?",
+            "Yes, Monday.",
+        ),
+    ],
+)
+def test_values_of_two_things_in_one_session_both_stand(said: tuple[str, ...]) -> None:
+    text = _record(*said)
+    assert "[已更新]" not in text, text
+    assert "[updated]" not in text, text
+
+
+def test_a_change_said_in_one_turn_is_the_corrections_not_a_move_between_turns() -> None:
+    """浅色怕抓脏 换成墨绿色 names two colours in one turn; the agent's 改为墨绿色 holds the
+    second: the new colour stays in the record."""
+    text = _record(
+        "沙发还没开始做吧 想换个颜色 家里新养了只猫 浅色怕抓脏 换成墨绿色行不",
+        "还没排产，可以改。已为您把颜色改为墨绿色，工期不受影响。",
+    )
+    assert "墨绿" in text, text

@@ -473,6 +473,17 @@ def test_the_undone_arrangements_date_is_not_kept_with_the_undoing() -> None:
             "The user asked about order TV-610388 (LG OLED, 150 bucks): can they get a refund",
             "The user asked about order TV-610388 (LG OLED): can they get a refund",
         ),
+        (  # a subscription stopped: its schedule and terms go with it
+            "每个月那个狗粮也给我停掉吧 狗狗送人了",
+            "用户开通周期购：狗粮给我开个周期购 每月10号发（客服确认：已开通周期购 ZQ-55120，"
+            "每月 10 号发货）",
+            "用户取消了周期购：狗粮给我开个周期购 [已更新]发",
+        ),
+        (
+            "please cancel my cat litter subscription, we're moving abroad",
+            "The user set up a subscription: cat litter every 4 weeks on Mondays",
+            "The user cancelled the subscription: cat litter [updated] on [updated]",
+        ),
         (
             "保价不弄了",
             "用户咨询订单 550117 的空调（300块）：能保价不",
@@ -488,3 +499,41 @@ def test_a_request_taken_back_later_reads_withdrawn_and_the_users_words_stay(
     then = taken_back(summarise("u-tb", "s-tb", [Turn("user", then_said)]).dialogue)
     assert then is not None
     assert then(earlier) == after
+
+
+@pytest.mark.parametrize(
+    ("said", "head"),
+    [
+        ("猫粮给我开个周期购 每月15号发 要4公斤装的", "开通周期购"),
+        (
+            "Set up the espresso subscription for me, every 2 weeks, 1 lb bag",
+            "set up a subscription",
+        ),
+    ],
+)
+def test_a_subscription_set_up_is_recorded_as_one(said: str, head: str) -> None:
+    assert head in summarise("u-sub", "s-sub", [Turn("user", said)]).summary_text
+
+
+@pytest.mark.parametrize(
+    ("said", "both"),
+    [
+        (
+            (
+                "猫抓板还没拆封 给我退了吧，每个月那个猫粮也给我停掉",
+                "好的，猫抓板退货已提交，周期购已终止。",
+            ),
+            ("申请退货", "取消了周期购"),
+        ),
+        (
+            ("return the scratching post please, and cancel my cat food subscription", "Done."),
+            ("return", "cancelled the subscription"),
+        ),
+    ],
+)
+def test_a_request_taken_back_beside_another_request_is_recorded_too(
+    said: tuple[str, str], both: tuple[str, str]
+) -> None:
+    turns = [Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(said)]
+    text = summarise("u-two", "s-two", turns).summary_text
+    assert all(b in text for b in both), text

@@ -58,6 +58,9 @@ class Amended:
     substitutions: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     kept_topics: tuple[Topic, ...] = ()
     withdrawn: tuple[str, ...] = ()
+    withdrawn_beside: tuple[str, ...] = ()
+    """Request families taken back beside another request (猫抓板退了吧 … 猫粮周期购停掉);
+    never a remedy another replaced (退货就算了 换个颜色: the exchange is what holds)."""
     asked: frozenset[str] = frozenset()
     """The request families of the user's live acts (what they finally asked for)."""
     requested: frozenset[str] = frozenset()
@@ -300,6 +303,7 @@ def amend(
     )
     asks = any(a.kind is ActKind.REQUEST for a in live)
     withdrawn = () if asks else dialogue.retracted
+    asked = frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families)
     return Amended(
         view="".join(chars),
         entities=kept_entities,
@@ -307,10 +311,17 @@ def amend(
         substitutions=tuple(substitutions),
         kept_topics=tuple(kept),
         withdrawn=withdrawn,
-        asked=frozenset(f for a in live if a.kind is not ActKind.RETRACTION for f in a.families),
+        withdrawn_beside=tuple(f for f in dialogue.retracted if f not in asked | _REMEDIES)
+        if asks
+        else (),
+        asked=asked,
         requested=frozenset(f for a in live if a.kind is ActKind.REQUEST for f in a.families),
         settling=settling,
     )
+
+
+_REMEDIES: Final = frozenset({"refund", "return", "exchange", "repair", "cancel"})
+"""Remedies for one problem: one taken back beside another was replaced by it."""
 
 
 _NO_REASON: Final = LinearPattern(

@@ -336,9 +336,13 @@ CORRECTION: Final = tuple(
 )
 """Correction shapes; ``wrong`` (when given) names the value replaced, ``right`` the new one."""
 
-DROPPED: Final = LinearPattern(r"不(?:弄|搞|办|整|折腾)了")
-"""A request dropped in plain words (价保不弄了, 退款不搞了): a retraction only where its part
-of the clause names the request (破壁机那单不折腾了 names none; it stays the user's words)."""
+DROPPED: Final = LinearPattern(
+    r"不(?:弄|搞|办|整|折腾)了|停掉|关掉|退订|(?i:unsubscribe|(?:cancel|stop|end) (?:my |the |"
+    r"that |this )?(?:[a-z-]+ ){0,2}(?:subscription|auto-?ship|auto-?renewal))"
+)
+"""A request dropped in plain words (价保不弄了, 退款不搞了, 每个月那个猫粮停掉, cancel my
+litter subscription): a retraction only where its part of the clause names the request
+(破壁机那单不折腾了, 空调自己停掉了 name none; they stay the user's words)."""
 
 RETRACTION: Final = _words(
     r"本来想|原本想|本想|原来想|还是留着|留着吧|决定留着|先留着|"
@@ -438,6 +442,10 @@ REQUEST_FAMILIES: Final[tuple[tuple[str, LinearPattern], ...]] = tuple(
             r"(?:another|a different|a later|an earlier) (?:day|date|slot|time))",
         ),
         ("price", r"保价|价保|补差价|(?i:price (?:protection|match|adjustment))"),
+        (
+            "subscription",
+            r"周期购|订阅|自动续费|每个?月那个|(?i:subscri(?:be|ption)|auto-?ship|auto-?renew)",
+        ),
         ("delivery", r"送货|配送|派送|周末送|(?i:deliver)"),
         ("merge", r"合并|一起发|一块发|(?i:combine|ship together|merge)"),
         ("packaging", r"礼品包装|礼盒|贺卡|包装|(?i:gift[- ]?wrap|gift note|gift box|packaging)"),

@@ -39,11 +39,13 @@ __all__ = [
     "CHANGES",
     "REFERS_BACK",
     "changes_plan",
+    "moved_on",
     "named_again",
     "of_one_thing",
     "on_the_same_thing",
     "plan_values",
     "replanned_words",
+    "schedule_words",
 ]
 
 CHANGES: Final = LinearPattern(
@@ -75,7 +77,7 @@ _MEMBERS_ZH: Final = (
 _KINDS: Final = {
     "weekday": (
         LinearPattern(r"(?:周|星期|礼拜)[一二三四五六日天](?P<post>$|[^次])"),
-        LinearPattern(r"(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day)"),
+        LinearPattern(r"(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?)"),
     ),
     "day": (
         LinearPattern(rf"(?:{_NUM_ZH}月)?[0-9]{{1,2}}\s?[号日]"),
@@ -206,8 +208,8 @@ def _compared(kind: str, said: str) -> str:
     if kind == "weekday":
         key = flat[-1] if not flat.isascii() else flat[:3]
         return str(_WEEKDAYS.get(key, flat))
-    if kind == "colour" and not flat.isascii():
-        return flat.removesuffix("色")
+    if kind == "colour" and not flat.isascii():  # 成墨绿色 (换成墨绿色) is 墨绿
+        return flat.removesuffix("色")[-2:]
     return flat
 
 
@@ -248,6 +250,54 @@ def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
             if _ON_INSTALMENTS.search(clause) is not None:
                 found += [said for _, said, _ in _values(clause)]
     return tuple(dict.fromkeys(found))
+
+
+_SCHEDULE: Final = frozenset({"weekday", "day", "time", "part_of_day", "frequency"})
+
+
+def schedule_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` naming when something happens (a weekday, a day of the month,
+    a time or part of the day, a frequency: 每月10号, every 4 weeks on Mondays): what an
+    arrangement taken back no longer has."""
+    return tuple(dict.fromkeys(said for kind, said, _ in _values(text) if kind in _SCHEDULE))
+
+
+_PROPOSES: Final = LinearPattern(
+    r"呢\s*[？?]?\s*$|呢[，,。！？?\s]|还是|要不|不如|换成?|改成?|就[^，,。！？]{0,8}[吧了]|行不行|"
+    r"可以不|(?i:what about|how about|instead|actually|rather|switch|change|go with|make it|"
+    r"let'?s do|that one|i'?ll take|i'?ll go|prefer|better)"
+)
+"""A user turn proposing or taking another value (那雾霾蓝的呢, 就43码吧, what about Thursday)."""
+
+
+def moved_on(turns: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The plan values a session (its ``(role, text)`` turns) moved on from, as said: of a
+    kind a user turn proposes or takes another value of (:data:`_PROPOSES`) after an
+    earlier turn named one, each value the last turn naming the kind does not hold (白色 →
+    那雾霾蓝的呢 → 雾霾蓝已下单: 白色; Tuesday 9-12 → what about Thursday → Thursday 1-5pm:
+    Tuesday). Two things named one after the other (黑色保温杯, 再加一个白色的饭盒) propose
+    nothing."""
+    named: dict[str, list[tuple[int, str, str]]] = {}
+    moved: set[str] = set()
+    for turn, (role, text) in enumerate(turns):
+        values = list(_values(text, stated=True))
+        proposes = role == "user" and _PROPOSES.search(text) is not None
+        for kind, said, compared in values:
+            before = named.get(kind, [])
+            if proposes and any(t < turn and not _same(c, compared) for t, _, c in before):
+                moved.add(kind)
+            named.setdefault(kind, []).append((turn, said, compared))
+    found: list[str] = []
+    for kind in moved:
+        last = max(t for t, _, _ in named[kind])
+        held = [c for t, _, c in named[kind] if t == last]
+        found += [said for _, said, c in named[kind] if not any(_same(c, h) for h in held)]
+    return tuple(dict.fromkeys(found))
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two compared values are one (a part of the other: 43 码 and 43码的)."""
+    return a in b or b in a
 
 
 _FULL_PAYMENT: Final = LinearPattern(

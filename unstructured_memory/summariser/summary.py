@@ -47,6 +47,7 @@ from typing import Final
 from policies.errors import InvalidText
 from policies.linear_re import LinearMatch, LinearPattern, Subject
 from policies.pii import PiiMatch, find_pii, mask_pii
+from policies.superseded import unsay
 from policies.validation import (
     MAX_ID_CHARS,
     MAX_TEXT_BYTES,
@@ -74,6 +75,7 @@ from unstructured_memory.summariser.own_words import (
     settled_from,
     with_own_words,
 )
+from unstructured_memory.summariser.replanned import moved_on, schedule_words
 from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
@@ -574,6 +576,8 @@ class _Slots:
     session said nothing else)."""
     withdrawn: tuple[str, ...] = ()
     """Request families the user took back with nothing in their place."""
+    withdrawn_beside: tuple[str, ...] = ()
+    """Request families the user took back beside another request."""
     settled: str = ""
     """Why the user took them back, in their words (:attr:`Amended.settling`)."""
     purchase: bool = False
@@ -835,6 +839,7 @@ def _slots(
         topic=reason or _topic(text, spans, entities, lang, fix),
         kept=tuple(t.zh if lang == "zh" else t.en for t in view.kept_topics),
         withdrawn=view.withdrawn,
+        withdrawn_beside=view.withdrawn_beside,
         settled=_settled(view, lang) if view.withdrawn else "",
         purchase="purchase" in view.asked,
         requested=view.requested,
@@ -960,6 +965,7 @@ _FAMILY_HEADS: Final = {
     "repair": ("申请维修", "requested a repair"),
     "schedule": ("预约上门时间", "booked a visit"),
     "claim": ("申请理赔", "filed a claim"),
+    "subscription": ("开通周期购", "set up a subscription"),
 }
 """Heads for what the user asked for that no intent names, when nothing stronger was asked."""
 _STRONGER: Final = frozenset({"refund", "return", "exchange", "cancel", "complaint"})
@@ -987,6 +993,7 @@ _WITHDRAWN: Final = {
     "price": ("保价申请", "the price-protection claim"),
     "delivery": ("送货安排", "the delivery arrangement"),
     "claim": ("理赔申请", "the claim"),
+    "subscription": ("周期购", "the subscription"),
 }
 """How the record names a request the user took back."""
 
@@ -1014,6 +1021,10 @@ _REQUESTED: Final = {
         for f, (zh, en) in _FAMILY_HEADS.items()
         if f in _WITHDRAWN
     },
+    "subscription": (
+        ("开通周期购", "取消了周期购"),
+        ("set up a subscription", "cancelled the subscription"),
+    ),
 }
 """How a record states a request, and how it states it withdrawn (both languages)."""
 
@@ -1050,7 +1061,11 @@ def _withdrawn_record(pairs: Sequence[tuple[str, str]], text: str) -> str:
     for a, b in _HEAD_AMOUNT.spans(text)[:1]:
         text = text[:a] + text[b:]
         text = text.replace("（）", "").replace(" ()", "")
-    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+    zh = any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    marker = _MOVED_ON["zh" if zh else "en"]
+    text = unsay(text, schedule_words(text), marker)  # 每月10号: one marker for the run
+    text = _MARKERS.sub(marker, text)
+    if zh:
         parts = text.split("，")
         return "，".join(p for i, p in enumerate(parts) if not (i and p.startswith("预计")))
     body, end = (text[:-1], ".") if text.endswith(".") else (text, "")
@@ -1060,9 +1075,20 @@ def _withdrawn_record(pairs: Sequence[tuple[str, str]], text: str) -> str:
     return "; ".join([head if cut else kept[0], *kept[1:]]) + end
 
 
-def _withdrawn(s: _Slots, lang: Lang) -> str:
-    names = [_WITHDRAWN[f][0 if lang == "zh" else 1] for f in s.withdrawn if f in _WITHDRAWN]
-    return ("、" if lang == "zh" else " and ").join(names)
+_WITHDREW: Final = {"subscription": ("取消了", "cancelled")}
+"""The verb of taking back a request where 撤回了 / withdrew does not fit."""
+
+
+def _withdrawn(families: Sequence[str], lang: Lang) -> str:
+    """What the user took back, each with its verb (撤回了退款申请、取消了周期购)."""
+    zh = lang == "zh"
+    said = [
+        f"{verb}{names[0]}" if zh else f"{verb} {names[1]}"
+        for f in families
+        if (names := _WITHDRAWN.get(f)) is not None
+        and (verb := _WITHDREW.get(f, ("撤回了", "withdrew"))[0 if zh else 1])
+    ]
+    return ("、" if zh else " and ").join(said)
 
 
 def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
@@ -1099,9 +1125,11 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
         why = s.settled or detail or s.topic
-        head = f"{about}撤回了{_withdrawn(s, 'zh')}" + (f"：{why}" if why else "")
+        head = f"{about}{_withdrawn(s.withdrawn, 'zh')}" + (f"：{why}" if why else "")
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"更新了画像：{'、'.join(s.kept)}"
+    if (taken := _withdrawn(s.withdrawn_beside, "zh")) and taken not in head:
+        head += f"，{taken}"  # beside another request: 申请退货，取消了周期购
     verb = s.eta_verb or {
         Intent.TRACKING_INQUIRY: "送达",
         Intent.RETURN_REQUEST: "到账" if heads[intent] == "申请退款" else "处理",
@@ -1177,11 +1205,13 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
-        head = f"withdrew {_withdrawn(s, 'en')}" + (f" for {subject}" if subject else "")
+        head = _withdrawn(s.withdrawn, "en") + (f" for {subject}" if subject else "")
         why = s.settled or detail or s.topic
         head += f": {why}" if why else ""
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"updated their profile: {', '.join(s.kept)}"
+    if (taken := _withdrawn(s.withdrawn_beside, "en")) and taken not in head:
+        head += f"; {taken}"
     if s.change and flat(s.change) not in flat(head):  # a change said beside a question
         head = head.rstrip(" ?.") + f"; asked: {s.change}"
     tail = f"; chose {s.chosen}" if s.chosen and flat(s.chosen) not in flat(head) else ""
@@ -1200,6 +1230,12 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
 
 
 # --------------------------------------------------------------------------- summarise
+
+
+_MOVED_ON: Final[dict[Lang, str]] = {"zh": "[已更新]", "en": "[updated]"}
+"""What stands in a record for a value its session moved on from."""
+_MARKERS: Final = re.compile(r"(\[已更新\]|\[updated\])(?:\s?\1)+")
+"""Markers side by side (每月10号: 每月, 10号): one says it."""
 
 
 def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSummary:
@@ -1274,6 +1310,8 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         specific=lambda a, b: names_a_thing(view, a, b),
     )
     sentence = with_agreed(sentence, confirmed, language)
+    dropped = moved_on([(s.role, text[s.start : s.end]) for s in spans])  # 白色 → 雾霾蓝
+    sentence = unsay(sentence, dropped, _MOVED_ON[language]) if dropped else sentence
     unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
     return SessionSummary(
         user_id=user_id,

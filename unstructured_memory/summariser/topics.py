@@ -421,8 +421,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"(?:doctor|gp|dietitian|nutritionist)[^.;!?]{0,30}?(?:more|less|cut (?:down on|out|"
             r"back on)|avoid|no more|off|lay off)\s+(?:the\s+)?(?:salt|sugar|carbs|protein|fat|"
             r"dairy|gluten|caffeine|red meat|meat|alcohol|sodium|iron)|"
-            r"i'?m (?:on (?:a |the )?|doing |eating )(?:keto|low[- ](?:carb|sodium|salt|fat|sugar)|"
-            r"high[- ]protein|paleo|whole30|plant[- ]based))"
+            r"(?:i'?m|i am|we'?re|(?:put|has|have|got) (?:me|us|him|her|them) on|started|"
+            r"switched to|been on|went|going)\s+(?:strict(?:ly)?\s+|on\s+|doing\s+|eating\s+)?"
+            r"(?:(?:a|the) (?:strict )?)?(?:keto|low[- ](?:carb|sodium|salt|fat|sugar|fodmap)|"
+            r"high[- ](?:protein|fib(?:er|re))|paleo|whole30|plant[- ]based|mediterranean))"
         ),
         fact=True,
         names=LinearPattern(r"饮食|忌口|吃的方面|(?i:diet|dietary)"),
@@ -432,7 +434,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "发票",
         "invoice",
         LinearPattern(
-            r"(?:发票|开票)[^，,。！？]{0,12}(?:电子|纸质|抬头|税号|公司|个人|专票|普票|不要|别|不用)"
+            r"(?:发票|开票)[^，,。！？]{0,12}(?:电子|纸质|抬头|税号|公司|个人|专票|普票|不要|别|不用|"
+            r"邮箱|邮件|(?i:pdf))"
             r"|(?:电子|纸质|增值税|专用|普通)发票|抬头[^，,。！？]{0,3}(?:写|开|是|用|填)"
             r"|(?:开|要|用)(?:个|张)?(?:专票|普票)|(?:都|就)?开这个抬头"
             r"|(?:不要|别|不用)[^，,。！？]{0,4}(?:纸质)?发票"
@@ -440,7 +443,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"[\u4e00-\u9fff（）()]{4,30}(?:有限公司|有限责任公司|股份公司|工作室|事务所)"
             r"|(?i:invoice|receipt|billed to|bill to|issued to|in the name of)[^.;!?]{0,40}?"
             r"(?-i:[A-Z][A-Za-z&.\- ]{1,40} (?:LLC|Ltd\.?|Limited|Inc\.?|GmbH|Co\.|Corp\.?|PLC))"
-            r"|(?i:(?:electronic|paper|digital|company|vat|e-) ?(?:invoice|receipt)|"
+            r"|(?i:(?:electronic|paper|digital|company|vat|e-|pdf|printed|hard-?copy) ?"
+            r"(?:invoice|receipt)|(?:e-?mail|mail|post|send) (?:me |us )?(?:the |my |our |all )?"
+            r"(?:[a-z]+ )?(?:invoices|receipts)|"
             r"invoice (?:to|under|in the name|title|header|for the company|addressed)|"
             r"(?:no|don'?t (?:need|want|send)) (?:a )?(?:paper |printed )?(?:invoice|receipt))"
         ),
@@ -493,7 +498,7 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "付款方式",
         "payment",
         LinearPattern(
-            r"货到付款|到付|运费我[出付来]|运费自理|花呗|分期付|信用卡(?:支付|付)|"
+            r"货到付款|到付|(?:^|[^搬])运费我[出付来]|运费自理|花呗|分期付|信用卡(?:支付|付)|"
             r"(?i:cash on delivery|pay on delivery|in installments|installment plan|"
             r"pay by (?:card|paypal)|i'?ll pay (?:for )?(?:the )?(?:shipping|postage))"
         ),
