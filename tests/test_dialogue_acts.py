@@ -2568,3 +2568,22 @@ def test_a_request_or_a_symptom_in_words_of_stopping_is_no_retraction(said: str)
     utterances = [Utterance("user", said, tuple(_entities(said)))]
     acts = read_dialogue(utterances, "en" if said.isascii() else "zh").acts
     assert not [a for a in acts if a.kind is ActKind.RETRACTION], acts
+
+
+@pytest.mark.parametrize(
+    ("said", "standing"),
+    [
+        ("小米14 256g 黑色的要一台 走顺丰送货上门", False),  # this order's delivery
+        (
+            "I'll take the grey cashmere scarf. No gift wrap, it's for me, plain box is fine",
+            False,
+        ),
+        ("这款扫地机下单 以后快递都放门卫", True),  # a standing word: for every order
+        ("I'll take the kettle, and from now on always use plain boxes for me", True),
+    ],
+)
+def test_an_arrangement_said_with_a_purchase_is_that_orders(said: str, standing: bool) -> None:
+    """How to ship or wrap what is being bought, said as it is bought, is that order's;
+    a word of from now on makes it stand for every order."""
+    keys = {k for k, _ in _instructions(said)}
+    assert bool(keys & {"dropoff", "carrier", "packaging", "delivery_time"}) is standing, keys

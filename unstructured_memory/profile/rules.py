@@ -51,7 +51,7 @@ from unstructured_memory.profile.registry import RuleExtractorConfig
 from unstructured_memory.profile.revoked import revoked
 from unstructured_memory.profile.self_facts import kept_facts
 from unstructured_memory.summariser import amounts, cues, sizes
-from unstructured_memory.summariser.acts import asked_topic, instructs, negated
+from unstructured_memory.summariser.acts import asked_topic, families, instructs, negated
 from unstructured_memory.summariser.amended import substitute
 from unstructured_memory.summariser.entities import brand_of, extract_entities
 from unstructured_memory.summariser.own_words import SIZE, amended
@@ -271,6 +271,27 @@ _DONE: Final = LinearPattern(
     r"[打发来]过|[打发来过]了|(?i:called|texted|e-?mailed|rang|phoned|messaged)"
 )
 """A contact that happened (给我打了三次电话): a narrative, no instruction."""
+
+
+_ORDER_BOUND: Final = frozenset({"dropoff", "carrier", "packaging", "delivery_time"})
+"""Topics of how an order ships: said as goods are bought, they are that order's."""
+
+
+def _of_all_goods(text: str) -> bool:
+    """Whether ``text`` speaks of all the user's goods (whatever we buy, 我的快递都…)."""
+    return cues.HABIT.search(text) is not None
+
+
+_TAKES: Final = LinearPattern(
+    r"要(?:一|两|三|几)(?:个|台|件|支|块|份|套|盒|双|瓶|箱)"
+    r"|(?i:i'?ll take (?:the|a|an|one|two|[0-9])|i'?d like to order)"
+)
+"""Goods taken as they are offered (黑色的要一台, I'll take the grey scarf)."""
+
+
+def _buys(text: str) -> bool:
+    """Whether the user's turn buys something (a purchase asked, goods taken)."""
+    return "purchase" in families(text) or _TAKES.search(text) is not None
 
 
 def observe_session(
@@ -901,7 +922,13 @@ class _Observer:
             for (key, scenario), words in facts.items()
             if (kept := [w for w in words if w not in denying.get(key, ())] or words)
         ]
-        instructions = [k for k in keys if k != NOTE.key and not _TOPICS[k].fact]
+        # how to ship or wrap what the turn buys is that order's (要一台 走顺丰送货上门)
+        bought = _buys(text) and not instructs(text) and not _of_all_goods(text)
+        instructions = [
+            k
+            for k in keys
+            if k != NOTE.key and not _TOPICS[k].fact and not (bought and k in _ORDER_BOUND)
+        ]
         for key in instructions:
             self.instructions.append((key, said))
         instructed = any(  # 以后送货打我老婆电话: an instruction naming facts only

@@ -1125,7 +1125,8 @@ def _sentence_zh(intent: Intent, s: _Slots, user_text: str) -> str:
         head = f"购买{subject}" + (f"：{detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
         why = s.settled or detail or s.topic
-        head = f"{about}{_withdrawn(s.withdrawn, 'zh')}" + (f"：{why}" if why else "")
+        taken = _withdrawn(s.withdrawn, "zh") or "撤回了"
+        head = f"{about}{taken}" + (f"：{why}" if why else "")
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
         head = f"更新了画像：{'、'.join(s.kept)}"
     if (taken := _withdrawn(s.withdrawn_beside, "zh")) and taken not in head:
@@ -1205,7 +1206,9 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
     elif s.purchase and intent in (Intent.OTHER, Intent.PRODUCT_CONSULT) and subject:
         head = f"bought {subject}" + (f": {detail or s.topic}" if detail or s.topic else "")
     elif s.withdrawn:
-        head = _withdrawn(s.withdrawn, "en") + (f" for {subject}" if subject else "")
+        head = (_withdrawn(s.withdrawn, "en") or "withdrew") + (
+            f" for {subject}" if subject else ""
+        )
         why = s.settled or detail or s.topic
         head += f": {why}" if why else ""
     elif s.kept and intent is Intent.OTHER and not (subject or detail or s.topic):
