@@ -106,6 +106,22 @@ def test_an_instruction_replaces_an_agents_fact_whose_key_names_its_topic(
     assert not [v for v in values if old in v], values
 
 
+def test_an_instruction_on_part_of_a_topic_leaves_an_agents_fact_of_another_part(
+    mem: MemoryClient,
+) -> None:
+    """An invoice is kept in parts by an agent (its title); the user's word on its format
+    (电子的) replaces no title."""
+    user = "buyer-invoice-title-kept"
+    mem.profiles.ensure(user)
+    mem.facts.put(
+        user, "invoice_title", "苏州沐岚文化传媒有限公司", lifecycle_policy=LifecyclePolicy.EXPLICIT
+    )
+    _told(mem, user, [("user", "以后发票都开电子的 不要纸质的"), ("assistant", "好的")])
+    title = mem.facts.get(user, "invoice_title")
+    assert title is not None
+    assert "沐岚" in str(title.value)
+
+
 def test_a_correction_in_a_later_session_rewrites_what_the_earlier_one_stored(
     mem: MemoryClient,
 ) -> None:

@@ -93,14 +93,17 @@ class Topic:
 
     def keys(self, key: str) -> bool:
         """Whether a fact key another wrote under (an agent's ``delivery_dropoff``,
-        ``preferred_drop_off``) names this topic: its own key or words naming it."""
+        ``preferred_drop_off``) is this topic's whole slot: it holds the topic's key. Never
+        for a topic kept in parts (an invoice's title beside its format: ``invoice_title``
+        is no invoice instruction's to replace)."""
         if key == self.key or key.startswith("note:"):
             return key == self.key
-        spaced, joined = key.replace("_", " "), key.replace("_", "")
-        return self.key.replace("_", "") in joined.casefold() or (
-            self.names is not None
-            and any(self.names.search(k) is not None for k in (spaced, joined))
-        )
+        joined = key.replace("_", "").replace("-", "").casefold()
+        return self.key not in _IN_PARTS and self.key.replace("_", "") in joined
+
+
+_IN_PARTS: Final = frozenset({"invoice"})
+"""Topics an agent may keep in parts (an invoice's title, its format)."""
 
 
 @dataclass(frozen=True, slots=True)
