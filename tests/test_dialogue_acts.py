@@ -2587,3 +2587,16 @@ def test_an_arrangement_said_with_a_purchase_is_that_orders(said: str, standing:
     a word of from now on makes it stand for every order."""
     keys = {k for k, _ in _instructions(said)}
     assert bool(keys & {"dropoff", "carrier", "packaging", "delivery_time"}) is standing, keys
+
+
+@pytest.mark.parametrize(
+    ("said", "diet"),
+    [
+        ("猫粮给我推荐下 我家猫挑嘴 别的都不吃", False),  # the cat's, not the user's
+        ("我家狗狗对鸡肉过敏 有没有不含鸡肉的狗粮", False),
+        ("我对花生过敏 家里还养了只猫", True),
+        ("我不吃香菜", True),
+    ],
+)
+def test_what_a_pet_will_not_eat_is_no_diet_of_the_user(said: str, diet: bool) -> None:
+    assert any(slot == "diet" for _, slot, _ in _observed(said)) is diet

@@ -1427,11 +1427,28 @@ def _topics_of_clause(
                 break
     if not found and inherited is not None and past is None:
         found.append(inherited.key)
+    found = _not_the_pets(found, piece)
     procedure = not found or _procedure(piece, values)
     stated = [k for k in found if not _BY_KEY[k].context]
     if act.kind is ActKind.INSTRUCTION and procedure and all(k in _CODED for k in stated):
         found.append(NOTE.key)
     return tuple(found)
+
+
+_OWN_DIET: Final = LinearPattern(
+    r"我[^，,。！？\s]{0,3}(?:不吃|不能吃|吃不了|过敏|吃素|素食|忌口)"
+    r"|(?i:(?:^|[^a-z])i(?:'m| am)? (?:allergic|vegetarian|vegan)|"
+    r"(?:^|[^a-z])i (?:don'?t|can'?t) eat)"
+)
+"""The user's own diet in a clause naming a pet too (我对花生过敏 家里还养了只猫)."""
+
+
+def _not_the_pets(found: list[str], piece: str) -> list[str]:
+    """``found`` without the diet when the clause names a pet and no diet of the user's own
+    (我家猫挑嘴 别的都不吃: the cat's, not the user's)."""
+    if "pet" in found and "diet" in found and _OWN_DIET.search(piece) is None:
+        return [k for k in found if k != "diet"]
+    return found
 
 
 def _question_topic(utterances: Sequence[Utterance], turn: int) -> Topic | None:
