@@ -1064,7 +1064,7 @@ def _withdrawn_record(pairs: Sequence[tuple[str, str]], text: str) -> str:
     zh = any("\u4e00" <= ch <= "\u9fff" for ch in text)
     marker = _MOVED_ON["zh" if zh else "en"]
     text = unsay(text, schedule_words(text), marker)  # 每月10号: one marker for the run
-    text = _MARKERS.sub(marker, text)
+    text = _one_marker(text, marker)
     if zh:
         parts = text.split("，")
         return "，".join(p for i, p in enumerate(parts) if not (i and p.startswith("预计")))
@@ -1237,8 +1237,14 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
 
 _MOVED_ON: Final[dict[Lang, str]] = {"zh": "[已更新]", "en": "[updated]"}
 """What stands in a record for a value its session moved on from."""
-_MARKERS: Final = re.compile(r"(\[已更新\]|\[updated\])(?:\s?\1)+")
-"""Markers side by side (每月10号: 每月, 10号): one says it."""
+
+
+def _one_marker(text: str, marker: str) -> str:
+    """``text`` with markers side by side (每月10号: 每月, 10号) made one."""
+    for pair in (marker + marker, f"{marker} {marker}"):
+        while pair in text:
+            text = text.replace(pair, marker)
+    return text
 
 
 def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSummary:
