@@ -13,7 +13,8 @@ for the user's current one.
   ``120``, ``12 kg``, ``11公斤``);
 - :func:`refused_words`: the words of a record naming a value the user's instruction now
   in force refuses (``以后别再往星河大厦送了`` against ``默认送公司 星河大厦``);
-- :func:`unsay`: a text with those words, standing alone, replaced by a marker.
+- :func:`unsay`: a text with those words, standing alone, replaced by a marker
+  (:data:`MARKER_ZH`, :data:`MARKER_EN`: :func:`marker_for` picks by the text's language).
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ from typing import Final
 
 from policies.linear_re import LinearPattern
 
-__all__ = ["refused_words", "superseded_words", "unsay"]
+__all__ = ["MARKER_EN", "MARKER_ZH", "marker_for", "refused_words", "superseded_words", "unsay"]
+
+MARKER_ZH: Final = "[已更新]"
+MARKER_EN: Final = "[updated]"
+"""What a record shows in place of a value since replaced, in each language."""
+
+
+def marker_for(text: str) -> str:
+    """The marker for ``text``, in its language: Chinese when it holds a CJK character."""
+    return MARKER_ZH if any("\u4e00" <= ch <= "\u9fff" for ch in text) else MARKER_EN
+
 
 _SHORT: Final = 24
 """Longest value taken whole (characters): a model or a code, not a clause."""

@@ -30,7 +30,13 @@ from policies.errors import InvalidField
 from policies.linear_re import LinearPattern
 from policies.pii import PiiKind, mask_pii, mask_value
 from policies.profile_merge import DISOWNED
-from policies.superseded import refused_words, superseded_words, unsay
+from policies.superseded import (
+    MARKER_EN,
+    MARKER_ZH,
+    refused_words,
+    superseded_words,
+    unsay,
+)
 from policies.temporary import TEMPORARY_NOTE, lapsed
 from policies.tokens import count_tokens
 from structured_memory.pii.fields import is_masked_leaf, is_reference
@@ -57,7 +63,6 @@ __all__ = [
     "assemble",
     "fit",
     "learned_items",
-    "marker_for",
     "render",
     "replaced",
     "unsaid",
@@ -89,7 +94,7 @@ class _Words:
     """The label of an instruction kept in the user's words (``note:…`` facts)."""
     disowned: str = "user's correction"
     """The label of a slot of words the user disowned that no other slot held."""
-    superseded: str = "[updated]"
+    superseded: str = MARKER_EN
     """What a record shows in place of a value the user has since replaced."""
 
     def fact_label(self, key: str) -> str:
@@ -141,7 +146,7 @@ _ZH = _Words(
     },
     note="用户嘱咐",
     disowned="用户更正",
-    superseded="[已更新]",
+    superseded=MARKER_ZH,
     scenarios={
         "self": "自用",
         "parents": "给父母",
@@ -459,11 +464,6 @@ def record_items(
                 ContextItem(Section.RECORD, f"[{h.occurred_at:%Y-%m-%d}] {text}", str(h.memory_id))
             )
     return out
-
-
-def marker_for(text: str) -> str:
-    """What shows a replaced value in ``text``, in its language (``[已更新]``, ``[updated]``)."""
-    return _ZH.superseded if any("\u4e00" <= ch <= "\u9fff" for ch in text) else _EN.superseded
 
 
 def _governed(text: str, at: int, end: int | None) -> bool:

@@ -55,7 +55,8 @@ from policies.lifecycle import LifecyclePolicy
 from policies.pii import check_pii_values, find_pii, mask_pii
 from policies.profile_merge import ChangeKind, Merged, Observation, ObservationKind
 from policies.scope import UserScope
-from sdk.context import marker_for, replaced, unsaid
+from policies.superseded import marker_for
+from sdk.context import replaced, unsaid
 from sdk.tracing import annotate, span
 from sdk.write_path import WritePath
 from structured_memory.cross_user import idle_sessions

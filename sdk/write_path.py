@@ -56,7 +56,7 @@ from policies.lifecycle import LifecyclePolicy, require_policy
 from policies.outbox import OutboxOp
 from policies.pii import PiiMatch, check_pii_values, find_pii
 from policies.scope import UserScope
-from policies.superseded import unsay
+from policies.superseded import marker_for, unsay
 from policies.temporary import TEMPORARY_NOTE
 from policies.ttl import MemoryKind, TTLConfig, lifetime
 from policies.validation import (
@@ -66,7 +66,6 @@ from policies.validation import (
     check_timestamp,
 )
 from sandbox.repository import SandboxRepository
-from sdk.context import marker_for
 from sdk.feed import IndexFeed
 from sdk.tracing import stage_spans
 from structured_memory.audit import record_batch, trail

@@ -235,15 +235,16 @@ def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
     the agent's confirmation in ``later`` names, only what it names holds (周六家里没人 is
     the user's reason, 已改约下周二 the plan)."""
     now = _stated(later)
+    values = list(_values(earlier))
     found: list[str] = []
     priced = False  # a value the price was of changed: the old price is no longer it
-    for kind, said, compared in _values(earlier):
+    for kind, said, compared in values:
         held = now.get(kind)
-        if held and not any(compared in v or v in compared for v in held):
+        if held and not any(_same(compared, v) for v in held):
             found.append(said)
             priced |= kind in _SETS_PRICE
     if priced and "amount" not in now:
-        found += [said for kind, said, _ in _values(earlier) if kind == "amount"]
+        found += [said for kind, said, _ in values if kind == "amount"]
     if _paid_in_full(later):  # the instalment plan is gone: its count, amounts and dates
         for a, b in _CLAUSE.spans(earlier):
             clause = earlier[a:b]

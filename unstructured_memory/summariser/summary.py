@@ -47,7 +47,7 @@ from typing import Final
 from policies.errors import InvalidText
 from policies.linear_re import LinearMatch, LinearPattern, Subject
 from policies.pii import PiiMatch, find_pii, mask_pii
-from policies.superseded import unsay
+from policies.superseded import MARKER_EN, MARKER_ZH, marker_for, unsay
 from policies.validation import (
     MAX_ID_CHARS,
     MAX_TEXT_BYTES,
@@ -1061,11 +1061,9 @@ def _withdrawn_record(pairs: Sequence[tuple[str, str]], text: str) -> str:
     for a, b in _HEAD_AMOUNT.spans(text)[:1]:
         text = text[:a] + text[b:]
         text = text.replace("（）", "").replace(" ()", "")
-    zh = any("\u4e00" <= ch <= "\u9fff" for ch in text)
-    marker = _MOVED_ON["zh" if zh else "en"]
-    text = unsay(text, schedule_words(text), marker)  # 每月10号: one marker for the run
-    text = _one_marker(text, marker)
-    if zh:
+    marker = marker_for(text)
+    text = _one_marker(unsay(text, schedule_words(text), marker), marker)  # 每月10号: one
+    if marker == MARKER_ZH:
         parts = text.split("，")
         return "，".join(p for i, p in enumerate(parts) if not (i and p.startswith("预计")))
     body, end = (text[:-1], ".") if text.endswith(".") else (text, "")
@@ -1235,10 +1233,6 @@ def _sentence_en(intent: Intent, s: _Slots, user_text: str) -> str:
 # --------------------------------------------------------------------------- summarise
 
 
-_MOVED_ON: Final[dict[Lang, str]] = {"zh": "[已更新]", "en": "[updated]"}
-"""What stands in a record for a value its session moved on from."""
-
-
 def _one_marker(text: str, marker: str) -> str:
     """``text`` with markers side by side (每月10号: 每月, 10号) made one."""
     for pair in (marker + marker, f"{marker} {marker}"):
@@ -1319,8 +1313,9 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
         specific=lambda a, b: names_a_thing(view, a, b),
     )
     sentence = with_agreed(sentence, confirmed, language)
-    dropped = moved_on([(s.role, text[s.start : s.end]) for s in spans])  # 白色 → 雾霾蓝
-    sentence = unsay(sentence, dropped, _MOVED_ON[language]) if dropped else sentence
+    dropped = moved_on([(u.role, u.text) for u in utterances])  # 白色 → 雾霾蓝
+    marker = MARKER_ZH if language == "zh" else MARKER_EN
+    sentence = unsay(sentence, dropped, marker) if dropped else sentence
     unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
     return SessionSummary(
         user_id=user_id,
