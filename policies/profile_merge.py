@@ -36,6 +36,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+from policies.births import ENDS_PREGNANCY, PREGNANCY
+
 __all__ = [
     "DEFAULT_CONFIRMATIONS",
     "DISOWNED",
@@ -346,9 +348,19 @@ def _merge_referred(facts: dict[str, Stable], o: Observation) -> Change | None:
     return Change(meant, ChangeKind.FACT_SET)
 
 
+def _expecting(facts: Mapping[str, Stable], o: Observation) -> str | None:
+    """For a birth (:data:`~policies.births.ENDS_PREGNANCY`), the slot of its key that says
+    the user is expecting: the birth takes it, the pregnancy its former value."""
+    if o.replaces != ENDS_PREGNANCY:
+        return None
+    key_slots = [s for s in facts if s == o.key or s.startswith(f"{o.key}@")]
+    expecting = [s for s in key_slots if PREGNANCY.search(facts[s].value) is not None]
+    return expecting[-1] if expecting else None
+
+
 def _set_fact(facts: dict[str, Stable], o: Observation) -> Change | None:
     """An objective fact: the newest value of its slot wins."""
-    slot = _fact_slot(facts, o)
+    slot = _expecting(facts, o) or _fact_slot(facts, o)
     if slot != o.slot:
         o = replace(o, key=slot.partition("@")[0], scenario=slot.partition("@")[2] or None)
     current = facts.get(o.slot)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from policies.births import BIRTH, PREGNANCY
 from policies.errors import InvalidField
 from policies.linear_re import LinearPattern
 from policies.pii import PiiKind, mask_pii, mask_value
@@ -51,6 +52,7 @@ from unstructured_memory.summariser.topics import (
     TOPICS,
     mentions,
 )
+from unstructured_memory.summariser.vehicles import vehicle_names
 from values.context import ContextItem, MemoryContext, Section
 from values.hits import MemoryHit
 from values.records import Fact, Profile
@@ -346,6 +348,8 @@ _CITY: Final = LinearPattern(rf"(?:{CITY_ZH})(?:[\u4e00-\u9fff]{{1,5}}?(?:新区
 """A city of residence and its district (南京鼓楼区)."""
 _CITY_NAME: Final = LinearPattern(rf"(?:{CITY_ZH})")
 _DIET: Final = LinearPattern(DIET_NAMES)
+_AS_SAID: Final = LinearPattern(r"[（(](?P<said>[^（）()]{2,24})[）)]")
+"""The words an amount was said in, after its value (5000元（五千以内）, $800 (under 800))."""
 
 
 def _superseded(profile: Profile) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -365,8 +369,10 @@ def replaced(
     """Of ``slots`` (a learned slot, its value now, the values it held before), the words
     that name a former value and not the current one
     (:func:`~policies.superseded.superseded_words`; of a city, the cities and districts it
-    names too; of a diet, its names), unless the current one states them too, not only to
-    deny them; and the notification channels the user was reached by before (codes)."""
+    names too; of a diet, its names; of a car, its names without maker or year; of a
+    budget, the words it was said in; of a pregnancy a birth ended, its words), unless the
+    current one states them too, not only to deny them; and the notification channels the
+    user was reached by before (codes)."""
     words: list[str] = []
     channels: set[str] = set()
     for slot, now, formerly in slots:
@@ -382,6 +388,12 @@ def replaced(
                 said += _cities(former)
             if key == "diet":
                 said += [former[a:b] for a, b in _DIET.spans(former)]
+            if key == "vehicle":
+                said += vehicle_names(former)
+            if key == "family" and BIRTH.search(now) is not None:  # expecting no more
+                said += [former[a:b] for a, b in PREGNANCY.spans(former)]
+            if key == "budget":  # as said: 5000元（五千以内）
+                said += [m.group("said") or "" for m in _AS_SAID.finditer(former)]
             words += [w for w in said if not _affirmed(now, w)]
     return tuple(dict.fromkeys(words)), frozenset(channels)
 

@@ -43,6 +43,7 @@ from typing import Final, cast
 
 from sqlalchemy import Connection
 
+from policies.births import ENDS_PREGNANCY, PREGNANCY
 from policies.business import ENTITY_LINK_TYPES
 from policies.errors import (
     ConcurrentModificationError,
@@ -95,6 +96,19 @@ MAX_APPEND_TURNS: Final = 1000
 
 _TOPICS: Final = {t.key: t for t in TOPICS if not t.context}
 """The topics an instruction names, whose older statements a change makes stale."""
+
+_ONE_VALUE: Final = {t.key: t for t in TOPICS if t.key in ("city", "vehicle", "occupation")}
+"""Facts about the user that hold one value at a time: news of one replaces an agent's."""
+
+
+def _replaces(key: str, former: str, now: str) -> bool:
+    """Whether ``now`` (the user's news on fact topic ``key``) replaces ``former`` (an
+    agent's value of it): it affirms none of the words naming ``former``
+    (:func:`~sdk.context.replaced`: 丰田卡罗拉 by 卡罗拉 too, 杭州滨江 by 杭州)."""
+    named, _ = replaced([(key, "", [former])])
+    left, _ = replaced([(key, now, [former])])
+    return bool(named) and set(left) == set(named)
+
 
 _ATTEMPTS: Final = 5
 """How often processing starts over when the watermark moved under it."""
@@ -419,18 +433,38 @@ class SessionPath:
     ) -> list[str]:
         """The values of the facts stored under another key naming the topic of one of the
         session's instructions (an agent's ``delivery_dropoff`` when the user now says where
-        to leave parcels: :meth:`Topic.keys`), deleted: the instruction is the newest word."""
+        to leave parcels: :meth:`Topic.keys`), deleted: the instruction is the newest word.
+        So is the user's news of a fact that has one value (the car they drive, the city
+        they live in, their work: :data:`_ONE_VALUE`) against an agent's fact on it naming
+        none of what the news says (``vehicle: 丰田卡罗拉`` when the user now drives a 极氪),
+        and a birth against an agent's fact stating the pregnancy; the learned slot keeps the
+        news."""
         topics = [_TOPICS[i.key] for i in extraction.instructions if i.key in _TOPICS]
-        if not topics:
+        news = {
+            o.key: o.value
+            for o in extraction.observations
+            if o.kind is ObservationKind.FACT and o.key in _ONE_VALUE
+        }
+        born = any(o.replaces == ENDS_PREGNANCY for o in extraction.observations)
+        if not topics and not news and not born:
             return []
         olds: list[str] = []
         for fact in self._facts.live_within(conn, scope):
-            topic = next((t for t in topics if t.key != fact.key and t.keys(fact.key)), None)
-            if topic is None or not isinstance(fact.value, str):
+            if not isinstance(fact.value, str):
                 continue
-            self._facts.delete_within(conn, scope, fact.key)
-            restated[topic.key] = topic
-            olds.append(fact.value)
+            topic = next((t for t in topics if t.key != fact.key and t.keys(fact.key)), None)
+            if topic is not None:
+                self._facts.delete_within(conn, scope, fact.key)
+                restated[topic.key] = topic
+                olds.append(fact.value)
+            elif fact.source != "session" and (
+                any(
+                    _ONE_VALUE[key].keys(fact.key) and _replaces(key, fact.value, now)
+                    for key, now in news.items()
+                )
+                or (born and PREGNANCY.search(fact.value) is not None)  # 孕28周: a baby now
+            ):
+                self._facts.delete_within(conn, scope, fact.key)
         return olds
 
     def _voided(self, conn: Connection, scope: UserScope, extraction: Extraction) -> list[str]:

@@ -61,6 +61,8 @@ def _instructions(*texts: str) -> list[tuple[str, str]]:
     ("said", "wrong", "right"),
     [
         ("年货想买个海鲜礼盒 我对虾过敏…哦不对 是螃蟹 吃螃蟹身上起疹子", "虾", "螃蟹"),
+        ("放小区北门的快递柜就行 哦不对南门 南门那排蓝色的柜子", "北门", "南门"),
+        ("要那个红色的保温杯 送到仓库 哦不对 蓝色", "红色", "蓝色"),
         (
             "grabbing the flannel shirt. I wear a medium — sorry, large, I always forget",
             "medium",
@@ -881,6 +883,10 @@ def test_the_goods_at_hand_only_is_no_standing_wish(said: str) -> None:
     [
         ("We just moved to a house in Bristol", "Bristol"),
         ("I've moved into a flat in Leeds", "Leeds"),
+        ("we finally closed on a townhouse in Raleigh last month", "Raleigh"),
+        ("we bought a place in Tucson, moving in next week", "Tucson"),
+        ("上个月在合肥买了房 一家人都搬过去了", "合肥"),
+        ("刚在佛山交了房 上周已经搬过去了", "佛山"),
     ],
 )
 def test_a_move_into_a_home_in_a_city_names_the_city(said: str, city: str) -> None:
@@ -1287,6 +1293,62 @@ def test_an_answer_takes_the_topic_of_the_question() -> None:
     turns = _turns(("a", "好的，那您方便的时间是？"), ("u", "下午2点到5点之间"))
     got = RuleExtractor().extract(turns, summarise("u", "s", turns)).instructions
     assert [i.key for i in got] == ["contact_time"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我上夜班的 白天在家睡觉 快递别上午敲门",
+        "快递别太早送 我中午才起",
+        "包裹别放门卫室了 我上早班",
+    ],
+)
+def test_a_parcel_handled_otherwise_withdraws_no_carrier(said: str) -> None:
+    """The parcel (快递) is no carrier: how it is not to be handled takes no carrier back."""
+    turns = _turns(("u", said))
+    assert "carrier" not in summarise("u", "s", turns).dialogue.withdrawn_topics
+
+
+def test_a_fact_beside_a_negated_delivery_wish_is_kept() -> None:
+    turns = _turns(("u", "我上夜班的 白天在家睡觉 快递别上午敲门"), ("a", "好的，已备注。"))
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [o.value for o in got if o.key == "occupation"] != [], got
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("我上夜班 白天在家补觉 快递别上午敲门 下午四点以后再送", "夜班"),
+        ("I work nights, so please deliver after 2pm", "nights"),
+        ("我在工厂上夜班 白天睡觉 电话别太早打", "夜班"),
+    ],
+)
+def test_an_instruction_leaves_the_fact_beside_it_to_the_facts_slot(said: str, fact: str) -> None:
+    """A fact said as the reason of an instruction is the fact's slot's: the instruction
+    quoting it would go on stating it once the fact changes."""
+    got = _instructions(said)
+    assert got
+    assert all(fact not in text for _, text in got), got
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "words"),
+    [
+        ("有没有小一点的电锅 宿舍楼不让快递员进 东西只能放园区北门门卫室", "dropoff", "门卫室"),
+        ("这款榨汁机有现货吗 以后快递都走顺丰 别的太慢", "carrier", "顺丰"),
+    ],
+)
+def test_a_standing_wish_after_a_question_in_one_run_is_kept(
+    said: str, key: str, words: str
+) -> None:
+    """A turn with no punctuation asks, then says how parcels are to be handled: the run
+    stating it is no part of the question."""
+    got = _instructions(said)
+    assert any(k == key and words in text for k, text in got), got
+
+
+def test_a_question_about_a_place_is_no_drop_off() -> None:
+    assert _instructions("有没有放门口也不怕晒的收纳箱 要大号的") == []
 
 
 def test_a_withdrawn_topic_is_taken_back() -> None:

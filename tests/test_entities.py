@@ -73,6 +73,20 @@ def test_labels(text: str, label: str, value: str) -> None:
     assert text[entity.start : entity.end] == value
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "so we got a PO box at the Maple Ave post office. send my stuff there",
+        "pick it up at the Main St branch",
+        "the locker by the Elm Rd entrance",
+    ],
+)
+def test_a_street_is_no_brand_and_model(text: str) -> None:
+    """A street said by name and its street word (Maple Ave) is a place: no device."""
+    got = [(e.type, e.text) for e in extract_entities(text) if e.type in ("BRAND", "MODEL")]
+    assert got == [], got
+
+
 def test_mixed_language_model_and_date() -> None:
     assert _pairs("我的 iPhone 15 Pro 还没发货，下周能到吗？😀") == [
         ("MODEL", "iPhone 15 Pro"),

@@ -32,10 +32,8 @@ def _notes(*turns: tuple[Role, str]) -> dict[str, str]:
         ("娃肠胃敏感，奶粉别乱换", "娃肠胃敏感"),
         ("我睡眠浅，晚上别打电话", "我睡眠浅"),
         ("I prefer matte finishes, glossy shows fingerprints", "I prefer matte finishes"),
-        ("I work nights, so please don't call before 2pm", "I work nights"),
         ("I commute two hours a day", "commute two hours"),
         ("As someone who's left-handed, will this mouse actually be comfy for me", "left-handed"),
-        ("can it come on a friday? I work from home on Fridays", "I work from home on Fridays"),
         ("Oh and I can't stand coriander, can that be left out?", "can't stand coriander"),
         ("作为一个左撇子，这把剪刀我能用吗", "作为一个左撇子"),
     ],
@@ -43,6 +41,22 @@ def _notes(*turns: tuple[Role, str]) -> dict[str, str]:
 def test_a_fact_no_topic_names_is_kept_in_the_users_words(said: str, kept: str) -> None:
     notes = _notes(("user", said))
     assert any(kept in text for text in notes.values()), notes
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("I work nights, so please don't call before 2pm", "I work nights"),
+        ("can it come on a friday? I work from home on Fridays", "I work from home on Fridays"),
+        ("我上夜班 白天在家补觉 别敲门", "我上夜班"),
+    ],
+)
+def test_the_hours_one_works_are_the_occupation_fact_in_the_users_words(
+    said: str, kept: str
+) -> None:
+    turns = [Turn("user", said)]
+    got = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert any(o.key == "occupation" and kept in o.value for o in got), got
 
 
 @pytest.mark.parametrize(

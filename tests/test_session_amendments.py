@@ -106,6 +106,64 @@ def test_an_instruction_replaces_an_agents_fact_whose_key_names_its_topic(
     assert not [v for v in values if old in v], values
 
 
+@pytest.mark.parametrize(
+    ("user", "key", "old", "said", "new"),
+    [
+        (
+            "buyer-car-fact-zh",
+            "vehicle",
+            "丰田卡罗拉2018款",
+            "车载冰箱到了挺好 对了卡罗拉卖了 上周提了台极氪001",
+            "极氪001",
+        ),
+        (
+            "buyer-car-fact-en",
+            "my_car",
+            "2014 Ford Focus",
+            "the seat covers fit great. btw we're a Kia EV6 household now",
+            "EV6",
+        ),
+        (
+            "buyer-birth-fact-zh",
+            "pregnancy",
+            "孕32周 预产期12月初",
+            "奶瓶收到了 闺女上周生的 七斤 母女平安",
+            "闺女",
+        ),
+        (
+            "buyer-shift-fact-zh",
+            "occupation",
+            "夜班保安",
+            "耳塞效果不错 我调到白班了 现在晚上才在家",
+            "白班",
+        ),
+    ],
+)
+def test_news_of_a_fact_replaces_an_agents_fact_whose_key_names_its_topic(
+    mem: MemoryClient, settings: Settings, *, user: str, key: str, old: str, said: str, new: str
+) -> None:
+    """An agent stored the user's car (or work) under a key of its own; the user's later
+    news of it is the newest word: the agent's fact goes, the new value stands."""
+    mem.profiles.ensure(user)
+    mem.facts.put(user, key, old, lifecycle_policy=LifecyclePolicy.EXPLICIT)
+    _told(mem, user, [("user", said), ("assistant", "OK / 好的")])
+    assert mem.facts.get(user, key) is None
+    with MemoryClient(settings, agent_id="shopping-agent") as other:
+        ctx = other.build_context(user, "给我的车配个手机支架 / a phone mount", max_tokens=600)
+    assert new in ctx.text
+    assert old not in ctx.text
+
+
+def test_the_same_car_named_again_keeps_an_agents_fact(mem: MemoryClient) -> None:
+    user = "buyer-car-fact-same"
+    mem.profiles.ensure(user)
+    mem.facts.put(user, "vehicle", "比亚迪海豹", lifecycle_policy=LifecyclePolicy.EXPLICIT)
+    _told(mem, user, [("user", "给我的车买套脚垫 比亚迪海豹 要黑色"), ("assistant", "好的")])
+    car = mem.facts.get(user, "vehicle")
+    assert car is not None
+    assert "海豹" in str(car.value)
+
+
 def test_an_instruction_on_part_of_a_topic_leaves_an_agents_fact_of_another_part(
     mem: MemoryClient,
 ) -> None:

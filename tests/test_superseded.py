@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policies.superseded import refused_words, superseded_words, unsay
+from sdk.context import replaced
 from unstructured_memory.summariser.acts import negated
 
 
@@ -108,3 +109,21 @@ def test_an_order_number_said_beside_a_former_value_is_no_measure_of_it() -> Non
     words = superseded_words("婴儿推车那单 订单 681924037715 收件人写我爸 1299元", "")
     assert "681924037715" not in words
     assert any("1299" in w for w in words), words
+
+
+@pytest.mark.parametrize(
+    ("slot", "former", "now", "word"),
+    [
+        ("budget", "3000元（三千以内）", "6000元（六千）", "三千以内"),
+        ("budget@laptop", "$800 (under eight hundred)", "$1500", "under eight hundred"),
+        ("vehicle", "大众朗逸 2019款", "比亚迪海豹", "朗逸"),
+        ("vehicle", "2016 Honda Civic", "Tesla Model 3", "Civic"),
+    ],
+)
+def test_a_replaced_slot_names_its_former_value_as_records_say_it(
+    slot: str, former: str, now: str, word: str
+) -> None:
+    """A budget's words as said (三千以内) and a car's model without its maker (朗逸) are what
+    records name the former value by."""
+    words, _ = replaced([(slot, now, [former])])
+    assert word in words, words

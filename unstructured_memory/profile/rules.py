@@ -29,6 +29,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from policies.births import BIRTH, ENDS_PREGNANCY
 from policies.linear_re import LinearMatch, LinearPattern
 from policies.pii import PiiKind, find_pii, mask_pii, mask_value
 from policies.profile_merge import DISOWNED, PREVIOUS, REFERENCE, Observation, ObservationKind
@@ -67,7 +68,9 @@ from unstructured_memory.summariser.topics import (
     TOPICS,
     Topic,
     mentions,
+    stated_in,
 )
+from unstructured_memory.summariser.vehicles import driven
 from values.dialogue import Act, ActKind
 from values.entities import Entity
 from values.sessions import Lang, SessionSummary, Turn
@@ -92,6 +95,7 @@ MAX_INSTRUCTION_CHARS: Final = 200
 """Longest instruction kept as an explicit fact."""
 
 _TOPICS: Final = {t.key: t for t in TOPICS}
+_VEHICLE: Final = "vehicle"
 
 _QUESTION = LinearPattern(r"吗|呢|[?？]|什么时候|多久|怎么|能不能|可不可以")
 
@@ -855,6 +859,18 @@ class _Observer:
                 out.append((wrong, right))
         return out
 
+    def _fact_words(self, key: str, piece: str, part: str) -> str:
+        """The words a fact topic ``key`` keeps of the clause ``piece`` (``part``: its own
+        run of words there): a size as settled, the cars driven now, else the part's words."""
+        words = self._words(part)
+        if key == _VEHICLE:  # the car the user has now, not one given up
+            return self._words(driven(piece)) or words
+        if key == _SIZE:  # read as said: a correction's refused value stays refused
+            said_size = " ".join(piece.split())
+            said_size = mask_pii(substitute(said_size, self._put_right(said_size)))[0]
+            return _settled_size(said_size, self.lang) or words
+        return words
+
     def _words(self, piece: str) -> str:
         """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
         return mask_pii(substitute(" ".join(piece.split()), self.pairs))[0]
@@ -874,9 +890,15 @@ class _Observer:
         out = []
         lasting = [a for a in acts if a.topics]
         join = "，" if self.lang == "zh" else ", "
-        said = join.join(self._words(text[a.start : a.end]) for a in lasting)
+        # a fact said as an instruction's reason (我上夜班 快递下午送) is its slot's own
+        instructing = [a for a in lasting if not all(_fact_topic(k) for k in a.topics)]
+        said = join.join(
+            self._words(_instructing_part(text[a.start : a.end], a.topics, self.lang))
+            for a in instructing or lasting
+        )
         keys = list(dict.fromkeys(k for a in lasting for k in a.topics if k not in CODED_TOPICS))
         facts: dict[tuple[str, str | None], list[str]] = {}
+        gone: dict[tuple[str, str | None], list[str]] = {}
         going = dict(_going_on(text, acts))
         before, named = "", None  # the clause before, the name it opened with
         for act in acts:
@@ -897,27 +919,27 @@ class _Observer:
             named = opened.group("name") if opened is not None else None
             if named is not None and _NOT_A_NAME.search(named) is not None:
                 named = None
+            parts = _parts(piece, act.topics) if self.lang == "zh" else {}
             for key in (k for k in act.topics if k != _SIZE or not self._measured(piece)):
                 topic = _TOPICS.get(key)
                 if topic is not None and topic.fact:
-                    words = told
-                    if key == _SIZE:  # read as said: a correction's refused value stays refused
-                        said_size = " ".join(piece.split())
-                        said_size = mask_pii(substitute(said_size, self._put_right(said_size)))[0]
-                        words = _settled_size(said_size, self.lang) or words
                     who = (
                         _wearer(text[acts[0].start : act.start], piece)
                         if key == _SIZE
                         else _member(topic, piece)
                     )
-                    facts.setdefault((key, who), []).append(words)
+                    words = self._fact_words(key, piece, parts.get(key, piece))
+                    given_up = key == _VEHICLE and not driven(piece)  # 卡罗拉卖了
+                    (gone if given_up else facts).setdefault((key, who), []).append(words)
+        facts = {**gone, **facts}  # a car given up, unless one driven now is said
         denying = self._denying(text, acts)
         out += [
             self._make(
                 ObservationKind.FACT,
                 key,
-                join.join(_one_size_once(kept, self.lang) if key == _SIZE else kept),
+                value := join.join(_one_size_once(kept, self.lang) if key == _SIZE else kept),
                 scenario=scenario,
+                replaces=ENDS_PREGNANCY if key == _FAMILY and BIRTH.search(value) else None,
             )
             for (key, scenario), words in facts.items()
             if (kept := [w for w in words if w not in denying.get(key, ())] or words)
@@ -983,6 +1005,52 @@ _OTHERS_OK: Final = LinearPattern(
 _REFUSING: Final = LinearPattern(r"不要|别要|不想要|不喜欢|不穿|不用")
 _THIS_ONE: Final = LinearPattern(r"^\s*(?:这|那)|不要了")
 """The goods at hand refused (这个不要了), not a kind of them."""
+
+
+_RUN: Final = LinearPattern(r"\S+")
+"""A run of words between spaces: a phrase of its own in a Chinese clause."""
+
+
+def _parts(piece: str, keys: Sequence[str]) -> dict[str, str]:
+    """The words of each topic of ``keys`` in a Chinese clause said in runs of words
+    (我上夜班 家里三口人 白天没人收快递): the runs from the one stating the topic up to the next
+    run stating another topic, of ``keys`` or not (直接放小区东门的快递柜就行); runs before the
+    first go with it, unless they ask a question. Empty when a topic's words are the whole
+    clause. News of one fact then leaves no other slot quoting its old value."""
+    wanted = {i: t.key for i, t in enumerate(TOPICS) if t.key in keys}
+    if not wanted:
+        return {}
+    spans: dict[str, list[tuple[int, int]]] = {}
+    owner: str | None = None
+    runs = _RUN.spans(piece)
+    for a, b in runs:
+        stated = stated_in(piece[a:b])
+        if stated:
+            owner = next((key for i, key in wanted.items() if i in stated), "")
+        if owner:
+            spans.setdefault(owner, []).append((a, b))
+    if not spans or (len(spans) == 1 and sum(map(len, spans.values())) == len(runs)):
+        return {}
+    first = min(spans.values())[0]
+    if cues.QUESTION.search(piece[: first[0]]) is None:  # not the question asked first
+        for held in spans.values():
+            if held[0] == first:
+                held[0] = (0, first[1])
+    return {k: " ".join(piece[a:b] for a, b in v) for k, v in spans.items()}
+
+
+def _instructing_part(piece: str, keys: Sequence[str], lang: Lang) -> str:
+    """The words of a clause stating an instruction and a fact that are the instruction's
+    (我在工厂上夜班 白天睡觉 电话别太早打: 电话别太早打); the whole clause otherwise."""
+    parts = _parts(piece, keys) if lang == "zh" else {}
+    own = [parts[k] for k in keys if k in parts and not _fact_topic(k)]
+    return " ".join(dict.fromkeys(own)) if own else piece
+
+
+def _fact_topic(key: str) -> bool:
+    """Whether ``key`` names a fact topic (a fact about the user, not an instruction)."""
+    topic = _TOPICS.get(key)
+    return topic is not None and topic.fact
 
 
 def _refused_before(text: str, acts: Sequence[Act]) -> int | None:

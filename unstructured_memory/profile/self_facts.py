@@ -8,7 +8,7 @@ kept as an explicit note in the user's own (masked) words:
   我是左撇子, I'm left-handed);
 * a liking (:data:`ActKind.PREFERENCE`: 我喜欢简约风的, I prefer matte finishes);
 * a statement whose subject is the user, their household or family (我睡眠浅, 娃肠胃敏感,
-  I work nights, we're a family of five).
+  I commute two hours a day, we're a family of five).
 
 Not kept, being no lasting fact about the user, or the profile's topics' to keep:
 

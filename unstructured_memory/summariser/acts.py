@@ -989,18 +989,23 @@ def _measure_alike(text: str, at: int, before: str, start: int) -> _Spans | None
 
 def _noun_alike(text: str, at: int, before: str, start: int) -> _Spans | None:
     """A noun at ``text[at]`` and the last other noun (no name) in ``before`` from
-    ``start``, as jieba tags them."""
+    ``start``, as jieba tags them; but the last noun of the turn sharing a character with it
+    (北门 for 南门, 红色 for 蓝色) when one does."""
     bare = _BARE_ZH.match(text[at:])
     words = rjieba.tag(bare.group(0) or "") if bare is not None else []
     if not words or not words[0][1].startswith(_NOUN):
         return None
     right = words[0][0]
-    offset, found = start, None
-    for word, tag in rjieba.tag(before[start:]):
+    offset, found, sharing = 0, None, None
+    for word, tag in rjieba.tag(before):
         alike = tag.startswith(_NOUN) and tag != _NAME and word != right
         if alike and _DEICTIC.match(word) is None:
-            found = (offset, offset + len(word))
+            if offset >= start:
+                found = (offset, offset + len(word))
+            if set(word) & set(right):
+                sharing = (offset, offset + len(word))
         offset += len(word)
+    found = sharing or found
     return ((at, at + len(right)), found) if found is not None else None
 
 
@@ -1393,9 +1398,8 @@ def _topics_of_clause(
     if act.one_off and act.kind is not ActKind.CORRECTION:  # a value put right still stands
         return ()
     piece = text[act.start : act.end]
-    if act.kind not in _LASTING:  # a question still tells who the user buys for
-        in_piece = stated_in(piece)
-        return tuple(t.key for k, t in enumerate(TOPICS) if t.context and k in in_piece)
+    if act.kind not in _LASTING:
+        return _passing_topics(act, piece, sentence.lang)
     past = cues.PAST.search(piece) if act.kind is not ActKind.INSTRUCTION else None
     # what happened is no instruction; a fact said before it still stands (我圈口是14号 上次量的)
     told_until = act.end if past is None else act.start + past.start()
@@ -1433,6 +1437,47 @@ def _topics_of_clause(
     if act.kind is ActKind.INSTRUCTION and procedure and all(k in _CODED for k in stated):
         found.append(NOTE.key)
     return tuple(found)
+
+
+def _passing_topics(act: Act, piece: str, lang: Lang) -> tuple[str, ...]:
+    """The topics a clause that is no lasting act still states: who the user buys for (a
+    question still tells it), and in Chinese what the runs after a question state."""
+    in_piece = stated_in(piece)
+    told = [t.key for k, t in enumerate(TOPICS) if t.context and k in in_piece]
+    if act.kind is ActKind.QUESTION and lang == "zh":
+        told += [k for k in _told_after(piece) if k not in told]
+    return tuple(told)
+
+
+_RUN: Final = LinearPattern(r"\S+")
+"""A run of words between spaces: a phrase of its own in an unpunctuated Chinese turn."""
+
+
+_WISHED: Final = LinearPattern(
+    r"只能|只要|就行|就好|即可|直接|一律|统一|都(?:走|用|放|送|发|寄)|别|不要|不用"
+)
+"""Words of a wish of how to be served, in a run of words (东西只能放门卫室, 放驿站就行)."""
+
+
+def _told_after(piece: str) -> list[str]:
+    """The topics the runs of words after a question state (有没有小一点的电锅 宿舍楼不让快递员进
+    东西只能放园区北门门卫室: the drop-off), each run a wish (:data:`_WISHED`, or an
+    instruction), asking nothing, telling nothing past and bound to no time; never a coded
+    topic (a channel is named in questions too)."""
+    found: list[str] = []
+    for a, b in _RUN.spans(piece)[1:]:
+        run = piece[a:b]
+        if any(c.search(run) is not None for c in (cues.QUESTION, cues.PAST, cues.TEMPORARY)):
+            continue
+        if _WISHED.search(run) is None and not instructs(run):
+            continue  # 早上得送他: no wish of how to be served
+        stated = stated_in(run)
+        found += [
+            t.key
+            for k, t in enumerate(TOPICS)
+            if k in stated and not t.context and t.key not in _CODED and t.key not in found
+        ]
+    return found
 
 
 _OWN_DIET: Final = LinearPattern(

@@ -80,6 +80,8 @@ _BUDGET_BEFORE = LinearPattern(
     r"(?:预算|价位|价格|控制在|不超过|不超|最多|顶多|最高|整机|大概|差不多|花|(?i:budget(?:\s+(?:is|of))?"
     r"|under|below|less\s+than|at\s+most|up\s+to|around|about|roughly|max(?:imum)?|within"
     r"|no\s+more\s+than|spend(?:ing)?))\s{0,2}(?:是|在|为|就|个|(?i:is|of))?\s{0,2}$"
+    # a budget changed to an amount (预算可以到八千, 预算提到一万, 预算只能压到两千)
+    r"|预算(?:可以|能|只能|最多能|也就)?(?:放宽|提高|提|加|涨|降|砍|压|调|改|放)?(?:到|成|至)\s{0,2}$"
 )
 _BUDGET_AFTER = LinearPattern(
     r"^(?i:\s{0,2}(?:max|tops|at\s+most|or\s+(?:less|so)))(?P<post>$|[^A-Za-z])"

@@ -679,6 +679,25 @@ def _brand_of_model(
     return [brand]
 
 
+_STREET: Final = LinearPattern(
+    r"^(?:Ave|Avenue|St|Street|Rd|Road|Ln|Lane|Blvd|Boulevard|Dr|Drive|Way|Ct|Court|Pl|Place"
+    r"|Pkwy|Parkway|Hwy|Highway|Sq|Square|Ter|Terrace|Cres|Crescent)\.?$"
+)
+"""A street word: the name before it is a street's (Maple Ave), no brand and model."""
+
+
+def _no_streets(line: str, named: list[_Candidate]) -> list[_Candidate]:
+    """``named`` without a street said by its name and street word (the Maple Ave post
+    office): a model that is a street word, and the name right before it."""
+    out = list(named)
+    for k, c in enumerate(named):
+        if c.label == "MODEL" and _STREET.search(line[c.start : c.end]) is not None:
+            out[k] = replace(c, label="")
+            if k > 0 and named[k - 1].label == "BRAND" and named[k - 1].end + 1 == c.start:
+                out[k - 1] = replace(named[k - 1], label="")
+    return [c for c in out if c.label]
+
+
 @lru_cache(maxsize=1024)
 def _line_shapes(line: str) -> tuple[_Candidate, ...]:
     """Models, brands and products of one line found by shape and part of speech
@@ -691,10 +710,13 @@ def _line_shapes(line: str) -> tuple[_Candidate, ...]:
     digits = _DIGIT_RE.search(line) is not None
     subject = Subject(line)
     named = (
-        [
-            _Candidate(label, _NAME_PRIORITY, a, b)
-            for label, a, b in shapes.latin_names(line, lang, brands, products, subject)
-        ]
+        _no_streets(
+            line,
+            [
+                _Candidate(label, _NAME_PRIORITY, a, b)
+                for label, a, b in shapes.latin_names(line, lang, brands, products, subject)
+            ],
+        )
         if latin
         else []
     )

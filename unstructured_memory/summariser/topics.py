@@ -16,9 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from policies.births import BIRTH_ZH
 from policies.linear_re import LinearPattern, PatternSet
 from unstructured_memory.summariser.cues import REFUSED_AFTER_ZH
 from unstructured_memory.summariser.sizes import SIZE_WORN_EN, SIZE_WORN_ZH
+from unstructured_memory.summariser.vehicles import VEHICLE
 
 __all__ = [
     "CHANNEL",
@@ -90,16 +92,22 @@ class Topic:
     names: LinearPattern | None = None
     """Words naming the topic itself ("联系时间", "the old time"): a withdrawal naming them
     takes the topic back, a question naming them makes the answer a value of it."""
+    aliases: tuple[str, ...] = ()
+    """Other words a fact key may name the topic by, each a whole part of the key
+    (``my_car`` for the vehicle; never ``carrier``)."""
 
     def keys(self, key: str) -> bool:
         """Whether a fact key another wrote under (an agent's ``delivery_dropoff``,
-        ``preferred_drop_off``) is this topic's whole slot: it holds the topic's key. Never
-        for a topic kept in parts (an invoice's title beside its format: ``invoice_title``
-        is no invoice instruction's to replace)."""
+        ``preferred_drop_off``, ``my_car``) is this topic's whole slot: it holds the topic's
+        key, or one of its :attr:`aliases` as a part. Never for a topic kept in parts (an
+        invoice's title beside its format: ``invoice_title`` is no invoice instruction's to
+        replace)."""
         if key == self.key or key.startswith("note:"):
             return key == self.key
-        joined = key.replace("_", "").replace("-", "").casefold()
-        return self.key not in _IN_PARTS and self.key.replace("_", "") in joined
+        if self.key in _IN_PARTS:
+            return False
+        parts = key.replace("-", "_").casefold().split("_")
+        return self.key.replace("_", "") in "".join(parts) or any(a in parts for a in self.aliases)
 
 
 _IN_PARTS: Final = frozenset({"invoice"})
@@ -294,6 +302,17 @@ _TIME_EN = (
 
 _COUNT_ZH = r"(?:[一二两三四五六七八九十]|\d{1,2})"
 _COUNT_EN = r"(?:two|three|four|five|six|seven|eight|\d)"
+_NOW_ZH = r"(?:现在|目前|如今|已经|都|也|平时|一直|还是|得|要)?"
+_SHIFT_VERB = r"(?:不再|不用|不|没|没有)?(?:上|值|跑|倒|调到|调成|换到|换成|改成|改上|改|是)了?"
+_SHIFT_ZH = (
+    r"(?:大夜班|夜班|长白班|常白班|白班|白天班|晚班|早班|中班|正常班|三班倒|两班倒|倒班|轮班"
+    r"|朝九晚五|996|双休|单休)"
+)
+_SHIFT_EN = (
+    r"(?:the )?(?:nights|night shifts?|days|day shifts?|evenings|early shifts?|late shifts?"
+    r"|rotating shifts|shifts|from home|remotely)(?:$|[^a-z])"
+)
+"""A work shift, and working at home or at the office: when the user is at home."""
 """How many live at home (the household topic)."""
 
 TOPICS: Final[tuple[Topic, ...]] = (
@@ -336,7 +355,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"|(?:anything but|except|other than|rather than|instead of)\s+{_CARRIER_EN}"
             rf"|(?:no|not|never|don'?t use|avoid)\s+{_CARRIER_EN})"
         ),
-        names=LinearPattern(r"快递公司|物流公司|快递|(?i:carrier|courier|shipping company)"),
+        names=LinearPattern(  # not the parcel (快递别上午敲门): the company carrying it
+            r"快递公司|物流公司|(?:哪家|什么|哪个|哪种)快递|(?i:carrier|courier|shipping company)"
+        ),
     ),
     Topic(
         "dropoff",
@@ -518,13 +539,18 @@ TOPICS: Final[tuple[Topic, ...]] = (
             rf"\s*(?:{CITY_ZH}){_CITY_TAIL}"
             rf"|(?:调到|调去|调回|调动到|外派到|派驻到?|派到|回(?:到)?老家)\s*(?:{CITY_ZH})"
             r"(?:[\u4e00-\u9fff]{1,5}?(?:新区|区|县))?(?:工作|上班|常驻|定居|生活|发展|来了|去了|了)"
+            # a home bought or handed over in a city (在合肥买了房, 在佛山交了房)
+            rf"|在\s*(?:{CITY_ZH})(?:[\u4e00-\u9fff]{{1,5}}?(?:新区|区|县))?"
+            r"(?:买了|交了|安了|置了|付了首付的?)(?:房|房子|新房|家|套房)"
             r"|(?i:(?:moved|relocated|moving) (?:in)?to|(?:moved|moving) into "
             r"(?:a|an|our|my|the) (?:new )?(?:house|home|flat|apartment|place|condo) in|"
             r"(?:moved|moving) to (?:a|an|our|my|the) (?:new )?(?:house|home|flat|apartment|"
             r"place|condo) in|(?:i|we) (?:now )?live in|"
             r"(?:i'?m|we'?re|i am|we are) (?:now )?(?:based|living|located) in|(?:i'?m|we'?re) in|"
             r"(?:my|our) (?:new |own )?(?:house|home|flat|apartment|place|condo|townhouse)"
-            r"(?: is)? in)"
+            r"(?: is)? in|(?:closed|closing) on (?:a|an|our|my|the) (?:new )?(?:house|home|flat|"
+            r"apartment|place|condo|townhouse) in|(?:i|we) (?:just |finally )?(?:bought|got) "
+            r"(?:a|an|our|my|the) (?:new )?(?:house|home|flat|apartment|place|condo|townhouse) in)"
             r"\s+(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
         ),
         fact=True,
@@ -644,6 +670,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?:宝宝|孩子|儿子|女儿|闺女|娃)(?:今年|才|刚|刚满|快)?\s*"
             r"(?:\d{1,2}|[一二三四五六七八九十两半]{1,3})\s*(?:个)?(?:月|岁|周)"
             r"|双胞胎|二胎|怀孕|怀了|预产期|刚出生|新生儿|坐月子"
+            rf"|{BIRTH_ZH}"  # a birth told as news (闺女十号生的)
+            r"|(?i:gave birth|had (?:the|our|a|my) baby|(?:baby|little one) (?:arrived|is here))"
         ),
         fact=True,
         context=True,
@@ -689,13 +717,23 @@ TOPICS: Final[tuple[Topic, ...]] = (
         "职业",
         "occupation",
         LinearPattern(
-            r"我是(?:一名|一个|个)?[^，,。！？；]{0,8}?(?:教练|老师|教师|医生|护士|程序员|设计师|"
+            r"我(?:是|(?:在[^，,。！？；\s]{1,8}?)?(?:当|做|干))(?:一名|一个|个)?[^，,。！？；]{0,8}?"
+            r"(?:教练|老师|教师|医生|护士|程序员|设计师|"
             r"工程师|学生|律师|司机|厨师|会计|宝妈|主播|博主|摄影师|店主|老板|销售|模特|运动员|跑者|"
             r"健身爱好者|骑手|快递员|外卖员|保安|工人|电工|厨子|店员|文员)"
             # news of a job: where or as what the user works now, a job left or taken
             r"|(?:现在|如今|目前)(?:改|换)?(?:在|去)[^，,。！？；\s]{1,8}?(?:上班|工作|打工"
             r"|当[^，,。！？；\s]{1,4}|开(?:塔吊|吊车|叉车|货车|出租|网约车|滴滴|挖掘机))"
             r"|(?:辞职|离职|退休|裸辞|失业|下岗|转行|跳槽|换工作|换了(?:份|个)工作)了"
+            r"|(?:换了|找了|找到了?)(?:一)?(?:份|个)新工作"
+            # the hours one works: a shift, at home or at the office (a family member's
+            # shift is theirs: 我老公上夜班 names no 我 before the shift)
+            rf"|我{_NOW_ZH}(?:在[^，,。！？；\s]{{1,8}}?)?{_SHIFT_VERB}?{_SHIFT_ZH}"
+            rf"|(?:调到|调成|换到|换成|改成|改上|换了|转成|转到|转|不用|不再)了?{_SHIFT_ZH}"
+            rf"|(?:现在|如今|目前|平时|每天|一直|常年|长期)(?:都|也|要|得)?{_SHIFT_VERB}?{_SHIFT_ZH}"
+            rf"|(?:我|全员|都|现在|目前|如今|平时|长期|以后)(?:现在|目前|如今|已经|都|也|又|平时|一直"
+            rf"|长期|改成|改为)?(?:居家办公|在家办公|远程办公|在家上班|在家工作|远程上班|回公司坐班"
+            rf"|回公司上班|坐班)"
             r"|(?i:i'?m an? (?:[a-z]+ ){0,3}(?:teacher|nurse|doctor|engineer|developer|student|"
             r"chef|driver|designer|trainer|coach|photographer|lawyer|accountant|nanny|runner|"
             r"musician)"
@@ -704,11 +742,19 @@ TOPICS: Final[tuple[Topic, ...]] = (
             r"|(?:i'?m|i am) (?:now )?teaching [a-z]+ (?:at|in) "
             r"|i (?:left|quit) (?:my job|the hospital|the company|the firm|the school|teaching|"
             r"nursing)|(?:i'?m|i am|i'?ve|i have|i just) (?:now )?retired"
-            r"|(?:started|took) a (?:new )?job|got a (?:new )?job (?:at|as|in|with)\s)"
+            r"|(?:started|took) a (?:new )?job|got a (?:new )?job (?:at|as|in|with)\s"
+            # the hours one works (my wife works nights is hers)
+            rf"|(?:^|[^a-z'])i (?:now |still |mostly |usually )?work {_SHIFT_EN}"
+            rf"|(?:^|[^a-z'])(?:i'?m|i am) (?:now |still |mostly |usually )?(?:on|doing|working) "
+            rf"{_SHIFT_EN}"
+            r"|(?:^|[^a-z'])(?:i'?m|i am) (?:now |still )?(?:back in the office|working from home"
+            r"|wfh|fully remote|remote now)"
+            r"|(?:^|[^a-z'])i (?:now )?(?:wfh|work remotely))"
         ),
         fact=True,
         context=True,
     ),
+    Topic("vehicle", "车辆", "car", VEHICLE, fact=True, context=True, aliases=("car",)),
 )
 """Every topic, in the order the record lists them."""
 
