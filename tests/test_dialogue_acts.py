@@ -69,6 +69,7 @@ def _instructions(*texts: str) -> list[tuple[str, str]]:
             "large",
         ),
         ("the scarf in grey, no wait, navy", "grey", "navy"),
+        ("the grey sneakers, size 10 please. sorry, 9.5, they run big", "10", "9.5"),
         (
             "I'm allergic to latex... no wait, not latex, nickel. nickel gives me a rash",
             "latex",
@@ -84,6 +85,22 @@ def test_a_bare_word_put_right_replaces_the_word_alike_said_before_it(
     turns = _turns(("u", said))
     pairs = summarise("u", "s", turns).dialogue.pairs([said])
     assert any(wrong in w and r == right for w, r in pairs), pairs
+
+
+@pytest.mark.parametrize(
+    ("said", "right", "wrong"),
+    [
+        ("the grey sneakers, size 10 please. sorry, 9.5, they run big", "9.5", "size 10"),
+        ("the Trailhawk runners in olive, size 8 pls. wait no, 7.5, they run big", "7.5", "size 8"),
+    ],
+)
+def test_a_bare_value_put_right_keeps_the_clause_it_corrects(
+    said: str, right: str, wrong: str
+) -> None:
+    """ "size 10 please. sorry, 9.5": the record says size 9.5, not nothing."""
+    text = summarise("u", "s", _turns(("u", said))).summary_text
+    assert right in text, text
+    assert wrong not in text, text
 
 
 def test_a_measure_put_right_in_the_next_turn_replaces_the_one_of_its_unit() -> None:

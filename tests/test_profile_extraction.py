@@ -978,6 +978,16 @@ def test_a_size_said_in_passing_is_the_users(turns: list[str], size: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("said", "size"),
+    [("鞋面撑开了 40码现在刚好 不换了", "40码"), ("跑鞋磨坏两双了 我43码的脚 还是宽脚", "43码")],
+)
+def test_the_users_feet_or_a_size_that_fits_now_is_the_users_size(said: str, size: str) -> None:
+    turns = [Turn("user", said, T0)]
+    found = RuleExtractor().extract(turns, summarise("u", "s", turns)).observations
+    assert [o.value.split("（")[0] for o in found if o.key == "size"] == [size]
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "订单 6124408 的码数不对，3 天了还没人理",  # days, no size

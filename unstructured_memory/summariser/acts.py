@@ -1049,18 +1049,33 @@ def _mark_corrections(
     corrections. (A wrong value said in an earlier turn leaves its clause counting: the
     summary drops the value and quotes the right one in its place.)"""
     for c in corrections:
+        bare = _bare_right(utterances, acts, c)
         for k, act in enumerate(acts):
             right_here = act.turn == c.turn and act.start <= c.right[0] < act.end
             if right_here:
                 acts[k] = replace(act, kind=ActKind.CORRECTION)
             elif (
-                c.wrong is not None
+                not bare
+                and c.wrong is not None
                 and act.turn == c.wrong[0] == c.turn
                 and act.start <= c.wrong[1] < act.end
                 and act.kind is not ActKind.FACT
                 and not _about_user(utterances[act.turn].text[act.start : act.end])
             ):
                 acts[k] = replace(act, live=False)
+
+
+def _bare_right(utterances: Sequence[Utterance], acts: Sequence[Act], c: Correction) -> bool:
+    """Whether the clause stating the right value says nothing else ("size 10 please. sorry,
+    9.5"): the clause of the wrong value then keeps counting, the right value in its place."""
+    text = utterances[c.turn].text
+    right = text[c.right[0] : c.right[1]].strip()
+    return any(
+        act.turn == c.turn
+        and act.start <= c.right[0] < act.end
+        and text[act.start : act.end].strip(" ,.;!?，。；！？") == right
+        for act in acts
+    )
 
 
 def _mark_asides(
@@ -1073,6 +1088,7 @@ def _mark_asides(
         if c.wrong is None:
             continue
         t, a, b = c.wrong
+        bare = _bare_right(utterances, acts, c)  # its clause is put right, no aside
         said = utterances[t].text[a:b].strip().casefold()
         words = {said, said.split()[0]} if " " in said else {said}
         words = {w for w in words if len(w) >= 2}
@@ -1080,7 +1096,9 @@ def _mark_asides(
         for k, act in enumerate(acts):
             if act.turn != c.turn or act.role != "user" or not act.live:
                 continue
-            if act.start <= c.right[0] < act.end:
+            if act.start <= c.right[0] < act.end or (
+                bare and t == c.turn and act.start <= a < act.end
+            ):
                 continue
             said_of_user = act.kind is ActKind.FACT or _about_user(text[act.start : act.end])
             if said_of_user and act.end <= c.right[0]:

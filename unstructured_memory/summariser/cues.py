@@ -311,7 +311,7 @@ CORRECTION: Final = tuple(
         r"my mistake,?|should\s+(?:be|have\s+been)|actually,?|make\s+(?:that|it)|"
         r"(?:change|switch)\s+(?:that|it)\s+to|scratch\s+that,?)\s+"
         r"(?:it'?s\s+|it\s+is\s+|that'?s\s+|the\s+(?:order|number|id)\s+is\s+|actually\s+)*"
-        r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d[^\s,.;!?]{0,29}))",
+        r"(?:order\s+|number\s+|#\s*)?(?P<right>[A-Za-z]*\d(?:\.\d|[^\s,.;!?]){0,29}))",
         rf"(?i:(?:i\s+meant|i\s+mean|make\s+(?:it|that)|i\s+want(?:ed)?)\s+(?:the\s+)?"
         rf"(?P<right>(?:{COLOUR_EN})(?:\s+(?:{COLOUR_EN}))?)(?:\s+(?:one|colou?r|version))?"
         r"\s*(?:$|[,.;!?]))",
