@@ -1007,10 +1007,6 @@ _THIS_ONE: Final = LinearPattern(r"^\s*(?:这|那)|不要了")
 """The goods at hand refused (这个不要了), not a kind of them."""
 
 
-_RUN: Final = LinearPattern(r"\S+")
-"""A run of words between spaces: a phrase of its own in a Chinese clause."""
-
-
 def _parts(piece: str, keys: Sequence[str]) -> dict[str, str]:
     """The words of each topic of ``keys`` in a Chinese clause said in runs of words
     (我上夜班 家里三口人 白天没人收快递): the runs from the one stating the topic up to the next
@@ -1022,7 +1018,7 @@ def _parts(piece: str, keys: Sequence[str]) -> dict[str, str]:
         return {}
     spans: dict[str, list[tuple[int, int]]] = {}
     owner: str | None = None
-    runs = _RUN.spans(piece)
+    runs = cues.RUN.spans(piece)
     for a, b in runs:
         stated = stated_in(piece[a:b])
         if stated:

@@ -1467,10 +1467,6 @@ def _passing_topics(act: Act, piece: str, lang: Lang) -> tuple[str, ...]:
     return tuple(told)
 
 
-_RUN: Final = LinearPattern(r"\S+")
-"""A run of words between spaces: a phrase of its own in an unpunctuated Chinese turn."""
-
-
 _WISHED: Final = LinearPattern(
     r"只能|只要|就行|就好|即可|直接|一律|统一|都(?:走|用|放|送|发|寄)|别|不要|不用"
 )
@@ -1483,7 +1479,7 @@ def _told_after(piece: str) -> list[str]:
     instruction), asking nothing, telling nothing past and bound to no time; never a coded
     topic (a channel is named in questions too)."""
     found: list[str] = []
-    for a, b in _RUN.spans(piece)[1:]:
+    for a, b in cues.RUN.spans(piece)[1:]:
         run = piece[a:b]
         if any(c.search(run) is not None for c in (cues.QUESTION, cues.PAST, cues.TEMPORARY)):
             continue

@@ -49,6 +49,7 @@ __all__ = [
     "QUESTION",
     "REQUEST_FAMILIES",
     "RETRACTION",
+    "RUN",
     "SENTENCE",
     "SMALL_TALK",
     "TEMPORARY",
@@ -63,6 +64,9 @@ ellipsis."""
 
 CLAUSE_EN: Final = LinearPattern(r"(?:[^.,!?;\n]|[.,]\d)+")
 """A clause of English text (a decimal point or a thousands comma does not end it)."""
+
+RUN: Final = LinearPattern(r"\S+")
+"""A run of words between spaces: a phrase of its own in an unpunctuated Chinese turn."""
 
 _NEG_ZH = (  # the last branch: 不 before a verb of contact or delivery
     r"别再|不要再|不用再|不再|再也别|再也不要|再也不|千万别|千万不要|不要|不用|不想|不需要|不必|无需|"
