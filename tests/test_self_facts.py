@@ -43,6 +43,20 @@ def test_a_fact_no_topic_names_is_kept_in_the_users_words(said: str, kept: str) 
     assert any(kept in text for text in notes.values()), notes
 
 
+def test_a_fact_said_in_a_session_that_took_something_back_is_kept() -> None:
+    """A session that took a request back keeps the facts the user stated (我是左撇子),
+    though the clause stating one goes on about the goods."""
+    notes = _notes(
+        (
+            "user",
+            "文具套装少了把剪刀 订单6619302 算了剪刀别补了 补了我也用不了 我是左撇子"
+            " 普通剪刀在我手里剪不动 补一把美工刀吧",
+        ),
+        ("assistant", "好的，剪刀不补了，给您补一把美工刀。"),
+    )
+    assert any("左撇子" in text for text in notes.values()), notes
+
+
 @pytest.mark.parametrize(
     ("said", "kept"),
     [

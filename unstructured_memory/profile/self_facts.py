@@ -259,8 +259,8 @@ def kept_facts(
         whole = (act.kind in _KEPT or said_of_self) and not act.one_off
         if whole and (not facts_only or act.kind is ActKind.FACT) and _kept(piece, act.kind):
             found: list[tuple[str, str | None]] = [(piece, None)]
-        elif facts_only:
-            continue
+        elif facts_only and act.kind is not ActKind.FACT:
+            continue  # a fact's parts are still facts (我是左撇子 普通剪刀在我手里剪不动)
         else:  # said in passing inside the clause (… 毕竟家里老爷子血糖高 …, … since I cycle)
             found = [(p, _news_of(p)) for p in _parts(piece) if _in_passing(p)]
         for part, news_of in found:
