@@ -31,14 +31,18 @@ PREGNANCY: Final = LinearPattern(
 
 BIRTH_ZH: Final = (
     r"(?:闺女|女儿|儿子|宝宝|孩子|娃|老二|二宝|小宝|千金|公主|小子)[^，,。！？；;\s]{0,6}?"
-    r"(?:出生|生的|生了|降生|落地|呱呱坠地)"
-    r"|(?:我|老婆|媳妇|爱人|太太)(?:刚|已经|上个?月|上周|上礼拜|前几天|前天|昨天)?(?:生了|生完|生啦|顺产|剖腹产|剖了)"
-    r"|坐月子|月子中心|出月子|刚出月子"
+    r"(?:出生(?:了|啦|的|后|那天)|(?:号|日|周|礼拜|月|天)生的|降生|落地了|呱呱坠地)"
+    r"|(?:我|老婆|媳妇|爱人|太太)(?:刚|已经|上个?月|上周|上礼拜|前几天|前天|昨天)?(?:生了|生完|生下)"
+    r"(?:个|一个|一对)?(?:闺女|女儿|儿子|宝宝|孩子|男孩|女孩|小子|千金|双胞胎|龙凤胎|二胎|老二)"
+    r"|(?:我|老婆|媳妇|爱人|太太)(?:刚|已经|上个?月|上周|上礼拜|前几天|前天|昨天)?(?:顺产|剖腹产|剖了)"
+    r"|坐月子|月子中心|出月子"
 )
 """A birth told in Chinese (the family topic reads it too)."""
 
 BIRTH: Final = LinearPattern(
-    BIRTH_ZH + r"|(?i:(?:was|were) born|gave birth|had (?:the|our|a|my) (?:baby|little one)"
+    BIRTH_ZH + r"|(?i:(?:was|were) born (?:last|this|yesterday|today|on|early|a few|just|"
+    r"(?:\d|one|two|three|four|five|six) (?:days?|weeks?) ago)"
+    r"|gave birth|had (?:the|our|a|my) (?:baby|little one)"
     r"|(?:baby|little one) (?:arrived|came|is here)|(?:is|are) a (?:newborn|new mum|new mom))"
 )
 """Words telling of a birth."""

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from policies.births import BIRTH
 from policies.profile_merge import ProfileState, merge, slot_of
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser.summary import summarise
@@ -230,6 +231,21 @@ def test_a_birth_ends_the_pregnancy(before: str, news: str, born: str) -> None:
     assert any(born in v for v in slots.values()), slots
     pregnant = ("怀孕", "孕30周", "预产期", "expecting")
     assert not [v for v in slots.values() if any(w in v for w in pregnant)], slots
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我生了场大病 最近在吃药",
+        "孩子生了病 这几天请假在家",
+        "闺女生了水痘",
+        "宝宝出生证明怎么办",
+        "孩子不能吃生的",
+        "my son was born in 2015, he's nine now",
+    ],
+)
+def test_an_illness_a_paper_or_a_birth_long_ago_is_no_birth(said: str) -> None:
+    assert BIRTH.search(said) is None
 
 
 def test_a_fact_of_a_member_said_before_stays_when_no_news_of_them_follows() -> None:
