@@ -4,11 +4,12 @@ A car is a fact about the user that goods are bought for (脚垫, 遮阳挡, flo
 mount): a later agent needs the one they drive now. A clause states it when a word of the
 user's own points at a car name: 我的车是…, 我开的…, 提了台…, 给我家那台…买, my/our …, I drive
 a …, driving a … now, we're a … household, traded/sold the …; or when a car name is sold or
-given up (卡罗拉卖了). A car name is a maker (the lexicon is a prior: 丰田, 比亚迪, Toyota,
-Subaru) with the model after it (Latin, a number, or a model known by name: 朗逸, 海豹,
-Outback, Model Y), or a model known by name alone; a year may stand before it (2017 Subaru
-Outback) and a model year after it (朗逸 2019款). Another's car (我朋友开宝马, my brother
-drives a Jeep) and a wish (要是我有车就好了) state none.
+given up (卡罗拉卖了). A car name is a maker the lexicon knows (丰田, 比亚迪, Toyota, Subaru)
+with the model after it by its shape (Latin, a number) or by name (朗逸, 海豹, Outback,
+Model Y), or a model known by name alone; a year may stand before it (2017 Subaru Outback)
+and a model year after it (朗逸 2019款). A car whose maker and model the lexicon does not know
+is not read: here the lexicon is the only door. Another's car (我朋友开宝马, my brother drives
+a Jeep) and a wish (要是我有车就好了) state none.
 
 English makers and models are matched as capitalised (a ``Ram``, not the ``ram`` of a
 computer; a ``Leaf``, not a leaf).
