@@ -13,6 +13,7 @@ from policies.profile_merge import ProfileState, merge, slot_of
 from unstructured_memory.profile.rules import RuleExtractor
 from unstructured_memory.summariser.summary import summarise
 from unstructured_memory.summariser.topics import topics_of
+from unstructured_memory.summariser.vehicles import driven
 from values.sessions import Turn
 
 
@@ -310,6 +311,24 @@ def test_a_car_not_the_users_is_no_vehicle(said: str) -> None:
 )
 def test_the_users_car_is_a_vehicle(said: str) -> None:
     assert "vehicle" in [t.key for t in topics_of(said)]
+
+
+@pytest.mark.parametrize(
+    ("said", "car"),
+    [
+        ("我车是 AION Y 后备箱垫要哪款", "AION Y"),
+        ("上个月提了台 Zeekr X 想买个脚垫", "Zeekr X"),
+        ("I drive a Fisker Ocean, which dash cam fits?", "Fisker Ocean"),
+    ],
+)
+def test_a_car_the_lexicon_does_not_know_is_read_by_its_shape(said: str, car: str) -> None:
+    """After the user's own word for their car, a Latin name is the car's, known or not."""
+    assert driven(said) == car
+
+
+@pytest.mark.parametrize("said", ["I drive a lot for work", "my car is a mess inside"])
+def test_a_lower_case_word_after_a_word_for_the_car_is_no_car(said: str) -> None:
+    assert driven(said) == ""
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ a …, driving a … now, we're a … household, traded/sold the …; or when a 
 given up (卡罗拉卖了). A car name is a maker the lexicon knows (丰田, 比亚迪, Toyota, Subaru)
 with the model after it by its shape (Latin, a number) or by name (朗逸, 海豹, Outback,
 Model Y), or a model known by name alone; a year may stand before it (2017 Subaru Outback)
-and a model year after it (朗逸 2019款). A car whose maker and model the lexicon does not know
-is not read: here the lexicon is the only door. Another's car (我朋友开宝马, my brother drives
-a Jeep) and a wish (要是我有车就好了) state none.
+and a model year after it (朗逸 2019款). A car the lexicon does not know is read by its shape
+after the user's own word for it (我车是 AION Y, I drive a Fisker Ocean). Another's car
+(我朋友开宝马, my brother drives a Jeep) and a wish (要是我有车就好了) state none.
 
 English makers and models are matched as capitalised (a ``Ram``, not the ``ram`` of a
 computer; a ``Leaf``, not a leaf).
@@ -64,7 +64,17 @@ VEHICLE_NAME: Final = LinearPattern(rf"{_CAR_ZH}|{_CAR_EN}")
 """A car's name: maker and model, or a model known by name (丰田卡罗拉, 朗逸 2019款, 2017
 Subaru Outback, Model Y)."""
 
+_SHAPED: Final = (
+    r"(?:我(?:的|家的?)?(?:车|爱车|座驾|新车)(?:是|子是)|(?:开的是|新?提了|入手了)\s?一?[台辆])"
+    r"\s?(?P<shaped>[A-Za-z][A-Za-z0-9-]{1,9}(?:\s[A-Z0-9][A-Za-z0-9-]{0,5})?)"
+    r"|(?i:(?:^|[^a-z'])(?:my car is|our car is|(?:i|we) (?:now )?drive|(?:i'?m|we'?re) (?:now )?"
+    r"driving) (?:a|an) )(?P<shaped_en>[A-Z][A-Za-z0-9-]+(?: [A-Z0-9][A-Za-z0-9-]*){0,2})"
+)
+"""A car named by its shape after the user's own word for it, known to the lexicon or not
+(我车是 AION Y, I drive a Fisker Ocean): a Latin name, capitalised in English."""
+
 VEHICLE: Final = LinearPattern(
+    _SHAPED + "|"
     r"(?:我(?:的|家的?)?(?:车|爱车|座驾|新车)(?:是|子是)?\s?(?:一?[台辆])?"
     r"|我家?(?:那|这)?[台辆]"
     r"|(?:给|为)(?:我的?|我家的?)?(?:车|爱车)[^，,。！？；]{0,12}?"
@@ -98,9 +108,13 @@ def driven(clause: str) -> str:
     those given up left out (卡罗拉卖了 上个月提了台理想L6: 理想L6; we traded the Outback in,
     I'm driving a Kia EV6: Kia EV6; 我选的是凯美瑞的 我车是雅阁: 雅阁); empty when it names none."""
     kept = []
-    for x, y in VEHICLE.spans(clause):
-        for i, j in VEHICLE_NAME.spans(clause[x:y]):
-            a, b = i + x, j + x
+    for m in VEHICLE.finditer(clause):
+        x = m.start()
+        spans = [(i + x, j + x) for i, j in VEHICLE_NAME.spans(clause[x : m.end()])]
+        for group in ("shaped", "shaped_en"):
+            if not spans and m.group(group):
+                spans = [m.span(VEHICLE.groupindex[group])]
+        for a, b in spans:
             before = clause[max(0, a - 16) : a]
             if _GIVEN_UP_AFTER.search(clause[b:]) or _GIVEN_UP_BEFORE.search(before):
                 continue
