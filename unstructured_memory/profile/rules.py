@@ -859,17 +859,19 @@ class _Observer:
                 out.append((wrong, right))
         return out
 
-    def _fact_words(self, key: str, piece: str, part: str) -> str:
+    def _fact_words(self, key: str, piece: str, part: str) -> tuple[str, bool]:
         """The words a fact topic ``key`` keeps of the clause ``piece`` (``part``: its own
-        run of words there): a size as settled, the cars driven now, else the part's words."""
+        run of words there): a size as settled, the cars driven now, else the part's words;
+        and whether they say what holds now (not when they only give a car up: 卡罗拉卖了)."""
         words = self._words(part)
         if key == _VEHICLE:  # the car the user has now, not one given up
-            return self._words(driven(piece)) or words
+            now = driven(piece)
+            return (self._words(now), True) if now else (words, False)
         if key == _SIZE:  # read as said: a correction's refused value stays refused
             said_size = " ".join(piece.split())
             said_size = mask_pii(substitute(said_size, self._put_right(said_size)))[0]
-            return _settled_size(said_size, self.lang) or words
-        return words
+            return _settled_size(said_size, self.lang) or words, True
+        return words, True
 
     def _words(self, piece: str) -> str:
         """A clause as the profile keeps it: spaces tidied, corrected values right, masked."""
@@ -928,9 +930,8 @@ class _Observer:
                         if key == _SIZE
                         else _member(topic, piece)
                     )
-                    words = self._fact_words(key, piece, parts.get(key, piece))
-                    given_up = key == _VEHICLE and not driven(piece)  # 卡罗拉卖了
-                    (gone if given_up else facts).setdefault((key, who), []).append(words)
+                    words, now = self._fact_words(key, piece, parts.get(key, piece))
+                    (facts if now else gone).setdefault((key, who), []).append(words)
         facts = {**gone, **facts}  # a car given up, unless one driven now is said
         denying = self._denying(text, acts)
         out += [
