@@ -45,12 +45,14 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from functools import lru_cache
+from typing import Final
 
 from policies.errors import InvalidText
 from policies.linear_re import LinearPattern, PatternSet, Subject
 
 __all__ = [
     "MAX_PII_VALUES",
+    "STREET_WORD_EN",
     "PiiKind",
     "PiiMatch",
     "check_pii_values",
@@ -151,12 +153,16 @@ _ZH_ADDRESS_RE = LinearPattern(
     rf"|{_ESTATE}{_UNIT}+{_room('post2')})"
 )
 _ADMIN_UNIT_RE = LinearPattern(_ADMIN)
+STREET_WORD_EN: Final = (
+    r"(?i:(?:street|st|road|rd|avenue|ave|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl"
+    r"|terrace|ter|crescent|cres|close|parkway|pkwy|highway|hwy|circle|square|sq)\.?)"
+)
+"""An English street word, in full or abbreviated with or without its stop (Ave, Ave.)."""
 # The unit suffix ("apt 5") must not start with a letter: the street word ends a word.
 _EN_ADDRESS_RE = LinearPattern(
     r"(?P<pre>[^0-9A-Za-z])\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]+\s+){1,3}"
-    r"(?i:street|st\.?|road|rd\.?|avenue|ave\.?|boulevard|blvd\.?|lane|ln\.?|drive|dr\.?|court|"
-    r"ct\.?|way|place|pl\.?|terrace|crescent|close|parkway|pkwy\.?|highway|hwy\.?|circle)"
-    r"(?:(?:,\s*|\s+)(?i:apt\.?|apartment|suite|unit|flat|#)\s*[0-9A-Za-z-]+"
+    + STREET_WORD_EN
+    + r"(?:(?:,\s*|\s+)(?i:apt\.?|apartment|suite|unit|flat|#)\s*[0-9A-Za-z-]+"
     r"|#\s*[0-9A-Za-z-]+|(?P<post>$|[^A-Za-z]))"
 )
 

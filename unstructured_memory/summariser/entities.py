@@ -70,7 +70,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from policies.linear_re import LinearPattern, PatternSet, Subject
-from policies.pii import PiiKind, mask_value, recent_pii
+from policies.pii import STREET_WORD_EN, PiiKind, mask_value, recent_pii
 from policies.validation import check_text
 from unstructured_memory.summariser import amounts, shapes
 from unstructured_memory.tokenize import segment
@@ -679,10 +679,7 @@ def _brand_of_model(
     return [brand]
 
 
-_STREET: Final = LinearPattern(
-    r"^(?:Ave|Avenue|St|Street|Rd|Road|Ln|Lane|Blvd|Boulevard|Dr|Drive|Way|Ct|Court|Pl|Place"
-    r"|Pkwy|Parkway|Hwy|Highway|Sq|Square|Ter|Terrace|Cres|Crescent)\.?$"
-)
+_STREET: Final = LinearPattern(rf"^{STREET_WORD_EN}$")
 """A street word: the name before it is a street's (Maple Ave), no brand and model."""
 
 
