@@ -11,6 +11,9 @@ COPY sandbox ./sandbox
 COPY sdk ./sdk
 COPY service ./service
 RUN pip install --no-cache-dir ./clients/python .
+# the wordvectors embedder's table, parsed once here rather than at every start
+ENV DUALTRACK_CACHE_DIR=/app/.cache
+RUN python -c "from unstructured_memory.embedders.word_table import load_word_table as f; f()"
 USER nobody
 EXPOSE 8000
 CMD ["dualtrack", "serve", "--host", "0.0.0.0", "--port", "8000"]

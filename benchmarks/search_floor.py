@@ -59,7 +59,6 @@ from benchmarks.unstructured import SEED, Generator
 from sdk.client import MemoryClient
 from structured_memory.repositories.fragments import FragmentLedger
 from unstructured_memory.embedders.base import Embedder
-from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.index.base import Resettable, SearchQuery
 from unstructured_memory.index.pgvector import tsquery_any
 from unstructured_memory.search.presets import HYBRID_DEFAULT
@@ -211,7 +210,7 @@ def measure(
 ) -> dict[str, dict[str, float]]:
     """Ours, the floor and the stages per query, in random order; latency stats of each."""
     rng = random.Random(seed)
-    embedder = create_embedder(mem.settings.embedder, mem.settings.embedder_config)
+    embedder = mem.admin.embedder
     ledger = FragmentLedger(mem.admin.database)  # its renewals are never written: they don't matter
     floor_name, run_floor = floor
     times: dict[str, list[float]] = {name: [] for name in (OURS, floor_name, *STAGES)}

@@ -56,7 +56,6 @@ from sdk.feed import to_indexed
 from structured_memory.cross_user import fragments_for_index
 from structured_memory.repositories.fragments import visible_in_ledger
 from unstructured_memory.embedders.base import Embedder
-from unstructured_memory.embedders.registry import create_embedder
 from unstructured_memory.index.base import FragmentIndex, Resettable, Upsert
 from unstructured_memory.index.registry import create_index
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, SearchConfig
@@ -273,7 +272,7 @@ def run(
     wv: MemoryClient, gse: FragmentIndex, pg: MemoryClient, sets: Sequence[RetrievalSet]
 ) -> dict[str, Any]:
     """Write every set on both clients, copy to ``text_gse``, evaluate; print the tables."""
-    embedder = create_embedder(wv.settings.embedder, wv.settings.embedder_config)
+    embedder = wv.admin.embedder
     backends = {"wv index_text": wv.admin.index, "wv text_gse": gse, "pgvector": pg.admin.index}
     started = time.perf_counter()
     wv_ids = {s.name: write_set(wv, s) for s in sets}

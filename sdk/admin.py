@@ -1,7 +1,7 @@
 """``mem.admin``: the operator's surface over a client's runtime.
 
 Work across users and over the stores themselves, not an agent's: the sweep and
-the confidence decay, re-tokenising after an upgrade, draining the outbox, health,
+the confidence decay, re-tokenising and re-embedding after an upgrade, draining the outbox, health,
 the ops statistics (:mod:`sdk.ops`), the token revocation list, the shared rate
 limits, and the stores (database, cipher, index) for the commands that migrate,
 rotate and repair. The CLI, the service's ops routes and probes, and the dashboard
@@ -34,10 +34,12 @@ from structured_memory.cross_user import (
     vacuum_user_tables,
 )
 from structured_memory.repositories.outbox import OutboxLag
+from unstructured_memory.embedders.registry import AUTO_EMBEDDER, DEFAULT_EMBEDDER, create_embedder
 from unstructured_memory.index.base import LargeScopes
 
 if TYPE_CHECKING:
     from sdk.ops import Ops
+    from sdk.reembed import ReembedReport
     from sdk.retokenise import RetokeniseReport
     from sdk.runtime import Runtime
     from sdk.session_path import SessionPath
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from structured_memory.pii.cipher import PiiCipher
     from structured_memory.repositories.rate_limits import RateLimitStore
     from structured_memory.repositories.tokens import RevokedTokens
+    from unstructured_memory.embedders.base import Embedder
     from unstructured_memory.index.base import FragmentIndex
     from unstructured_memory.outbox.worker import DrainReport
 
@@ -225,6 +228,24 @@ class Admin:
 
         rt = self._rt()
         return retokenise(rt.db, rt.feed, batch_size=batch_size, progress=progress)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder this client writes and searches with."""
+        return self._rt().embedder
+
+    def reembed(
+        self, *, batch_size: int = 500, progress: Callable[[int], None] | None = None
+    ) -> ReembedReport:
+        """Embed every stored memory again with the configured embedder (``auto``: this
+        release's default) and make its vectors the deployment's; see :mod:`sdk.reembed`."""
+        from sdk.reembed import reembed
+
+        s = self._settings
+        name = DEFAULT_EMBEDDER if s.embedder == AUTO_EMBEDDER else s.embedder
+        rt = self._rt()
+        target = create_embedder(name, s.embedder_config)
+        return reembed(rt.db, rt.index, target, batch_size=batch_size, progress=progress)
 
     def drain_outbox(self, *, deadline_s: float = 30.0) -> DrainReport:
         """Apply pending index operations now (read-your-writes on a derived index)."""

@@ -1,5 +1,5 @@
 """The SDK's commands of ``dualtrack``: migrate, new-key, rotate-keys, rekey-devices,
-repair-vault, sweep, decay, audit, worker, reindex, retokenise, health and demo.
+repair-vault, sweep, decay, audit, worker, reindex, retokenise, reembed, health and demo.
 
 Each reads the same ``DUALTRACK_*`` settings as the SDK. :data:`commands` is not a CLI of
 its own: ``service.cli`` assembles the one ``dualtrack`` from it and the service's commands,
@@ -414,6 +414,26 @@ def retokenise(
         _fail(exc)
     console.print(
         f"examined {report.examined} fragments of {report.users} users; {report.changed} changed"
+    )
+
+
+@commands.command()
+def reembed(
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per batch.")] = 500,
+) -> None:
+    """Embed stored memories again with the configured embedder (DUALTRACK_EMBEDDER; auto:
+    this release's default) and make it the deployment's; rows already of that embedder
+    are not read, so it can be interrupted and run again."""
+    try:
+        with _admin() as admin, _bar("re-embedding") as bar:
+            task = bar.add_task("reembed", total=count_fragments(admin.database))
+            report = admin.reembed(batch_size=batch_size, progress=lambda n: bar.advance(task, n))
+    except DualtrackError as exc:
+        _fail(exc)
+    console.print(
+        f"embedded {report.embedded} fragments of {report.users} users again "
+        f"({report.skipped} changed meanwhile: run it again); "
+        f"{report.reindexed} refilled into the index"
     )
 
 

@@ -18,8 +18,10 @@ running it again, and a second run changes nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+
+from sqlalchemy import Connection
 
 from policies.outbox import OutboxOp
 from policies.scope import UserScope
@@ -35,7 +37,14 @@ from structured_memory.repositories.fragment_terms import (
 )
 from unstructured_memory.contextual import context_text, indexed_terms
 
-__all__ = ["RetokeniseReport", "current_terms", "retokenise"]
+__all__ = [
+    "RetokeniseReport",
+    "RowReader",
+    "current_terms",
+    "each_users_rows",
+    "indexed_context",
+    "retokenise",
+]
 
 
 @dataclass(frozen=True)
@@ -47,23 +56,59 @@ class RetokeniseReport:
     changed: int
 
 
-def current_terms(row: StoredTerms, turns: Mapping[uuid.UUID, str]) -> list[str]:
-    """The terms the write path gives ``row`` now (``turns``: texts by id, for its context).
+def indexed_context(row: StoredTerms, turns: Mapping[uuid.UUID, str]) -> str | None:
+    """The context ``row`` was indexed with (``turns``: texts by id), or None.
 
     A row was indexed with a context (its session date and the turns named by
     ``context_ids``) if it names context turns or holds the terms of its date that
-    its own text lacks (a session's first turn). A row with neither gets the same
-    terms with or without a context, whatever it was written with. (Counting terms
-    does not tell: a row of an earlier release holds fewer terms than its text
-    has now, bigrams and concepts being new.)
+    its own text lacks (a session's first turn). A row whose own text holds its date's
+    terms is read as having none: its terms are the same either way. (Counting terms
+    does not tell: a row of an earlier release holds fewer terms than its text has now,
+    bigrams and concepts being new.)
     """
-    own = indexed_terms(row.text, None)
     if not row.context_ids:
         dated = set(indexed_terms(context_text(row.occurred_at, []), None))
-        if not dated <= set(row.index_text.split()) or dated <= set(own):
-            return own
-    previous = [turns[i] for i in row.context_ids if i in turns]
-    return indexed_terms(row.text, context_text(row.occurred_at, previous))
+        own = set(indexed_terms(row.text, None))
+        if not dated <= set(row.index_text.split()) or dated <= own:
+            return None
+    return context_text(row.occurred_at, [turns[i] for i in row.context_ids if i in turns])
+
+
+def current_terms(row: StoredTerms, turns: Mapping[uuid.UUID, str]) -> list[str]:
+    """The terms the write path gives ``row`` now (``turns``: texts by id, for its context)."""
+    return indexed_terms(row.text, indexed_context(row, turns))
+
+
+RowReader = Callable[[Connection, UserScope, uuid.UUID | None, int], list[StoredTerms]]
+"""``read(conn, scope, after, limit)``: the user's next rows after the id ``after``."""
+
+
+def each_users_rows(
+    db: Database, read: RowReader, batch_size: int
+) -> Iterator[tuple[UserScope, list[StoredTerms], dict[uuid.UUID, str]]]:
+    """Every user's rows that ``read`` returns, a batch at a time in id order, each with
+    the texts of its rows and of their context turns (one reading transaction a batch,
+    every statement in the user's scope)."""
+    for batch in iter_fragment_users(db):
+        for user_id in batch:
+            scope = UserScope(user_id)
+            after: uuid.UUID | None = None
+            while True:
+                with db.reading() as conn:
+                    rows = read(conn, scope, after, batch_size)
+                    mine = {r.id: r.text for r in rows}
+                    wanted = sorted({i for r in rows for i in r.context_ids} - mine.keys())
+                    turns = {**mine, **turn_texts(conn, scope, wanted)}
+                if not rows:
+                    break
+                yield scope, rows, turns
+                after = rows[-1].id
+
+
+def _all_rows(
+    conn: Connection, scope: UserScope, after: uuid.UUID | None, limit: int
+) -> list[StoredTerms]:
+    return stored_terms(conn, scope, after=after, limit=limit)
 
 
 def retokenise(
@@ -79,32 +124,21 @@ def retokenise(
     re-indexed (a forgotten neighbour) between its read and the write is left as
     it is.
     """
-    users = examined = changed = 0
-    for batch in iter_fragment_users(db):
-        for user_id in batch:
-            users += 1
-            scope = UserScope(user_id)
-            after: uuid.UUID | None = None
-            while True:
-                with db.reading() as conn:
-                    rows = stored_terms(conn, scope, after=after, limit=batch_size)
-                    mine = {r.id: r.text for r in rows}
-                    wanted = sorted({i for r in rows for i in r.context_ids} - mine.keys())
-                    turns = {**mine, **turn_texts(conn, scope, wanted)}
-                if not rows:
-                    break
-                changes = []
-                for row in rows:
-                    words = current_terms(row, turns)
-                    index_text = " ".join(words)
-                    if index_text != row.index_text or len(words) != row.token_count:
-                        changes.append(TermsChange(row, index_text, len(words)))
-                changed += len(_write(db, feed, scope, changes))
-                examined += len(rows)
-                after = rows[-1].id
-                if progress is not None:
-                    progress(len(rows))
-    return RetokeniseReport(users=users, examined=examined, changed=changed)
+    users: set[str] = set()
+    examined = changed = 0
+    for scope, rows, turns in each_users_rows(db, _all_rows, batch_size):
+        users.add(scope.user_id)
+        changes = []
+        for row in rows:
+            words = current_terms(row, turns)
+            index_text = " ".join(words)
+            if index_text != row.index_text or len(words) != row.token_count:
+                changes.append(TermsChange(row, index_text, len(words)))
+        changed += len(_write(db, feed, scope, changes))
+        examined += len(rows)
+        if progress is not None:
+            progress(len(rows))
+    return RetokeniseReport(users=len(users), examined=examined, changed=changed)
 
 
 def _write(

@@ -24,7 +24,7 @@ from structured_memory import migrate
 from structured_memory.cross_user.erasure_vacuum import ErasureVacuum
 from structured_memory.database import Database
 from structured_memory.embedded import start_embedded_server
-from structured_memory.embedding_space import claim_embedding_space
+from structured_memory.embedding_space import claim_embedding_space, stored_embedding_space
 from structured_memory.pii.cipher import PiiCipher
 from structured_memory.pii.keyring import KeyRing, derive_key
 from structured_memory.pii.vault import PiiVault
@@ -35,12 +35,17 @@ from structured_memory.repositories.facts import FactRepository
 from structured_memory.repositories.fragments import FragmentLedger, visible_in_ledger
 from structured_memory.repositories.profile import ProfileRepository
 from unstructured_memory.embedders.base import Embedder
-from unstructured_memory.embedders.registry import create_embedder
+from unstructured_memory.embedders.registry import (
+    AUTO_EMBEDDER,
+    DEFAULT_EMBEDDER,
+    create_embedder,
+    offline_embedder_of,
+)
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.base import FragmentIndex
 from unstructured_memory.index.registry import create_fallback, create_index
 
-__all__ = ["Runtime", "open_database"]
+__all__ = ["Runtime", "build_embedder", "open_database"]
 
 _log = logging.getLogger(__name__)
 
@@ -86,6 +91,24 @@ class EmbeddingGuard:
         self._checked = True
 
 
+def build_embedder(db: Database, settings: Settings) -> Embedder:
+    """The settings' embedder; for ``auto`` (the default) the offline one the stored vectors
+    belong to, or the default of a new deployment (see ``docs/operations/migrations.md``)."""
+    if settings.embedder != AUTO_EMBEDDER:
+        return create_embedder(settings.embedder, settings.embedder_config)
+    stored = stored_embedding_space(db)
+    name = offline_embedder_of(stored[0] if stored else None)
+    if name != DEFAULT_EMBEDDER:
+        _log.warning(
+            "the stored vectors are %s's; this release's default embedder is %s: "
+            "`dualtrack reembed` with DUALTRACK_EMBEDDER=%s moves them",
+            name,
+            DEFAULT_EMBEDDER,
+            DEFAULT_EMBEDDER,
+        )
+    return create_embedder(name, settings.embedder_config)
+
+
 def open_database(settings: Settings) -> Database:
     """The configured database (the embedded server started or joined), not migrated."""
     dsn = settings.dsn() or start_embedded_server(settings.resolved_data_dir())
@@ -113,6 +136,7 @@ class Runtime:
     sandboxes: SandboxRepository
     searches: SearchPath
     erasure_vacuum: ErasureVacuum
+    embedder: Embedder
 
     @classmethod
     def build(
@@ -144,7 +168,7 @@ class Runtime:
         )
         feed.start()
         renewals.start()
-        embedder = create_embedder(s.embedder, s.embedder_config)
+        embedder = build_embedder(db, s)
         guard = EmbeddingGuard(db, embedder, index)
         sandboxes = SandboxRepository(timedelta(hours=s.sandbox_hours), s.ttl)
         writes = WritePath(
@@ -190,6 +214,7 @@ class Runtime:
                 prefilter_limit=s.prefilter_limit,
             ),
             erasure_vacuum=ErasureVacuum(db, timeout_s=s.erasure_vacuum_timeout_s),
+            embedder=embedder,
         )
 
     def rescoped(self, scope_for: Callable[[str], UserScope]) -> Runtime:

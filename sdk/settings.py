@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from policies.confidence import ConfidenceConfig
 from policies.profile_merge import DEFAULT_CONFIRMATIONS
 from policies.ttl import TTLConfig
-from unstructured_memory.embedders.registry import DEFAULT_EMBEDDER, EMBEDDERS
+from unstructured_memory.embedders.registry import AUTO_EMBEDDER, EMBEDDERS
 from unstructured_memory.index.registry import DEFAULT_INDEX
 from unstructured_memory.plugins import seal_secrets
 from unstructured_memory.profile.registry import DEFAULT_EXTRACTOR, EXTRACTORS
@@ -60,8 +60,10 @@ class Settings(BaseSettings):
     )
 
     embedder: str = Field(
-        default=DEFAULT_EMBEDDER,
-        description="Embedder name: hashing (offline default), sentence-transformers, openai.",
+        default=AUTO_EMBEDDER,
+        description="Embedder name: auto (the default: wordvectors for a new deployment, the "
+        "offline embedder its vectors belong to for an existing one), wordvectors, hashing, "
+        "sentence-transformers, openai.",
     )
     embedder_config: dict[str, Any] = Field(
         default_factory=dict,

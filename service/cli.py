@@ -1,7 +1,7 @@
 """``dualtrack``: the one command line of a deployment, assembled here.
 
 The SDK contributes its commands (``sdk.cli``: migrate, keys, sweep, decay, audit,
-worker, reindex, retokenise, health, demo) and the service its own
+worker, reindex, retokenise, reembed, health, demo) and the service its own
 (``service.commands``: serve, token, mcp). Only this module sees both, so the layering
 holds: ``service`` imports ``sdk``, never the reverse. ``dualtrack`` (pyproject's entry
 point) and ``python -m service.cli`` run :data:`app`.

@@ -8,7 +8,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from structured_memory.database import Database
 from structured_memory.models import EmbeddingSpace, table_of
 
-__all__ = ["claim_embedding_space", "set_embedding_space"]
+__all__ = ["claim_embedding_space", "set_embedding_space", "stored_embedding_space"]
 
 _T = table_of(EmbeddingSpace)
 
@@ -25,6 +25,13 @@ def claim_embedding_space(db: Database, model: str, dimensions: int) -> tuple[st
         )
         row = conn.execute(select(_T.c.model, _T.c.dimensions)).one()
     return row.model, int(row.dimensions)
+
+
+def stored_embedding_space(db: Database) -> tuple[str, int] | None:
+    """The recorded ``(model, dimensions)``, or None before the first vector's client."""
+    with db.reading() as conn:
+        row = conn.execute(select(_T.c.model, _T.c.dimensions)).one_or_none()
+    return None if row is None else (row.model, int(row.dimensions))
 
 
 def set_embedding_space(db: Database, model: str, dimensions: int) -> None:

@@ -14,9 +14,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 from hypothesis import settings as hypothesis_settings
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 
 from sdk.client import MemoryClient
 from sdk.settings import Settings
@@ -66,6 +67,19 @@ def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUALTRACK_POSTGRES_DSN", settings.postgres_dsn.get_secret_value())
     monkeypatch.setenv("DUALTRACK_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("DUALTRACK_PII_KEYS", settings.pii_keys.get_secret_value())
+
+
+@pytest.fixture
+def fresh_dsn(dsn: str) -> Iterator[str]:
+    """An empty database of its own on the test server, dropped afterwards."""
+    url = make_url(dsn)
+    name = f"fresh_{uuid.uuid4().hex[:10]}"
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="session")

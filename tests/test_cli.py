@@ -26,6 +26,7 @@ COMMANDS = [
     "worker",
     "reindex",
     "retokenise",
+    "reembed",
     "health",
     "demo",
     "serve",

@@ -182,5 +182,8 @@ def test_error_classes() -> None:
     assert isinstance(err, ConfigurationError)
     assert "768" in err.message
     assert "1024" in err.message
-    assert "reindex" in err.message
+    # the command that moves stored vectors to the configured embedder; `reindex` only
+    # copies the stored vectors into the index
+    assert "dualtrack reembed" in err.message
+    assert "dualtrack reindex" not in err.message
     assert err.to_dict()["code"] == "embedding_dimension_mismatch"

@@ -19,7 +19,6 @@ from policies.scope import UserScope
 from sdk.client import MemoryClient
 from structured_memory.cross_user import flag_large_scopes
 from structured_memory.repositories.fragments import visible_in_ledger
-from unstructured_memory.embedders.hashing import HashingEmbedder
 from unstructured_memory.index.base import IndexHit, LargeScopes
 from unstructured_memory.index.pgvector import PgVectorIndex, hnsw_index_name
 from unstructured_memory.search.presets import HYBRID_DEFAULT, KEYWORD_ONLY, VECTOR_ONLY
@@ -41,7 +40,7 @@ def test_hnsw_plan_returns_every_requested_hit(mem: MemoryClient) -> None:
         mem.profiles.ensure(f"user-{u}")
     mem.write_many(items, progress=False)
     assert flag_large_scopes(mem.admin.database, threshold=0) == len(items)  # all in HNSW
-    embedder = HashingEmbedder()
+    embedder = mem.admin.embedder
     hnsw_only = partial(_index_scans, mem)
     query = build_query(
         "订单咨询", embedder=embedder, config=VECTOR_ONLY, limit=50, now=datetime.now(UTC)
@@ -153,7 +152,7 @@ def test_the_sweep_flags_only_large_users_once(mem: MemoryClient) -> None:
 def test_the_hnsw_index_holds_only_flagged_rows(mem: MemoryClient) -> None:
     """Partial on ``ann``; setup replaces the full index of earlier releases, and is
     idempotent."""
-    embedder = HashingEmbedder()
+    embedder = mem.admin.embedder
     old = "ix_memory_fragment_hnsw_" + hnsw_index_name(embedder.name).rsplit("_", 1)[1]
     with mem.admin.database.reading() as conn:
         conn.execute(
@@ -220,7 +219,7 @@ def _flags(mem: MemoryClient, user: str) -> dict[bool, int]:
 def _assert_paths_agree(mem: MemoryClient, user: str) -> None:
     """The exact scan and the large-scope path (HNSW over flagged rows, exact over the
     rest): the same hits in the same order, with the same scores, for every preset."""
-    embedder = HashingEmbedder()
+    embedder = mem.admin.embedder
     exact = PgVectorIndex(mem.admin.database.reading, visible_in_ledger)
     approximate = PgVectorIndex(partial(_index_scans, mem), visible_in_ledger, exact_scan_limit=0)
     for preset in (HYBRID_DEFAULT, VECTOR_ONLY, KEYWORD_ONLY):
@@ -269,7 +268,7 @@ def test_a_scope_found_large_skips_the_exact_attempt_and_finds_the_same(
     )
     index = PgVectorIndex(mem.admin.database.reading, visible_in_ledger, exact_scan_limit=5)
     now = datetime.now(UTC)
-    embedder = HashingEmbedder()
+    embedder = mem.admin.embedder
     built = build_query("订单 退款", embedder=embedder, config=HYBRID_DEFAULT, limit=5, now=now)
     query = built.query
     statements: list[str] = []

@@ -19,13 +19,11 @@ import subprocess
 import sys
 import tarfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from sqlalchemy import make_url, text
+from sqlalchemy import text
 from typer.testing import CliRunner
 
 from policies.errors import ConfigurationError, DecryptionError, SchemaMismatch
@@ -154,19 +152,6 @@ def run_old_client(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
-
-
-@pytest.fixture
-def fresh_dsn(dsn: str) -> Iterator[str]:
-    """An empty database of its own on the test server, dropped afterwards."""
-    url = make_url(dsn)
-    name = f"rolling_{uuid.uuid4().hex[:10]}"
-    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def new_client(dsn: str, data_dir: Path, *, auto_migrate: bool = False) -> MemoryClient:

@@ -38,9 +38,8 @@ class EmbeddingDimensionMismatch(ConfigurationError):
     def __init__(self, *, stored: int, configured: int, embedder: str) -> None:
         super().__init__(
             f"stored vectors have dimension {stored} but the configured embedder "
-            f"{embedder!r} produces {configured}; configure an embedder with "
-            f"{stored} dimensions or reindex the fragments with the new embedder "
-            f"(`dualtrack reindex`)",
+            f"{embedder!r} produces {configured}; configure the embedder the stored "
+            f"vectors belong to, or move them to this one with `dualtrack reembed`",
             stored=stored,
             configured=configured,
             embedder=embedder,

@@ -95,6 +95,10 @@ class HashingEmbedder:
         ensure_texts([text])
         return _as_list(self._vector(text))
 
+    def array(self, text: str) -> npt.NDArray[np.float64]:
+        """The vector of ``text`` as a numpy array (no check of the text)."""
+        return self._vector(text)
+
     def features(self, text: str) -> dict[str, float]:
         """Weighted features of ``text`` before hashing, keyed ``family:feature``."""
         cfg = self.config

@@ -17,13 +17,16 @@ from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.plugins import PluginSpec, resolve
 
 __all__ = [
+    "AUTO_EMBEDDER",
     "DEFAULT_EMBEDDER",
     "EMBEDDERS",
     "EmbedderSpec",
     "HashingEmbedderConfig",
     "OpenAIEmbedderConfig",
     "SentenceTransformersEmbedderConfig",
+    "WordVectorsEmbedderConfig",
     "create_embedder",
+    "offline_embedder_of",
 ]
 
 
@@ -43,6 +46,22 @@ class HashingEmbedderConfig(BaseModel):
     char_ngram_min: int = Field(default=3, ge=1, le=8)
     char_ngram_max: int = Field(default=5, ge=1, le=8)
     stem: bool = Field(default=True, description="light English suffix stemming of word features")
+
+
+class WordVectorsEmbedderConfig(BaseModel):
+    """Settings of :class:`WordVectorsEmbedder`; any non-default value changes its ``name``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hashing: HashingEmbedderConfig = Field(
+        default_factory=HashingEmbedderConfig, description="the hashed part's settings"
+    )
+    meaning_weight: float = Field(
+        default=1.0, ge=0.0, le=10.0, description="weight of the word-vector part"
+    )
+    common_directions: int = Field(
+        default=5, ge=0, le=50, description="shared directions taken out of the meaning part"
+    )
 
 
 class OpenAIEmbedderConfig(BaseModel):
@@ -84,6 +103,9 @@ EMBEDDERS: Mapping[str, EmbedderSpec] = {
     "hashing": EmbedderSpec(
         "unstructured_memory.embedders.hashing:HashingEmbedder", HashingEmbedderConfig
     ),
+    "wordvectors": EmbedderSpec(
+        "unstructured_memory.embedders.wordvectors:WordVectorsEmbedder", WordVectorsEmbedderConfig
+    ),
     "sentence-transformers": EmbedderSpec(
         "unstructured_memory.embedders.sentence_transformers:SentenceTransformersEmbedder",
         SentenceTransformersEmbedderConfig,
@@ -93,8 +115,22 @@ EMBEDDERS: Mapping[str, EmbedderSpec] = {
     ),
 }
 
-DEFAULT_EMBEDDER = "hashing"
-"""The offline embedder used when settings name none."""
+DEFAULT_EMBEDDER = "wordvectors"
+"""The offline embedder of a new deployment whose settings name none."""
+
+AUTO_EMBEDDER = "auto"
+"""The settings' default: the offline embedder the stored vectors belong to (see
+:func:`offline_embedder_of`), :data:`DEFAULT_EMBEDDER` for a deployment with none."""
+
+_OFFLINE_DEFAULTS = {"hashing-v1-1024": "hashing", "wordvectors-v1-1224": "wordvectors"}
+
+
+def offline_embedder_of(stored_model: str | None) -> str:
+    """The registered name of the offline default that made vectors named ``stored_model``
+    (``hashing`` for ``hashing-v1-1024``, the default before ``wordvectors``), or
+    :data:`DEFAULT_EMBEDDER` for none or any other model (which the embedding-space check
+    then reports as a mismatch)."""
+    return _OFFLINE_DEFAULTS.get(stored_model or "", DEFAULT_EMBEDDER)
 
 
 def create_embedder(name: str, config: Mapping[str, object]) -> Embedder:
