@@ -186,3 +186,19 @@ def test_the_cache_is_written_and_read_back(tmp_path: Path) -> None:
     assert int(rows) > 50_000
     assert dims == "200"
     assert files == "3"
+
+
+@pytest.mark.parametrize(
+    ("word", "part", "character"), [("王老师", "老师", "王"), ("打电话", "电话", "打")]
+)
+def test_a_word_the_table_lacks_means_its_longest_known_parts(
+    embedder: WordVectorsEmbedder, word: str, part: str, character: str
+) -> None:
+    """Not in the table, but made of words it holds: read by them, not by its characters
+    (老 and 师 alone mean little of 老师)."""
+    table = word_table.load_word_table()
+    assert word not in table.rows
+    assert part in table.rows
+    meant = embedder.meaning(word)
+    assert float(meant @ embedder.meaning(part)) > 0.8
+    assert float(meant @ embedder.meaning(part)) > float(meant @ embedder.meaning(character))

@@ -6,7 +6,8 @@ A text's vector has two parts, each of unit length before they are joined:
   character n-grams: what the text says, to the letter);
 * a meaning part: the SIF average (Arora et al., 2017) of the word vectors of its
   Chinese words (:mod:`~unstructured_memory.embedders.word_table`), a word missing from
-  the table by its characters at half weight, less its projection on the directions
+  the table by its longest parts the table holds, left to right (王老师: 王 and 老师), a
+  lone character at half weight, less its projection on the directions
   every text shares (the top principal directions of an average sentence of twelve
   words drawn by frequency, computed from the table, so every process finds the same).
 
@@ -22,7 +23,7 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import cast
 
 import numpy as np
@@ -41,6 +42,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _SENTENCE_WORDS = 12
 _CHAR_WEIGHT = 0.5
 _CHUNK = 4096
+_LONGEST_PART = 4
 _DEFAULT = WordVectorsEmbedderConfig()
 
 
@@ -67,6 +69,23 @@ def common_directions(table: WordTable, k: int) -> npt.NDArray[np.float32]:
     moment += n * (n - 1) * np.outer(mu, mu)
     _, vecs = np.linalg.eigh(moment)
     return np.ascontiguousarray(vecs[:, ::-1][:, :k].T, dtype=np.float32)
+
+
+def _parts(token: str, rows: dict[str, int]) -> Iterator[tuple[int, float]]:
+    """The table rows of ``token`` and their weights: the word's own, else its longest
+    parts left to right (up to four characters), a lone character at half weight."""
+    if (row := rows.get(token)) is not None:
+        yield row, 1.0
+        return
+    i = 0
+    while i < len(token):
+        for j in range(min(len(token), i + _LONGEST_PART), i, -1):
+            if (row := rows.get(token[i:j])) is not None:
+                yield row, 1.0 if j - i > 1 else _CHAR_WEIGHT
+                i = j
+                break
+        else:
+            i += 1
 
 
 class WordVectorsEmbedder:
@@ -110,17 +129,10 @@ class WordVectorsEmbedder:
         rows: list[int] = []
         scale: list[float] = []
         for token in tokens(text):
-            if not _CJK.search(token):
-                continue
-            row = table.rows.get(token)
-            if row is not None:
-                rows.append(row)
-                scale.append(1.0)
-                continue
-            for ch in token:
-                if (row := table.rows.get(ch)) is not None:
+            if _CJK.search(token):
+                for row, weight in _parts(token, table.rows):
                     rows.append(row)
-                    scale.append(_CHAR_WEIGHT)
+                    scale.append(weight)
         if not rows:
             return np.zeros(table.dimensions, dtype=np.float32)
         weights = table.weights[rows] * np.asarray(scale, dtype=np.float32)
