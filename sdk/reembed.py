@@ -37,7 +37,7 @@ from sdk.retokenise import each_users_rows, indexed_context
 from structured_memory.database import Database
 from structured_memory.embedding_space import set_embedding_space
 from structured_memory.repositories.fragment_terms import StoredTerms
-from structured_memory.repositories.fragment_vectors import other_model_rows, replace_vector
+from structured_memory.repositories.fragment_vectors import other_model_rows, replace_vectors
 from unstructured_memory.contextual import combine_vectors
 from unstructured_memory.embedders.base import Embedder
 from unstructured_memory.index.base import FragmentIndex, Resettable
@@ -113,9 +113,6 @@ def _embed(
 
     def unit() -> int:
         with db.transaction() as conn:
-            return sum(
-                replace_vector(conn, scope, row, vector, embedder.name)
-                for row, vector in zip(rows, mixed, strict=True)
-            )
+            return replace_vectors(conn, scope, rows, mixed, embedder.name)
 
     return db.retrying(unit)

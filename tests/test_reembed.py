@@ -24,7 +24,7 @@ from sdk import MemoryClient, MemoryInput, cli
 from sdk.settings import Settings
 from service.cli import app
 from structured_memory.embedding_space import stored_embedding_space
-from structured_memory.repositories.fragment_vectors import other_model_rows, replace_vector
+from structured_memory.repositories.fragment_vectors import other_model_rows, replace_vectors
 from tests.conftest import key_line
 from unstructured_memory.errors import EmbeddingDimensionMismatch
 from unstructured_memory.index.registry import WeaviateConfig
@@ -151,9 +151,15 @@ def test_a_row_changed_meanwhile_is_not_overwritten(
                 text("UPDATE memory_fragment SET text = text || '。' WHERE id = :id"),
                 {"id": read[0].id},
             )
+        unit = [1.0] + [0.0] * 1223
         with mem.admin.database.transaction() as conn:
-            assert not replace_vector(conn, scope, read[0], [0.0] * 1224, "wordvectors-v1-1224")
-            assert replace_vector(conn, scope, read[1], [0.0] * 1224, "wordvectors-v1-1224")
+            written = replace_vectors(conn, scope, read[:3], [unit] * 3, "wordvectors-v1-1224")
+        assert written == 2
+        assert [m for m, _ in vectors(mem, [r.id for r in read[:3]])] == [
+            "hashing-v1-1024",
+            "wordvectors-v1-1224",
+            "wordvectors-v1-1224",
+        ]
 
 
 def test_reembed_command(

@@ -4,7 +4,8 @@
 Every statement is confined to one user (:func:`~structured_memory.scoping.owned`).
 A new vector is written only where the row still holds the text, the terms and the
 context it was read with, so a concurrent amendment or re-index is never overwritten
-with a vector of the old text.
+with a vector of the old text. A batch's vectors go as one pipelined statement, packed
+in pgvector's binary format (:mod:`structured_memory.packed_vector`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from sqlalchemy import Connection, bindparam, select, update
 
 from policies.scope import UserScope
 from structured_memory.models import MemoryFragment, table_of
+from structured_memory.packed_vector import PACKED_VECTOR, PackedVector
 from structured_memory.repositories.fragment_terms import StoredTerms
-from structured_memory.scoping import owned
+from structured_memory.scoping import owned, owned_by
 
-__all__ = ["other_model_rows", "replace_vector"]
+__all__ = ["other_model_rows", "replace_vectors"]
 
 _T = table_of(MemoryFragment)
 _COLUMNS = [_T.c[name] for name in StoredTerms.__dataclass_fields__]
@@ -37,20 +39,46 @@ def other_model_rows(
     return [StoredTerms(**dict(r._mapping)) for r in rows]
 
 
-def replace_vector(
-    conn: Connection, scope: UserScope, row: StoredTerms, vector: Sequence[float], model: str
-) -> bool:
-    """Store ``vector`` of ``model`` as ``row``'s if the row is as it was read; whether it
-    was written."""
-    done = conn.execute(
-        update(_T)
-        .where(
-            owned(_T, scope),
-            _T.c.id == row.id,
-            _T.c.text == row.text,
-            _T.c.index_text == row.index_text,
-            _T.c.context_ids == bindparam("context_ids", value=list(row.context_ids)),
-        )
-        .values(embedding=list(vector), embedding_model=model)
+_REPLACE = (
+    update(_T)
+    .where(
+        owned_by(_T, bindparam("b_user")),
+        _T.c.id == bindparam("b_id"),
+        _T.c.text == bindparam("b_text"),
+        _T.c.index_text == bindparam("b_index_text"),
+        _T.c.context_ids == bindparam("b_context_ids"),
     )
-    return done.rowcount == 1
+    .values(
+        embedding=bindparam("b_vector", type_=PACKED_VECTOR),
+        embedding_model=bindparam("b_model"),
+    )
+)
+
+
+def replace_vectors(
+    conn: Connection,
+    scope: UserScope,
+    rows: Sequence[StoredTerms],
+    vectors: Sequence[Sequence[float]],
+    model: str,
+) -> int:
+    """Store each of ``vectors`` (of ``model``) as its row's where the row is as it was
+    read, in one pipelined statement; how many rows were written."""
+    if not rows:
+        return 0
+    result = conn.execute(
+        _REPLACE,
+        [
+            {
+                "b_user": scope.user_id,
+                "b_id": row.id,
+                "b_text": row.text,
+                "b_index_text": row.index_text,
+                "b_context_ids": list(row.context_ids),
+                "b_vector": PackedVector(vector),
+                "b_model": model,
+            }
+            for row, vector in zip(rows, vectors, strict=True)
+        ],
+    )
+    return result.rowcount
