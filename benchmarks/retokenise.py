@@ -92,7 +92,7 @@ def main() -> None:
                     [layout, name, r["examined"], r["changed"], r["seconds"], r["rows_per_s"]]
                 )
     print_table(
-        "dualtrack retokenise (pgvector, hashing embedder)",
+        "dualtrack retokenise (pgvector, the default embedder)",
         ["ledger", "run", "rows", "changed", "s", "rows/s"],
         rows,
     )
