@@ -10,11 +10,8 @@ memory through the vault's blind index.
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from policies.lifecycle import LifecyclePolicy
@@ -25,27 +22,14 @@ from tests.test_openai_embedder import FakeServer, server  # noqa: F401  (fixtur
 PHONE, EMAIL = "13912345678", "zhang.wei@example.com"
 
 
-@pytest.fixture
-def private_dsn(dsn: str) -> Iterator[str]:
-    """A database of its own: its embedding space is the stand-in's, not the session's."""
-    name = f"pii_{uuid.uuid4().hex[:10]}"
-    admin = dsn.replace("postgresql+psycopg://", "postgresql://").replace(
-        "/dualtrack?", "/postgres?"
-    )
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield dsn.replace("/dualtrack?", f"/{name}?")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
 def test_no_request_body_holds_the_phone_or_email(
     server: FakeServer,  # noqa: F811
-    private_dsn: str,
+    fresh_dsn: str,
     data_dir: Path,
 ) -> None:
+    # a database of its own: its embedding space is the stand-in's, not the session's
     settings = Settings(
-        postgres_dsn=private_dsn,  # type: ignore[arg-type]
+        postgres_dsn=fresh_dsn,  # type: ignore[arg-type]
         data_dir=data_dir,
         pii_keys=key_line("k-test-1", 7),  # type: ignore[arg-type]
         embedder="openai",
