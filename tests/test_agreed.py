@@ -113,3 +113,20 @@ def test_a_change_the_agent_reports_done_is_a_confirmation_wherever_the_turn_ope
         ("assistant", "亲，还没发货，已经帮您改成冰川白了，价格不变。"),
     )
     assert "（客服确认：已经帮用户改成冰川白了" in record, record
+
+
+def test_a_turn_reporting_the_step_done_is_a_confirmation() -> None:
+    """An agent opening with what it did (Started, Placed, Booked…) or saying an order *is*
+    changed confirms what the session settled on."""
+    record = _record(
+        ("user", "The 3-month meal box or the 6-month one, which is cheaper per week?"),
+        ("assistant", "The 6-month box works out at $41 a week against $45."),
+        ("user", "6 months then"),
+        ("assistant", "Placed the 6-month box at $41 a week, order MB-55027."),
+    )
+    assert "(the agent confirmed: Placed the 6-month box at $41 a week" in record, record
+    record = _record(
+        ("user", "the table length I gave you is wrong, it should be 160 not 180"),
+        ("assistant", "Just in time: TB-30281 is updated to 160 cm."),
+    )
+    assert "TB-30281 is updated to 160 cm" in record, record

@@ -179,6 +179,8 @@ def test_what_counts_as_a_change_of_plan() -> None:
     assert changes_plan("my bad, I meant the 128GB one")
     assert not changes_plan("应该是明天到吧")  # probably: no value put right
     assert not changes_plan("it should be here by Friday")
+    assert changes_plan("the size I told you is wrong, she's a 7")
+    assert changes_plan("turns out the ring I swiped is her pinky ring")
 
 
 def test_an_earlier_record_shows_the_plan_a_later_session_changed(mem: MemoryClient) -> None:
@@ -236,6 +238,8 @@ def test_which_earlier_record_is_on_the_same_thing() -> None:
         "another thing"
     )
     assert on_the_same_thing([("PRODUCT", "油烟机")], [("PRODUCT", "油烟机")], last=False)
+    code = ("CODE", "316520847391")  # the order, read as a code by the later session
+    assert on_the_same_thing([order], [code], last=False), "one id, whatever its label"
 
 
 def test_a_value_the_later_record_refuses_is_no_plan_of_it() -> None:
@@ -319,6 +323,62 @@ def test_a_value_the_session_moved_on_from_is_no_plan_in_its_record(
 
 
 @pytest.mark.parametrize(
+    ("said", "gone", "kept"),
+    [
+        (  # a plan named, then a smaller one taken with no word of change
+            (
+                "I'll take the 1TB backup plan at $6.99 a month",
+                "The 1TB plan is $6.99/month, shall I start it?",
+                "actually I only need 100GB, that one's $1.49 right? fine",
+                "Started the 100GB plan at $1.49/month, subscription QX-100-22817.",
+            ),
+            ["1TB", "$6.99"],
+            "100GB",
+        ),
+        (  # a bandwidth, then a faster one
+            (
+                "宽带办个200M的 一个月59对吧",
+                "是的，200M 59元/月。",
+                "家里人多 上个500M的",
+                "好的，已为您办理 500M 99 元/月，受理单 KD-3318-20417。",
+            ),
+            ["200M"],
+            "500M",
+        ),
+        (  # a shoe size, then the next one up, said as a thought
+            (
+                "跑鞋拿44码",
+                "好的，44码。",
+                "穿厚袜子的话 45码稳妥点",
+                "已为您下单45码跑鞋，订单 7712039944。",
+            ),
+            ["44码"],
+            "45码",
+        ),
+        (  # a letter size, then the one below it
+            (
+                "卫衣拿XL的 灰色",
+                "好的，灰色XL。",
+                "最近瘦了不少 L应该够了",
+                "好的，已为您下单灰色L码卫衣，订单 6610238841。",
+            ),
+            ["XL"],
+            "L码",
+        ),
+    ],
+)
+def test_a_value_the_agents_confirmation_settled_otherwise_is_no_plan_in_its_record(
+    said: tuple[str, ...], gone: list[str], kept: str
+) -> None:
+    """The agent confirms the plan the session settled on (Started the 100GB plan, 已为您办理
+    500M): a value of the same kind the record names and the confirmation does not is shown
+    as updated, and so is its price."""
+    text = "".join(_record(*said).split())
+    assert kept in text, text
+    assert not [g for g in gone if g in text.replace("[已更新]", "").replace("[updated]", "")], text
+
+
+@pytest.mark.parametrize(
     "said",
     [
         (  # two things, each its own colour: both stand
@@ -326,6 +386,10 @@ def test_a_value_the_session_moved_on_from_is_no_plan_in_its_record(
             "好的，黑色保温杯。",
             "再加一个白色的饭盒",
             "好的，黑色保温杯和白色饭盒都已下单。",
+        ),
+        (  # a compensation confirmed: no price of the order it was for
+            "扫地机1999元买的 才用一个月就不回充了",
+            "给您补偿 50 元，已发放到账户。",
         ),
         (  # a second order's day asked about: no change of the first
             "can the sofa come Saturday? order SF-22017",

@@ -46,13 +46,17 @@ BUDGET: Final = {"zh": 50, "en": 120}
 _CONFIRMS: Final = LinearPattern(
     r"^\s*(?:好的|好嘞|好滴|好|可以的?|没问题|明白|收到|了解|已经?|为您|帮您|给您|这边已)"
     r"|(?i:^\s*(?:done|sure|great|got it|understood|updated|all set|ok(?:ay)?|yes|perfect|"
-    r"no problem|certainly|of course|noted|confirmed)(?:$|[^a-z]))"
+    r"no problem|certainly|of course|noted|confirmed|started|placed|added|booked|scheduled|"
+    r"ordered|switched|changed|upgraded|downgraded|submitted|processed|reserved|set up)"
+    r"(?:$|[^a-z]))"
 )
-"""The opening of a turn confirming what was agreed."""
+"""The opening of a turn confirming what was agreed, or reporting it done (Started the
+200GB plan, Placed your order)."""
 
 _CHANGED_TO: Final = LinearPattern(
     r"已(?:经)?(?:为您|帮您|给您|为你|帮你)?(?:修改|更改|改|换|调)(?:成|为|到)"
-    r"|(?i:(?:i'?ve|we'?ve|i have|we have|has been|have been|it'?s been)\s+(?:now\s+|just\s+)?"
+    r"|(?i:(?:i'?ve|we'?ve|i have|we have|has been|have been|it'?s been|is|are)\s+"
+    r"(?:now\s+|just\s+)?"
     r"(?:changed|switched|swapped|updated|moved|rescheduled)\s[^.;!?]{0,30}?to\s)"
 )
 """A change the agent reports done (已经帮您改成冰川白了, so I've changed it to charcoal): it

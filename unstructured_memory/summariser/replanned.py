@@ -30,7 +30,7 @@ from typing import Final
 
 from policies.linear_re import LinearPattern
 from unstructured_memory.summariser.acts import negated
-from unstructured_memory.summariser.agreed import confirmed_in
+from unstructured_memory.summariser.agreed import confirmed_in, without_agreed
 from unstructured_memory.summariser.entities import ID_LABELS
 from unstructured_memory.summariser.topics import CITY_ZH
 from values.sessions import Lang
@@ -46,6 +46,7 @@ __all__ = [
     "plan_values",
     "replanned_words",
     "schedule_words",
+    "settled_words",
 ]
 
 CHANGES: Final = LinearPattern(
@@ -56,7 +57,7 @@ CHANGES: Final = LinearPattern(
     r"(?i:instead|change|switch|move|moved|reschedule|push (?:it )?back|bring (?:it )?forward|"
     r"cancel|make it|rather|actually|swap|update|no longer|not (?:the|on|at)|cut|reduce|"
     r"lower|increase|bump|down to|up to|slow|i meant|my bad|typo|said the wrong|"
-    r"gave (?:you )?the wrong|was wrong)"
+    r"gave (?:you )?the wrong|(?:was|is) wrong|turns out)"
 )
 """Words of a change of plan in the user's turns, or of a value said wrong before (上回我说的
 尺码说错了, my bad, I meant 128GB): the earlier record's value of that kind is replaced."""
@@ -123,6 +124,19 @@ _KINDS: Final = {
             r"(?P<post>$|[^A-Za-z0-9])"
         ),
     ),
+    "size": (  # a garment or shoe size: 40码, XL, size 9.5
+        LinearPattern(r"(?P<pre>^|[^0-9A-Za-z.])[0-9]{2,3}(?:\.5)?\s?码"),
+        LinearPattern(
+            r"(?P<pre>^|[^0-9A-Za-z])(?:[0-9]?X{1,3}[SL]|[SML]\s?[码号])(?P<post>$|[^A-Za-z0-9])"
+        ),
+        LinearPattern(r"(?i:(?:size|sz)\s+[0-9]{1,2}(?:\.5)?)(?P<post>$|[^0-9.])"),
+    ),
+    "bandwidth": (
+        LinearPattern(
+            r"(?P<pre>^|[^0-9A-Za-z])[0-9]{2,4}\s?(?:M|兆|(?i:mbps))(?P<post>$|[^A-Za-z0-9])"
+        ),
+        LinearPattern(r"[千百]兆|(?i:gigabit)"),
+    ),
     "colour": (
         LinearPattern(r"[\x{4e00}-\x{9fff}]{1,3}色"),
         # a shade word and its base colour, no 色 (曜石黑, 冰川白, 远峰蓝, 石墨灰)
@@ -150,6 +164,7 @@ _KINDS: Final = {
     ),
     "capacity": (
         LinearPattern(r"(?P<pre>^|[^A-Za-z0-9])[0-9]{2,4}\s?(?i:gb?|tb?)(?P<post>$|[^A-Za-z0-9])"),
+        LinearPattern(r"(?P<pre>^|[^A-Za-z0-9.])[0-9]\s?(?i:gb|tb)(?P<post>$|[^A-Za-z0-9])"),
     ),
     "instalments": (
         LinearPattern(
@@ -208,6 +223,8 @@ def _compared(kind: str, said: str) -> str:
     if kind == "weekday":
         key = flat[-1] if not flat.isascii() else flat[:3]
         return str(_WEEKDAYS.get(key, flat))
+    if kind == "size":  # 40 码 and 40码, XL and xl码, size 9.5 and Size 9.5
+        return flat.removesuffix("码").removesuffix("号")
     if kind == "colour" and not flat.isascii():  # 成墨绿色 (换成墨绿色) is 墨绿
         return flat.removesuffix("色")[-2:]
     return flat
@@ -229,6 +246,21 @@ def _stated(later: str) -> dict[str, frozenset[str]]:
     return {kind: frozenset(values) for kind, values in said.items()}
 
 
+def _replaced(
+    values: Sequence[tuple[str, str, str]], now: dict[str, frozenset[str]]
+) -> tuple[list[str], bool]:
+    """Of ``values`` (:func:`_values`), those of a kind ``now`` names that it does not
+    hold, as said; and whether one of them was of a kind a price is of."""
+    found: list[str] = []
+    priced = False
+    for kind, said, compared in values:
+        held = now.get(kind)
+        if held and not any(_same(kind, compared, v) for v in held):
+            found.append(said)
+            priced |= kind in _SETS_PRICE
+    return found, priced
+
+
 def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
     """The words of ``earlier`` (a record) naming a plan value that ``later`` (the record
     of the session that changed the plan) replaced with another of the same kind; of a kind
@@ -236,20 +268,36 @@ def replanned_words(earlier: str, later: str) -> tuple[str, ...]:
     the user's reason, 已改约下周二 the plan)."""
     now = _stated(later)
     values = list(_values(earlier))
-    found: list[str] = []
-    priced = False  # a value the price was of changed: the old price is no longer it
-    for kind, said, compared in values:
-        held = now.get(kind)
-        if held and not any(_same(compared, v) for v in held):
-            found.append(said)
-            priced |= kind in _SETS_PRICE
-    if priced and "amount" not in now:
+    found, priced = _replaced(values, now)
+    if priced and "amount" not in now:  # the old price is no longer it
         found += [said for kind, said, _ in values if kind == "amount"]
     if _paid_in_full(later):  # the instalment plan is gone: its count, amounts and dates
         for a, b in _CLAUSE.spans(earlier):
             clause = earlier[a:b]
             if _ON_INSTALMENTS.search(clause) is not None:
                 found += [said for _, said, _ in _values(clause)]
+    return tuple(dict.fromkeys(found))
+
+
+def settled_words(record: str) -> tuple[str, ...]:
+    """The words of ``record`` (a session's record) naming a value its own confirmation
+    settled otherwise: of each kind the agent's confirmation names, the values the rest of
+    the record names and the confirmation does not (2TB … (the agent confirmed: Started the
+    200GB plan) → 2TB); an amount only as the price of such a value ($9.99), never on its
+    own (a refund of 50 元 says nothing of the order's 1999 元)."""
+    confirmation = confirmed_in(record)
+    if not confirmation:
+        return ()
+    now = _stated(confirmation)
+    values = list(_values(without_agreed(record)))
+    found, priced = _replaced(values, {k: v for k, v in now.items() if k != "amount"})
+    if priced:
+        paid = now.get("amount", frozenset())
+        found += [
+            said
+            for kind, said, compared in values
+            if kind == "amount" and not any(_same(kind, compared, v) for v in paid)
+        ]
     return tuple(dict.fromkeys(found))
 
 
@@ -285,20 +333,21 @@ def moved_on(turns: Sequence[tuple[str, str]]) -> tuple[str, ...]:
         proposes = role == "user" and _PROPOSES.search(text) is not None
         for kind, said, compared in values:
             before = named.get(kind, [])
-            if proposes and any(t < turn and not _same(c, compared) for t, _, c in before):
+            if proposes and any(t < turn and not _same(kind, c, compared) for t, _, c in before):
                 moved.add(kind)
             named.setdefault(kind, []).append((turn, said, compared))
     found: list[str] = []
     for kind in moved:
         last = max(t for t, _, _ in named[kind])
         held = [c for t, _, c in named[kind] if t == last]
-        found += [said for _, said, c in named[kind] if not any(_same(c, h) for h in held)]
+        found += [said for _, said, c in named[kind] if not any(_same(kind, c, h) for h in held)]
     return tuple(dict.fromkeys(found))
 
 
-def _same(a: str, b: str) -> bool:
-    """Whether two compared values are one (a part of the other: 43 码 and 43码的)."""
-    return a in b or b in a
+def _same(kind: str, a: str, b: str) -> bool:
+    """Whether two compared values of ``kind`` are one: a part of the other (43 码 and
+    43码的), but a size only itself (L is not XL)."""
+    return a == b if kind == "size" else a in b or b in a
 
 
 _FULL_PAYMENT: Final = LinearPattern(
@@ -364,8 +413,8 @@ def on_the_same_thing(
         return False  # several orders: which one's plan changed is not known
     if any(now.get(k) and not v <= now[k] for k, v in before.items()):
         return False  # another order
-    if any(v & now.get(k, set()) for k, v in before.items()):
-        return True
+    if {i for v in before.values() for i in v} & {i for v in now.values() for i in v}:
+        return True  # one id, whatever each session took it for (an order, a code)
     if now or (referred and last):  # another id named; or the order pointed back at
         return not now
     had, has = _by_label(earlier, _THINGS), _by_label(later, _THINGS)

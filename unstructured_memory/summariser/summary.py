@@ -75,7 +75,7 @@ from unstructured_memory.summariser.own_words import (
     settled_from,
     with_own_words,
 )
-from unstructured_memory.summariser.replanned import moved_on, schedule_words
+from unstructured_memory.summariser.replanned import moved_on, schedule_words, settled_words
 from unstructured_memory.summariser.variants import confirmed_variant
 from values.dialogue import Act, ActKind, Dialogue, Utterance
 from values.entities import Entity
@@ -1314,6 +1314,7 @@ def summarise(user_id: str, session_id: str, turns: Sequence[Turn]) -> SessionSu
     )
     sentence = with_agreed(sentence, confirmed, language)
     dropped = moved_on([(u.role, u.text) for u in utterances])  # 白色 → 雾霾蓝
+    dropped += settled_words(sentence)  # 2TB … (the agent confirmed: the 200GB plan)
     marker = MARKER_ZH if language == "zh" else MARKER_EN
     sentence = unsay(sentence, dropped, marker) if dropped else sentence
     unique = {(e.type, e.text): e for e in reversed(view.entities)}.values()  # first one wins
